@@ -1,0 +1,160 @@
+//! The `traparena` command.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use traparena::env::{BackendChoice, Sandbox, SandboxConfig};
+use traparena::eval::{ValidateOptions, ValidationReport, validate};
+
+/// Measure how coding agents hold up under misleading collaborator advice.
+#[derive(Debug, Parser)]
+#[command(name = "traparena", version, about)]
+struct Cli {
+    /// Sandbox backend for tested code.
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    sandbox: SandboxArg,
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum SandboxArg {
+    Auto,
+    Bubblewrap,
+    Builtin,
+    None,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Check that task folders are valid tasks, by running their tests.
+    Validate {
+        /// Task folders.
+        #[arg(required = true)]
+        tasks: Vec<PathBuf>,
+        /// How many times the hidden tests must pass with the reference patch.
+        #[arg(long, default_value_t = 3)]
+        reference_runs: u32,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Exit status: the command did its job.
+const OK: u8 = 0;
+/// Exit status: an internal failure.
+const INTERNAL: u8 = 1;
+/// Exit status: bad input (including an invalid task).
+const BAD_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("traparena: error: {e}");
+            let mut src = std::error::Error::source(e.as_ref());
+            while let Some(s) = src {
+                eprintln!("  caused by: {s}");
+                src = s.source();
+            }
+            ExitCode::from(INTERNAL)
+        }
+    }
+}
+
+fn sandbox(arg: SandboxArg) -> Result<Sandbox, Box<dyn std::error::Error>> {
+    let backend = match arg {
+        SandboxArg::Auto => BackendChoice::Auto,
+        SandboxArg::Bubblewrap => BackendChoice::Bubblewrap,
+        SandboxArg::Builtin => BackendChoice::Builtin,
+        SandboxArg::None => BackendChoice::None,
+    };
+    let sb = Sandbox::new(SandboxConfig {
+        backend,
+        ..SandboxConfig::default()
+    })?;
+    for w in sb.warnings() {
+        eprintln!("traparena: warning: {w}");
+    }
+    Ok(sb)
+}
+
+fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
+    match cli.command {
+        Cmd::Validate {
+            tasks,
+            reference_runs,
+            json,
+        } => {
+            let sb = sandbox(cli.sandbox)?;
+            let opts = ValidateOptions { reference_runs };
+            let reports = validate_all(&tasks, &sb, &opts)?;
+            let invalid = reports.iter().filter(|r| !r.valid).count();
+            let mut out = std::io::stdout().lock();
+            if json {
+                let doc = serde_json::json!({
+                    "valid": reports.len() - invalid,
+                    "invalid": invalid,
+                    "backend": sb.backend(),
+                    "tasks": reports,
+                });
+                writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+            } else {
+                for r in &reports {
+                    writeln!(out, "{}", report_line(r))?;
+                }
+                let ms: u64 = reports.iter().map(|r| r.duration_ms).sum();
+                writeln!(
+                    out,
+                    "{} valid, {invalid} invalid ({} sandbox, {:.1} s of test time)",
+                    reports.len() - invalid,
+                    sb.backend(),
+                    ms as f64 / 1000.0
+                )?;
+            }
+            Ok(if invalid == 0 { OK } else { BAD_INPUT })
+        }
+    }
+}
+
+fn report_line(r: &ValidationReport) -> String {
+    let name = r.id.clone().unwrap_or_else(|| r.dir.display().to_string());
+    if r.valid {
+        format!("valid    {name} ({} ms)", r.duration_ms)
+    } else {
+        let problems: Vec<String> = r.problems().map(|c| format!("{}: {}", c.name, c.detail)).collect();
+        format!("INVALID  {name}: {}", problems.join("; "))
+    }
+}
+
+/// Validates tasks on as many threads as there are cores, reporting in input order.
+fn validate_all(
+    tasks: &[PathBuf],
+    sb: &Sandbox,
+    opts: &ValidateOptions,
+) -> Result<Vec<ValidationReport>, traparena::eval::EvalError> {
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(tasks.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<ValidationReport, traparena::eval::EvalError>>>> =
+        tasks.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(dir) = tasks.get(i) else { break };
+                    let r = validate(dir, sb, opts);
+                    *results[i].lock().expect("no panics while holding the lock") = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| m.into_inner().expect("not poisoned").expect("every task validated"))
+        .collect()
+}

@@ -1,0 +1,61 @@
+//! Landlock rules for the builtin backend: reads limited to the system and the harness,
+//! writes to the workspace and the scratch folder, no TCP bind or connect.
+
+use std::path::PathBuf;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetCreated, RulesetCreatedAttr, path_beneath_rules,
+};
+
+use crate::error::EnvError;
+use crate::sandbox::{Mounts, SYSTEM_RO};
+
+const ABI_TARGET: ABI = ABI::V4;
+
+/// True when the running kernel enforces Landlock.
+pub(crate) fn supported() -> bool {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    #[allow(unsafe_code)]
+    // SAFETY: the documented way to ask for the ABI version: null attributes, size 0.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    v >= 1
+}
+
+/// Builds the ruleset in the parent, so the child only has to enforce it.
+pub(crate) fn ruleset(m: &Mounts, extra_ro: &[PathBuf]) -> Result<RulesetCreated, EnvError> {
+    let read = AccessFs::from_read(ABI_TARGET);
+    let all = AccessFs::from_all(ABI_TARGET);
+    let existing = |v: Vec<PathBuf>| v.into_iter().filter(|p| p.exists()).collect::<Vec<_>>();
+    let mut ro: Vec<PathBuf> = SYSTEM_RO.iter().map(PathBuf::from).collect();
+    ro.push(m.harness.clone());
+    ro.extend(extra_ro.iter().cloned());
+    let rw = vec![m.workspace.clone(), m.scratch.clone()];
+    let dev: Vec<PathBuf> = ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/proc"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    let ruleset = landlock::Ruleset::default()
+        .handle_access(all)?
+        .handle_access(AccessNet::from_all(ABI_TARGET))?
+        .create()?
+        .add_rules(path_beneath_rules(existing(ro), read))?
+        .add_rules(path_beneath_rules(existing(dev), read | AccessFs::WriteFile))?
+        .add_rules(path_beneath_rules(existing(rw), all))?;
+    Ok(ruleset)
+}
+
+/// Enforces a ruleset on the calling process (runs between fork and exec).
+pub(crate) fn restrict(rules: RulesetCreated) -> std::io::Result<()> {
+    rules
+        .restrict_self()
+        .map(|_| ())
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+

@@ -1,0 +1,24 @@
+//! The TrapArena environment: the only way an agent touches a codebase, and the only crate in
+//! TrapArena that starts processes.
+//!
+//! - [`Sandbox`] runs commands with isolation (bubblewrap, a builtin `unshare` + Landlock
+//!   fallback, or none with a warning), resource limits and a wall-clock timeout that kills the
+//!   whole process tree.
+//! - [`Workspace`] is a private copy of a task's `repo/`, with exact patch application and the
+//!   candidate diff.
+//! - [`TestRun`] reads a test run through a report pipe filled by the harness's runner shim.
+#![deny(missing_docs)]
+
+mod error;
+mod landlock_rules;
+mod sandbox;
+mod testrun;
+mod workspace;
+
+pub use error::EnvError;
+pub use sandbox::{
+    Backend, BackendChoice, Captured, Limits, Mounts, ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS,
+    SANDBOX_WORKSPACE, Sandbox, SandboxConfig,
+};
+pub use testrun::{TestCounts, TestRun};
+pub use workspace::{EXCLUDED_ARTEFACTS, PatchApply, Workspace};

@@ -1,0 +1,625 @@
+//! The process sandbox: runs a command on a workspace with isolation, limits and a timeout.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use wait_timeout::ChildExt;
+
+use crate::error::EnvError;
+
+/// The isolation mechanism a command ran under. Recorded with every result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// bubblewrap: user, pid, network, ipc, uts namespaces; read-only system; only the workspace
+    /// and the scratch folder writable; nothing else of the host file system visible.
+    Bubblewrap,
+    /// util-linux `unshare` (user, network and pid namespaces) plus Landlock file-system and
+    /// TCP rules and resource limits.
+    Builtin,
+    /// Resource limits, a new session and a timeout only. Not isolation.
+    None,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Bubblewrap => "bubblewrap",
+            Backend::Builtin => "builtin",
+            Backend::None => "none",
+        })
+    }
+}
+
+/// Which backend to use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendChoice {
+    /// The strongest one that works here: bubblewrap, then builtin, then none (with a warning).
+    #[default]
+    Auto,
+    /// bubblewrap, or an error.
+    Bubblewrap,
+    /// The built-in fallback, or an error.
+    Builtin,
+    /// No isolation.
+    None,
+}
+
+/// Resource limits applied to every sandboxed process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// CPU seconds per process (`RLIMIT_CPU`).
+    pub cpu_seconds: u64,
+    /// Address space per process in bytes (`RLIMIT_AS`).
+    pub address_space_bytes: u64,
+    /// Largest file a process may write, in bytes (`RLIMIT_FSIZE`).
+    pub file_size_bytes: u64,
+    /// Open file descriptors per process (`RLIMIT_NOFILE`).
+    pub open_files: u64,
+    /// Processes of the sandbox user (`RLIMIT_NPROC`; binding only when the harness runs as
+    /// root and drops to a sandbox user).
+    pub processes: u64,
+    /// Bytes of stdout and of stderr kept; the rest is read and discarded.
+    pub output_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            cpu_seconds: 120,
+            address_space_bytes: 4 << 30,
+            file_size_bytes: 64 << 20,
+            open_files: 256,
+            processes: 256,
+            output_bytes: 1 << 20,
+        }
+    }
+}
+
+/// How to build a [`Sandbox`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxConfig {
+    /// Which backend to use.
+    pub backend: BackendChoice,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Extra host paths made readable (not writable) inside the sandbox at the same path, such
+    /// as a virtual environment with pytest.
+    pub read_only_paths: Vec<PathBuf>,
+    /// When the harness runs as root, sandboxed code runs as a user id from
+    /// `uid_base .. uid_base + 10000`, a different one per workspace.
+    pub uid_base: u32,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            backend: BackendChoice::Auto,
+            limits: Limits::default(),
+            read_only_paths: Vec::new(),
+            uid_base: 610_000,
+        }
+    }
+}
+
+/// Where the workspace appears inside a bubblewrap sandbox.
+pub const SANDBOX_WORKSPACE: &str = "/workspace";
+/// Where the harness's read-only helper files appear inside a bubblewrap sandbox.
+pub const SANDBOX_HARNESS: &str = "/harness";
+/// The file descriptor on which the test-runner shims write their result report.
+pub const REPORT_FD: i32 = 3;
+const PATH_ENV: &str = "/usr/local/bin:/usr/bin:/bin";
+pub(crate) const SYSTEM_RO: [&str; 8] = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/opt"];
+
+/// A process sandbox with a chosen backend.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    config: SandboxConfig,
+    backend: Backend,
+    root: bool,
+    warnings: Vec<String>,
+}
+
+/// The folders one sandboxed run may use.
+#[derive(Debug, Clone)]
+pub struct Mounts {
+    /// The workspace: working directory, writable.
+    pub workspace: PathBuf,
+    /// Scratch folder for TMPDIR, writable.
+    pub scratch: PathBuf,
+    /// Harness helper files, read-only.
+    pub harness: PathBuf,
+    /// The sandbox user, when the harness drops privileges.
+    pub user: Option<u32>,
+}
+
+/// A command to run in the sandbox.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// argv; `argv[0]` is looked up on the sandbox's PATH.
+    pub argv: Vec<String>,
+    /// Extra environment variables (on top of the minimal set).
+    pub env: Vec<(String, String)>,
+    /// Wall-clock limit; the whole process tree is killed when it passes.
+    pub timeout: Duration,
+    /// Open a report pipe on file descriptor [`REPORT_FD`].
+    pub report_pipe: bool,
+}
+
+/// Captured output of one stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Captured {
+    /// The kept bytes, as text (invalid UTF-8 replaced).
+    pub text: String,
+    /// Total bytes the process wrote.
+    pub total_bytes: u64,
+    /// True when bytes were dropped past the cap.
+    pub truncated: bool,
+}
+
+/// What happened to a sandboxed process. A timeout or a crash is an outcome, not an error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessOutcome {
+    /// Exit status when the process exited.
+    pub exit_code: Option<i32>,
+    /// Signal that ended the process, when one did.
+    pub signal: Option<i32>,
+    /// True when the wall-clock limit was reached and the tree killed.
+    pub timed_out: bool,
+    /// Standard output.
+    pub stdout: Captured,
+    /// Standard error.
+    pub stderr: Captured,
+    /// Bytes written to the report pipe, when one was open.
+    pub report: Option<Vec<u8>>,
+    /// Wall-clock duration in milliseconds.
+    pub duration_ms: u64,
+    /// The backend used.
+    pub backend: Backend,
+}
+
+static NEXT_UID: AtomicU32 = AtomicU32::new(0);
+
+impl Sandbox {
+    /// Picks and checks a backend as the configuration asks.
+    pub fn new(config: SandboxConfig) -> Result<Sandbox, EnvError> {
+        let root = is_root();
+        let mut warnings = Vec::new();
+        let backend = match config.backend {
+            BackendChoice::Bubblewrap => {
+                probe_bwrap(root, &config).map_err(|reason| unavailable("bubblewrap", reason))?;
+                Backend::Bubblewrap
+            }
+            BackendChoice::Builtin => {
+                probe_builtin(root, &config).map_err(|reason| unavailable("builtin", reason))?;
+                Backend::Builtin
+            }
+            BackendChoice::None => {
+                warnings.push("sandbox backend `none`: tested code is not isolated".into());
+                Backend::None
+            }
+            BackendChoice::Auto => match probe_bwrap(root, &config) {
+                Ok(()) => Backend::Bubblewrap,
+                Err(e1) => match probe_builtin(root, &config) {
+                    Ok(()) => {
+                        warnings.push(format!("bubblewrap unavailable ({e1}); using the builtin sandbox"));
+                        Backend::Builtin
+                    }
+                    Err(e2) => {
+                        warnings.push(format!(
+                            "no sandbox available (bubblewrap: {e1}; builtin: {e2}): tested code is NOT isolated"
+                        ));
+                        Backend::None
+                    }
+                },
+            },
+        };
+        Ok(Sandbox {
+            config,
+            backend,
+            root,
+            warnings,
+        })
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Warnings from choosing the backend (for the caller to show).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.config
+    }
+
+    /// A fresh sandbox user id for a new workspace, when the harness runs as root.
+    pub fn allocate_user(&self) -> Option<u32> {
+        self.root
+            .then(|| self.config.uid_base + NEXT_UID.fetch_add(1, Ordering::Relaxed) % 10_000)
+    }
+
+    /// How the workspace path reads inside the sandbox.
+    pub fn visible_workspace<'a>(&self, mounts: &'a Mounts) -> std::borrow::Cow<'a, str> {
+        match self.backend {
+            Backend::Bubblewrap => SANDBOX_WORKSPACE.into(),
+            _ => mounts.workspace.to_string_lossy(),
+        }
+    }
+
+    /// How the harness folder reads inside the sandbox.
+    pub fn visible_harness<'a>(&self, mounts: &'a Mounts) -> std::borrow::Cow<'a, str> {
+        match self.backend {
+            Backend::Bubblewrap => SANDBOX_HARNESS.into(),
+            _ => mounts.harness.to_string_lossy(),
+        }
+    }
+
+    /// Runs `spec` on `mounts`. Returns `Err` only when the process cannot be started at all.
+    pub fn run(&self, mounts: &Mounts, spec: &RunSpec) -> Result<ProcessOutcome, EnvError> {
+        let started = Instant::now();
+        let (mut cmd, program) = self.command(mounts, spec)?;
+        let limits = self.config.limits.clone();
+        let report = if spec.report_pipe {
+            Some(std::io::pipe().map_err(crate::error::io("pipe", "report"))?)
+        } else {
+            None
+        };
+        let report_fd = report.as_ref().map(|(_, w)| std::os::fd::AsRawFd::as_raw_fd(w));
+        let landlock = match self.backend {
+            Backend::Builtin => Some(crate::landlock_rules::ruleset(mounts, &self.config.read_only_paths)?),
+            _ => None,
+        };
+        let mut landlock = landlock;
+        #[allow(unsafe_code)]
+        // SAFETY: the closure runs between fork and exec and makes only async-signal-safe
+        // system calls (setsid, setrlimit, dup2, fcntl, prctl and the Landlock calls).
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                set_limits(&limits)?;
+                if let Some(fd) = report_fd {
+                    if fd == REPORT_FD {
+                        let flags = libc::fcntl(fd, libc::F_GETFD);
+                        libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+                    } else if libc::dup2(fd, REPORT_FD) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                if let Some(rules) = landlock.take() {
+                    crate::landlock_rules::restrict(rules)?;
+                }
+                Ok(())
+            });
+        }
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|source| EnvError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+        let (report_rx, report_handle) = match report {
+            Some((r, w)) => {
+                drop(w);
+                let (tx, rx) = mpsc::channel();
+                let cap = self.config.limits.output_bytes;
+                let h = std::thread::spawn(move || {
+                    let _ = tx.send(drain(r, cap));
+                });
+                (Some(rx), Some(h))
+            }
+            None => (None, None),
+        };
+        let cap = self.config.limits.output_bytes;
+        let (out_tx, out_rx) = mpsc::channel();
+        let (err_tx, err_rx) = mpsc::channel();
+        let out = child.stdout.take().expect("piped stdout");
+        let err = child.stderr.take().expect("piped stderr");
+        let h_out = std::thread::spawn(move || {
+            let _ = out_tx.send(drain(out, cap));
+        });
+        let h_err = std::thread::spawn(move || {
+            let _ = err_tx.send(drain(err, cap));
+        });
+        let pid = child.id() as i32;
+        let mut timed_out = false;
+        let status = match child.wait_timeout(spec.timeout) {
+            Ok(Some(status)) => status,
+            Ok(None) => {
+                timed_out = true;
+                kill_group(pid);
+                child.wait().map_err(|source| EnvError::Spawn {
+                    program: program.clone(),
+                    source,
+                })?
+            }
+            Err(source) => {
+                kill_group(pid);
+                let _ = child.wait();
+                return Err(EnvError::Spawn { program, source });
+            }
+        };
+        // Nothing the command started may outlive it.
+        kill_group(pid);
+        if let Some(uid) = mounts.user {
+            kill_user(uid);
+        }
+        let grace = Duration::from_secs(2);
+        let collect = |rx: mpsc::Receiver<(Vec<u8>, u64, bool)>| rx.recv_timeout(grace).ok();
+        let stdout = collect(out_rx);
+        let stderr = collect(err_rx);
+        let report_bytes = report_rx.and_then(collect);
+        for h in [Some(h_out), Some(h_err), report_handle].into_iter().flatten() {
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+        let captured = |c: Option<(Vec<u8>, u64, bool)>| match c {
+            Some((bytes, total, truncated)) => Captured {
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+                total_bytes: total,
+                truncated,
+            },
+            None => Captured {
+                text: String::new(),
+                total_bytes: 0,
+                truncated: true,
+            },
+        };
+        use std::os::unix::process::ExitStatusExt;
+        Ok(ProcessOutcome {
+            exit_code: status.code(),
+            signal: status.signal(),
+            timed_out,
+            stdout: captured(stdout),
+            stderr: captured(stderr),
+            report: report_bytes.map(|(b, _, truncated)| if truncated { Vec::new() } else { b }),
+            duration_ms: started.elapsed().as_millis() as u64,
+            backend: self.backend,
+        })
+    }
+
+    fn command(&self, m: &Mounts, spec: &RunSpec) -> Result<(Command, String), EnvError> {
+        let Some(program) = spec.argv.first() else {
+            return Err(EnvError::Spawn {
+                program: String::new(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
+            });
+        };
+        let mut env: Vec<(String, String)> = vec![
+            ("PATH".into(), PATH_ENV.into()),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+            ("PYTHONHASHSEED".into(), "0".into()),
+            ("PYTHONUNBUFFERED".into(), "1".into()),
+            ("PYTHONNOUSERSITE".into(), "1".into()),
+        ];
+        let (tmp, home) = match self.backend {
+            Backend::Bubblewrap => ("/tmp".to_owned(), "/tmp".to_owned()),
+            _ => {
+                let s = m.scratch.to_string_lossy().into_owned();
+                (s.clone(), s)
+            }
+        };
+        env.push(("TMPDIR".into(), tmp));
+        env.push(("HOME".into(), home));
+        env.extend(spec.env.iter().cloned());
+        let mut cmd = match self.backend {
+            Backend::Bubblewrap => {
+                let mut c = Command::new(bwrap_path());
+                c.args(["--unshare-all", "--die-with-parent", "--new-session"]);
+                c.args(["--hostname", "sandbox"]);
+                for p in SYSTEM_RO {
+                    c.arg("--ro-bind-try").arg(p).arg(p);
+                }
+                for p in &self.config.read_only_paths {
+                    c.arg("--ro-bind").arg(p).arg(p);
+                }
+                c.args(["--proc", "/proc", "--dev", "/dev"]);
+                c.arg("--bind").arg(&m.scratch).arg("/tmp");
+                c.arg("--ro-bind").arg(&m.harness).arg(SANDBOX_HARNESS);
+                c.arg("--bind").arg(&m.workspace).arg(SANDBOX_WORKSPACE);
+                c.args(["--chdir", SANDBOX_WORKSPACE, "--"]);
+                c.args(&spec.argv);
+                c
+            }
+            Backend::Builtin => {
+                let mut c = Command::new("/usr/bin/unshare");
+                c.args(["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "--"]);
+                c.args(&spec.argv);
+                c.current_dir(&m.workspace);
+                c
+            }
+            Backend::None => {
+                let mut c = Command::new(resolve(program).unwrap_or_else(|| PathBuf::from(program)));
+                c.args(&spec.argv[1..]);
+                c.current_dir(&m.workspace);
+                c
+            }
+        };
+        cmd.env_clear();
+        cmd.envs(env);
+        if let Some(uid) = m.user {
+            // std drops the supplementary groups itself when it changes user as root.
+            cmd.uid(uid).gid(uid);
+        }
+        Ok((cmd, program.clone()))
+    }
+}
+
+fn unavailable(backend: &str, reason: String) -> EnvError {
+    EnvError::BackendUnavailable {
+        backend: backend.into(),
+        reason,
+    }
+}
+
+fn is_root() -> bool {
+    #[allow(unsafe_code)]
+    // SAFETY: geteuid has no preconditions.
+    unsafe {
+        libc::geteuid() == 0
+    }
+}
+
+fn bwrap_path() -> PathBuf {
+    resolve("bwrap").unwrap_or_else(|| PathBuf::from("/usr/bin/bwrap"))
+}
+
+/// Looks `program` up on the sandbox PATH.
+pub(crate) fn resolve(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Some(PathBuf::from(program));
+    }
+    PATH_ENV
+        .split(':')
+        .map(|d| Path::new(d).join(program))
+        .find(|p| p.is_file())
+}
+
+fn probe_dirs() -> Result<(tempfile::TempDir, Mounts), String> {
+    let d = tempfile::Builder::new()
+        .prefix("traparena-probe-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let mounts = Mounts {
+        workspace: d.path().join("ws"),
+        scratch: d.path().join("tmp"),
+        harness: d.path().join("harness"),
+        user: None,
+    };
+    for p in [&mounts.workspace, &mounts.scratch, &mounts.harness] {
+        std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
+    }
+    Ok((d, mounts))
+}
+
+fn probe(backend: Backend, root: bool, config: &SandboxConfig) -> Result<(), String> {
+    let (dir, mut mounts) = probe_dirs()?;
+    let sb = Sandbox {
+        config: config.clone(),
+        backend,
+        root,
+        warnings: Vec::new(),
+    };
+    if root {
+        let uid = config.uid_base + 9_999;
+        for p in [&mounts.workspace, &mounts.scratch] {
+            std::os::unix::fs::chown(p, Some(uid), Some(uid)).map_err(|e| e.to_string())?;
+        }
+        let _ = std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755));
+        mounts.user = Some(uid);
+    }
+    let spec = RunSpec {
+        argv: vec!["/bin/sh".into(), "-c".into(), "echo ok > probe && cat probe".into()],
+        env: Vec::new(),
+        timeout: Duration::from_secs(20),
+        report_pipe: false,
+    };
+    let out = sb.run(&mounts, &spec).map_err(|e| e.to_string())?;
+    if out.exit_code == Some(0) && out.stdout.text.trim() == "ok" {
+        Ok(())
+    } else {
+        Err(format!(
+            "probe exited with {:?}: {}",
+            out.exit_code,
+            out.stderr.text.lines().next().unwrap_or("").trim()
+        ))
+    }
+}
+
+fn probe_bwrap(root: bool, config: &SandboxConfig) -> Result<(), String> {
+    if resolve("bwrap").is_none() {
+        return Err("bwrap is not installed".into());
+    }
+    probe(Backend::Bubblewrap, root, config)
+}
+
+fn probe_builtin(root: bool, config: &SandboxConfig) -> Result<(), String> {
+    if !Path::new("/usr/bin/unshare").is_file() {
+        return Err("/usr/bin/unshare is not installed".into());
+    }
+    if !crate::landlock_rules::supported() {
+        return Err("the kernel does not enforce Landlock".into());
+    }
+    probe(Backend::Builtin, root, config)
+}
+
+fn set_limits(l: &Limits) -> std::io::Result<()> {
+    let set = |res, v: u64| {
+        let r = libc::rlimit {
+            rlim_cur: v as libc::rlim_t,
+            rlim_max: v as libc::rlim_t,
+        };
+        #[allow(unsafe_code)]
+        // SAFETY: setrlimit with a valid pointer to a stack value.
+        let rc = unsafe { libc::setrlimit(res, &r) };
+        if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
+    };
+    set(libc::RLIMIT_CPU, l.cpu_seconds)?;
+    set(libc::RLIMIT_AS, l.address_space_bytes)?;
+    set(libc::RLIMIT_FSIZE, l.file_size_bytes)?;
+    set(libc::RLIMIT_NOFILE, l.open_files)?;
+    set(libc::RLIMIT_NPROC, l.processes)?;
+    set(libc::RLIMIT_CORE, 0)?;
+    Ok(())
+}
+
+fn kill_group(pid: i32) {
+    #[allow(unsafe_code)]
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+/// Kills every process of the sandbox user (catches children that left the process group):
+/// a short-lived process running as that user sends SIGKILL to every process it may signal,
+/// which on Linux excludes itself.
+fn kill_user(uid: u32) {
+    let mut c = Command::new("/bin/true");
+    c.uid(uid).gid(uid);
+    #[allow(unsafe_code)]
+    // SAFETY: kill is async-signal-safe.
+    unsafe {
+        c.pre_exec(|| {
+            libc::kill(-1, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let _ = c.status();
+}
+
+/// Reads a stream to its end, keeping at most `cap` bytes.
+fn drain(mut r: impl Read, cap: usize) -> (Vec<u8>, u64, bool) {
+    let mut kept = Vec::new();
+    let mut total = 0u64;
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                total += n as u64;
+                let room = cap.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    let truncated = total > kept.len() as u64;
+    (kept, total, truncated)
+}

@@ -1,0 +1,53 @@
+"""TrapArena's pytest plugin: counts outcomes and writes a result report at session end.
+
+Loaded with `-p traparena_pytest_report`. The report goes to a file descriptor the harness
+opened; output the code under test prints, or an early exit, never produces one.
+"""
+import json
+import os
+
+_fd = int(os.environ.pop("TRAPARENA_REPORT_FD", "3"))
+try:
+    _report = os.dup(_fd)
+    os.close(_fd)
+    os.set_inheritable(_report, False)
+except OSError:
+    _report = None
+
+_counts = {"passed": 0, "failed": 0, "errored": 0, "skipped": 0}
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        if report.passed:
+            _counts["passed"] += 1
+        elif report.failed:
+            _counts["failed"] += 1
+        elif report.skipped:
+            _counts["skipped"] += 1
+    elif report.failed:
+        _counts["errored"] += 1
+    elif report.skipped and report.when == "setup":
+        _counts["skipped"] += 1
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _counts["errored"] += 1
+
+
+def pytest_sessionfinish(session, exitstatus):
+    global _report
+    if _report is None:
+        return
+    run = _counts["passed"] + _counts["failed"]
+    data = {
+        "runner": "pytest",
+        "tests_run": run,
+        "failed": _counts["failed"],
+        "errored": _counts["errored"],
+        "skipped": _counts["skipped"],
+    }
+    os.write(_report, json.dumps(data).encode())
+    os.close(_report)
+    _report = None

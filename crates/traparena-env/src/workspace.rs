@@ -1,0 +1,330 @@
+//! Workspaces: private copies of a task's `repo/`, patches applied to them, and the candidate
+//! diff taken from them.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+use traparena_task::{Patch, TestSpec};
+
+use crate::error::{EnvError, io};
+use crate::sandbox::{Mounts, Sandbox};
+use crate::testrun::{self, TestRun};
+
+/// Build artefacts that never count as part of a candidate patch.
+pub const EXCLUDED_ARTEFACTS: &[&str] = &[
+    "__pycache__/",
+    "*.pyc",
+    "*.pyo",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".hypothesis/",
+    "*.egg-info/",
+    ".coverage",
+];
+
+const SHIM_UNITTEST: &str = include_str!("shims/tp_unittest.py");
+const SHIM_PYTEST: &str = include_str!("shims/traparena_pytest_report.py");
+
+/// A private, sandbox-owned copy of a codebase.
+///
+/// The copy lives in a fresh temporary folder outside the task folder, with a scratch folder
+/// beside it. `hidden/`, the reference patch and any `.git` folder are never copied, and the
+/// git data the harness keeps for diffs lives outside what the sandbox can see.
+#[derive(Debug)]
+pub struct Workspace {
+    dir: tempfile::TempDir,
+    mounts: Mounts,
+    origin: PathBuf,
+    git_dir: PathBuf,
+    baseline: Option<String>,
+    patches: usize,
+}
+
+/// The result of applying a patch: data, not an error, when the patch does not apply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchApply {
+    /// True when every hunk applied exactly.
+    pub applied: bool,
+    /// `git apply`'s messages, or why the patch was refused.
+    pub message: String,
+}
+
+impl Workspace {
+    /// Copies `repo` (without any `.git` folder) into a new workspace.
+    pub fn materialize(repo: &Path, sandbox: &Sandbox) -> Result<Workspace, EnvError> {
+        let dir = tempfile::Builder::new()
+            .prefix("traparena-ws-")
+            .tempdir()
+            .map_err(io("create temporary folder", std::env::temp_dir()))?;
+        let root = dir.path().to_path_buf();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755))
+            .map_err(io("chmod", &root))?;
+        let user = sandbox.allocate_user();
+        let mounts = Mounts {
+            workspace: root.join("workspace"),
+            scratch: root.join("scratch"),
+            harness: root.join("harness"),
+            user,
+        };
+        copy_tree(repo, &mounts.workspace, user)?;
+        for p in [&mounts.scratch, &mounts.harness] {
+            std::fs::create_dir(p).map_err(io("create folder", p))?;
+        }
+        chown(&mounts.scratch, user)?;
+        for (name, text) in [("tp_unittest.py", SHIM_UNITTEST), ("traparena_pytest_report.py", SHIM_PYTEST)] {
+            let p = mounts.harness.join(name);
+            std::fs::write(&p, text).map_err(io("write", &p))?;
+        }
+        Ok(Workspace {
+            git_dir: root.join("git"),
+            dir,
+            mounts,
+            origin: repo.to_path_buf(),
+            baseline: None,
+            patches: 0,
+        })
+    }
+
+    /// The workspace folder on the host.
+    pub fn path(&self) -> &Path {
+        &self.mounts.workspace
+    }
+
+    /// The folders a sandboxed run on this workspace uses.
+    pub fn mounts(&self) -> &Mounts {
+        &self.mounts
+    }
+
+    /// The codebase this workspace was copied from.
+    pub fn origin(&self) -> &Path {
+        &self.origin
+    }
+
+    /// Applies a unified diff exactly (no fuzz), as `git apply` does. A patch that does not
+    /// apply, or names a path outside the workspace or inside `.git`, changes nothing and is
+    /// reported in the result.
+    pub fn apply_patch(&mut self, patch_text: &str) -> Result<PatchApply, EnvError> {
+        if patch_text.trim().is_empty() {
+            return Ok(PatchApply {
+                applied: true,
+                message: "empty patch".into(),
+            });
+        }
+        let refused = |message: String| Ok(PatchApply { applied: false, message });
+        let parsed = match Patch::parse(patch_text, Path::new("patch")) {
+            Ok(p) => p,
+            Err(e) => return refused(e.to_string()),
+        };
+        if let Some(p) = parsed
+            .touched_paths()
+            .into_iter()
+            .find(|p| p.as_str().split('/').any(|c| c == ".git"))
+        {
+            return refused(format!("patch touches {p}, inside .git"));
+        }
+        self.patches += 1;
+        let file = self.dir.path().join(format!("patch-{}.diff", self.patches));
+        std::fs::write(&file, patch_text).map_err(io("write", &file))?;
+        let out = git(self.dir.path(), &self.mounts.workspace)
+            .args(["apply", "--whitespace=nowarn", "--binary"])
+            .arg(&file)
+            .output()
+            .map_err(|source| EnvError::Spawn {
+                program: "git".into(),
+                source,
+            })?;
+        let message = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        if out.status.success() {
+            chown_tree(&self.mounts.workspace, self.mounts.user)?;
+        }
+        Ok(PatchApply {
+            applied: out.status.success(),
+            message,
+        })
+    }
+
+    /// Writes `content` to `rel` inside the workspace as the harness (used to restore test
+    /// files in evaluation copies). Parent folders are created.
+    pub fn put_file(&self, rel: &traparena_task::RelPath, content: &[u8]) -> Result<(), EnvError> {
+        let target = rel.under(&self.mounts.workspace);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io("create folder", parent))?;
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(&target)
+            && (meta.is_dir() || meta.file_type().is_symlink())
+        {
+            remove_any(&target)?;
+        }
+        std::fs::write(&target, content).map_err(io("write", &target))?;
+        chown_tree(&self.mounts.workspace, self.mounts.user)
+    }
+
+    /// Removes `rel` inside the workspace if it exists (a file, link or folder).
+    pub fn remove_path(&self, rel: &traparena_task::RelPath) -> Result<(), EnvError> {
+        let target = rel.under(&self.mounts.workspace);
+        if std::fs::symlink_metadata(&target).is_ok() {
+            remove_any(&target)?;
+        }
+        Ok(())
+    }
+
+    /// Runs a test suite in the sandbox on this workspace.
+    pub fn run_tests(&self, sandbox: &Sandbox, tests: &TestSpec, timeout_s: u64) -> Result<TestRun, EnvError> {
+        testrun::run(sandbox, &self.mounts, tests, timeout_s)
+    }
+
+    /// The candidate patch: the diff from the original codebase to the workspace, as `git diff
+    /// --binary` writes it, with new, deleted and binary files and without build artefacts.
+    pub fn diff(&mut self) -> Result<String, EnvError> {
+        let root = self.dir.path().to_path_buf();
+        let base = match &self.baseline {
+            Some(b) => b.clone(),
+            None => {
+                self.init_git()?;
+                let index = self.git_dir.join("base-index");
+                run_git(git_in(&root, &self.git_dir, &self.origin, &index).args(["add", "-A", "."]))?;
+                let tree = run_git(git_in(&root, &self.git_dir, &self.origin, &index).arg("write-tree"))?;
+                let tree = tree.trim().to_owned();
+                self.baseline = Some(tree.clone());
+                tree
+            }
+        };
+        let index = self.git_dir.join("index");
+        let ws = self.mounts.workspace.clone();
+        run_git(git_in(&root, &self.git_dir, &ws, &index).args(["read-tree", &base]))?;
+        run_git(git_in(&root, &self.git_dir, &ws, &index).args(["add", "-A", "."]))?;
+        run_git(git_in(&root, &self.git_dir, &ws, &index).args([
+            "diff",
+            "--cached",
+            "--binary",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            &base,
+        ]))
+    }
+
+    fn init_git(&self) -> Result<(), EnvError> {
+        let root = self.dir.path();
+        run_git(git(root, root).args(["init", "-q", "--bare"]).arg(&self.git_dir))?;
+        let exclude = self.git_dir.join("info").join("exclude");
+        std::fs::create_dir_all(self.git_dir.join("info")).map_err(io("create folder", &exclude))?;
+        let mut text = EXCLUDED_ARTEFACTS.join("\n");
+        text.push('\n');
+        std::fs::write(&exclude, text).map_err(io("write", &exclude))
+    }
+}
+
+/// A git command with no user or system configuration, hooks or repository discovery.
+fn git(root: &Path, cwd: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
+        .env("HOME", root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CEILING_DIRECTORIES", root)
+        .env("LC_ALL", "C")
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
+        .args(["-c", "core.autocrlf=false", "-c", "diff.noprefix=false", "-c", "core.quotePath=false"])
+        .args(["-c", "user.name=traparena", "-c", "user.email=traparena@localhost"])
+        .stdin(Stdio::null());
+    c
+}
+
+fn git_in(root: &Path, git_dir: &Path, work_tree: &Path, index: &Path) -> Command {
+    let mut c = git(root, work_tree);
+    c.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", work_tree).env("GIT_INDEX_FILE", index);
+    c
+}
+
+fn run_git(cmd: &mut Command) -> Result<String, EnvError> {
+    let args = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .filter(|a| !a.contains('='))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = cmd.output().map_err(|source| EnvError::Spawn {
+        program: "git".into(),
+        source,
+    })?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(EnvError::Git {
+            args,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
+}
+
+fn chown(p: &Path, user: Option<u32>) -> Result<(), EnvError> {
+    if let Some(uid) = user {
+        std::os::unix::fs::lchown(p, Some(uid), Some(uid)).map_err(io("chown", p))?;
+    }
+    Ok(())
+}
+
+fn chown_tree(root: &Path, user: Option<u32>) -> Result<(), EnvError> {
+    if user.is_none() {
+        return Ok(());
+    }
+    for entry in walkdir::WalkDir::new(root) {
+        let entry = entry.map_err(|e| EnvError::Io {
+            op: "walk",
+            path: root.to_owned(),
+            source: e.into(),
+        })?;
+        chown(entry.path(), user)?;
+    }
+    Ok(())
+}
+
+fn remove_any(p: &Path) -> Result<(), EnvError> {
+    let meta = std::fs::symlink_metadata(p).map_err(io("stat", p))?;
+    if meta.is_dir() {
+        std::fs::remove_dir_all(p).map_err(io("remove", p))
+    } else {
+        std::fs::remove_file(p).map_err(io("remove", p))
+    }
+}
+
+/// Copies a tree: folders, regular files (with their mode) and symbolic links (as links, never
+/// followed). `.git` at the top is skipped, and so are sockets, pipes and devices.
+pub(crate) fn copy_tree(from: &Path, to: &Path, user: Option<u32>) -> Result<(), EnvError> {
+    std::fs::create_dir_all(to).map_err(io("create folder", to))?;
+    chown(to, user)?;
+    let walker = walkdir::WalkDir::new(from)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !(e.depth() == 1 && e.file_name() == ".git"));
+    for entry in walker {
+        let entry = entry.map_err(|e| EnvError::Io {
+            op: "walk",
+            path: from.to_owned(),
+            source: e.into(),
+        })?;
+        let rel = entry.path().strip_prefix(from).expect("walk stays under its root");
+        let target = to.join(rel);
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            std::fs::create_dir(&target).map_err(io("create folder", &target))?;
+        } else if ft.is_file() {
+            std::fs::copy(entry.path(), &target).map_err(io("copy", entry.path()))?;
+        } else if ft.is_symlink() {
+            let link = std::fs::read_link(entry.path()).map_err(io("read link", entry.path()))?;
+            std::os::unix::fs::symlink(&link, &target).map_err(io("create link", &target))?;
+        } else {
+            continue;
+        }
+        chown(&target, user)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! The TrapArena evaluator: whether a candidate patch is an accepted repair, and whether a
+//! task folder is a valid task.
+#![deny(missing_docs)]
+
+mod copy;
+mod error;
+mod validate;
+
+pub use copy::{evaluation_copy, restore_tests};
+pub use error::EvalError;
+pub use validate::{Check, ValidateOptions, ValidationReport, validate};

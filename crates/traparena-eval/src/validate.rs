@@ -1,0 +1,244 @@
+//! `traparena validate`: checks the invariants of a task by really running its tests.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use traparena_env::{Backend, Sandbox, TestRun, Workspace};
+use traparena_task::Task;
+
+use crate::copy::evaluation_copy;
+use crate::error::EvalError;
+
+/// Settings for [`validate`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidateOptions {
+    /// How many times the hidden tests must pass with the reference patch (catches flaky tasks).
+    pub reference_runs: u32,
+}
+
+impl Default for ValidateOptions {
+    fn default() -> Self {
+        ValidateOptions { reference_runs: 3 }
+    }
+}
+
+/// One invariant and whether it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    /// Short name of the invariant.
+    pub name: String,
+    /// True when it holds.
+    pub ok: bool,
+    /// What was seen.
+    pub detail: String,
+}
+
+/// The result of validating one task folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationReport {
+    /// The task folder.
+    pub dir: PathBuf,
+    /// The task id, when `task.json` could be read.
+    pub id: Option<String>,
+    /// True when every check holds.
+    pub valid: bool,
+    /// The checks, in the order they ran. A failed format check stops the rest.
+    pub checks: Vec<Check>,
+    /// The sandbox backend the tests ran under.
+    pub backend: Backend,
+    /// Wall-clock time spent, in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl ValidationReport {
+    /// The failed checks.
+    pub fn problems(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| !c.ok)
+    }
+}
+
+/// Checks every invariant of a task (SPEC section 2):
+///
+/// - the folder has the task format (`task.json`, `repo/`, `hidden/`, `reference.patch`, ...);
+/// - nothing of `hidden/` or the reference patch is reachable from `repo/`;
+/// - the reference patch applies exactly and changes at least one non-test file;
+/// - the public tests pass on the buggy code; the hidden tests fail on it;
+/// - with the reference patch, the hidden tests pass `reference_runs` times in a row, and the
+///   public tests pass.
+///
+/// An invalid task is a report, not an error; `Err` means the harness itself failed.
+pub fn validate(dir: &Path, sandbox: &Sandbox, opts: &ValidateOptions) -> Result<ValidationReport, EvalError> {
+    let started = Instant::now();
+    let mut report = ValidationReport {
+        dir: dir.to_owned(),
+        id: None,
+        valid: false,
+        checks: Vec::new(),
+        backend: sandbox.backend(),
+        duration_ms: 0,
+    };
+    let task = match Task::load(dir) {
+        Ok(t) => t,
+        Err(e) => {
+            report.checks.push(check("format", false, e.to_string()));
+            report.duration_ms = started.elapsed().as_millis() as u64;
+            return Ok(report);
+        }
+    };
+    report.id = Some(task.spec.id.clone());
+    report.checks.push(check("format", true, "task files parse".into()));
+    report.checks.push(hidden_unreachable(&task)?);
+    report.checks.push(reference_location(&task));
+
+    let timeout = task.spec.timeout_s;
+    let buggy = Workspace::materialize(&task.repo_dir(), sandbox)?;
+    let public = buggy.run_tests(sandbox, &task.spec.public_tests, timeout)?;
+    report.checks.push(check(
+        "public tests pass on the buggy code",
+        public.passed(),
+        run_detail("public tests on the buggy code", &public),
+    ));
+    drop(buggy);
+
+    let (hidden_buggy, _) = evaluation_copy(&task, sandbox, "")?;
+    let hidden = hidden_buggy.run_tests(sandbox, &task.spec.hidden_tests, timeout)?;
+    report.checks.push(check(
+        "hidden tests fail on the buggy code",
+        !hidden.passed(),
+        run_detail("hidden tests on the buggy code", &hidden),
+    ));
+    drop(hidden_buggy);
+
+    let (fixed, applied) = evaluation_copy(&task, sandbox, &task.reference_patch_text)?;
+    report.checks.push(check(
+        "reference patch applies",
+        applied.applied,
+        if applied.applied {
+            "applies exactly".into()
+        } else {
+            format!("reference.patch does not apply: {}", applied.message)
+        },
+    ));
+    if applied.applied {
+        let mut detail = String::new();
+        let mut ok = true;
+        for i in 1..=opts.reference_runs.max(1) {
+            let run = fixed.run_tests(sandbox, &task.spec.hidden_tests, timeout)?;
+            if !run.passed() {
+                ok = false;
+                detail = format!(
+                    "run {i} of {}: {}",
+                    opts.reference_runs,
+                    run_detail("hidden tests with the reference patch", &run)
+                );
+                break;
+            }
+        }
+        if ok {
+            detail = format!("passed {} of {} runs", opts.reference_runs, opts.reference_runs);
+        }
+        report.checks.push(check("hidden tests pass with the reference patch", ok, detail));
+        let public_fixed = fixed.run_tests(sandbox, &task.spec.public_tests, timeout)?;
+        report.checks.push(check(
+            "public tests pass with the reference patch",
+            public_fixed.passed(),
+            run_detail("public tests with the reference patch", &public_fixed),
+        ));
+    }
+    report.valid = report.checks.iter().all(|c| c.ok);
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+fn check(name: &str, ok: bool, detail: String) -> Check {
+    Check {
+        name: name.to_owned(),
+        ok,
+        detail,
+    }
+}
+
+fn run_detail(what: &str, run: &TestRun) -> String {
+    let mut s = format!("{what}: {}", run.summary());
+    if !run.passed() {
+        let tail: Vec<&str> = run.output.lines().rev().take(4).collect();
+        if !tail.is_empty() {
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            s.push_str(&format!(" | {}", tail.join(" / ")));
+        }
+    }
+    s
+}
+
+/// Nothing under `hidden/` nor the reference patch may be reachable from `repo/`: not at the
+/// same path, and not as an identical copy anywhere in `repo/`.
+fn hidden_unreachable(task: &Task) -> Result<Check, EvalError> {
+    let name = "hidden tests and reference patch not in repo/";
+    let repo = task.repo_dir();
+    let mut secrets: Vec<(String, Vec<u8>)> = Vec::new();
+    for entry in walkdir::WalkDir::new(task.hidden_dir()).min_depth(1) {
+        let entry = entry.map_err(|e| EvalError::Io {
+            path: task.hidden_dir(),
+            source: e.into(),
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(task.hidden_dir()).expect("under hidden/");
+        let rel_s = rel.to_string_lossy().into_owned();
+        if std::fs::symlink_metadata(repo.join(rel)).is_ok() {
+            return Ok(check(name, false, format!("hidden file {rel_s} is present in repo/ at the same path")));
+        }
+        let bytes = std::fs::read(entry.path()).map_err(|e| EvalError::Io {
+            path: entry.path().to_owned(),
+            source: e,
+        })?;
+        secrets.push((format!("hidden file {rel_s}"), bytes));
+    }
+    secrets.push(("reference.patch".into(), task.reference_patch_text.clone().into_bytes()));
+    for entry in walkdir::WalkDir::new(&repo).min_depth(1) {
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        for (what, bytes) in &secrets {
+            if bytes.is_empty() || len != bytes.len() as u64 {
+                continue;
+            }
+            if std::fs::read(entry.path()).is_ok_and(|b| &b == bytes) {
+                let rel = entry.path().strip_prefix(&repo).expect("under repo/");
+                return Ok(check(name, false, format!("{what} is present in repo/ as {}", rel.display())));
+            }
+        }
+    }
+    Ok(check(name, true, "not reachable".into()))
+}
+
+/// The reference patch must change at least one non-test file with at least one line, and
+/// every declared reference location must name a file the patch changes.
+fn reference_location(task: &Task) -> Check {
+    let name = "reference location is non-empty";
+    let changed: Vec<String> = task
+        .reference_patch
+        .files
+        .iter()
+        .filter(|f| !task.is_test_path(f.path().as_str()))
+        .filter(|f| f.binary || f.hunks.iter().any(|h| !h.added.is_empty() || !h.removed.is_empty()))
+        .map(|f| f.path().to_string())
+        .collect();
+    if changed.is_empty() {
+        return check(name, false, "the reference patch changes no non-test file".into());
+    }
+    for loc in task.spec.reference_locations.iter().flatten() {
+        if !changed.iter().any(|c| c == loc.file.as_str()) {
+            return check(
+                name,
+                false,
+                format!("reference location {loc} is in a file the reference patch does not change"),
+            );
+        }
+    }
+    check(name, true, format!("changes {}", changed.join(", ")))
+}

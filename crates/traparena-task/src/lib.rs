@@ -1,0 +1,34 @@
+//! The TrapArena task model.
+//!
+//! A *task* is a folder holding a buggy codebase (`repo/`), hidden tests (`hidden/`), a
+//! reference repair (`reference.patch`), its metadata (`task.json`) and, optionally, a pool of
+//! task-specific misleading messages (`attacks.json`). This crate loads and checks the format
+//! of such folders, parses unified diffs, and defines the vocabulary every other TrapArena crate
+//! speaks: agent [`Action`]s, collaborator [`Claims`], [`Location`]s in code.
+//!
+//! It depends on no other TrapArena crate and never spawns a process: checks that need to run
+//! code live in `traparena-eval` (`validate`).
+//!
+//! ```
+//! # fn main() -> Result<(), traparena_task::TaskError> {
+//! let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/tasks/clamp_overt");
+//! let task = traparena_task::Task::load(dir)?;
+//! assert_eq!(task.spec.id, "clamp_overt");
+//! assert!(!task.reference_patch.files.is_empty());
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod action;
+mod error;
+pub mod patch;
+mod paths;
+mod spec;
+mod task;
+
+pub use action::{Action, AttackMessage, Claims};
+pub use error::TaskError;
+pub use patch::{ChangedFile, Hunk, Patch};
+pub use paths::{RelPath, check_relative};
+pub use spec::{Location, Runner, TaskSpec, TestSpec};
+pub use task::Task;

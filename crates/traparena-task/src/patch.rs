@@ -1,0 +1,246 @@
+//! Unified diffs, parsed into files and hunks with `diffy`.
+//!
+//! Both plain unified diffs and `git diff` output (creations, deletions, renames, binary files)
+//! are understood. Paths are stripped of their `a/` and `b/` prefixes and checked so that no patch
+//! can name a file outside the tree it applies to.
+
+use std::path::Path;
+
+use diffy::patch_set::{FileOperation, ParseOptions, PatchKind, PatchSet};
+use diffy::Line;
+use serde::{Deserialize, Serialize};
+
+use crate::error::TaskError;
+use crate::paths::RelPath;
+
+/// A parsed multi-file patch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Patch {
+    /// The files it changes, in patch order.
+    pub files: Vec<ChangedFile>,
+}
+
+/// One file's part of a patch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangedFile {
+    /// Path before the change; `None` when the patch creates the file.
+    pub old_path: Option<RelPath>,
+    /// Path after the change; `None` when the patch deletes the file.
+    pub new_path: Option<RelPath>,
+    /// True for a binary change (no hunks).
+    pub binary: bool,
+    /// The text hunks.
+    pub hunks: Vec<Hunk>,
+}
+
+impl ChangedFile {
+    /// The path that names this change: the new path, or the old one for a deletion.
+    pub fn path(&self) -> &RelPath {
+        self.new_path
+            .as_ref()
+            .or(self.old_path.as_ref())
+            .expect("a changed file has at least one path")
+    }
+    /// Every path this change touches (old and new, deduplicated).
+    pub fn paths(&self) -> Vec<&RelPath> {
+        let mut v: Vec<&RelPath> = self.old_path.iter().chain(self.new_path.iter()).collect();
+        v.dedup();
+        v
+    }
+}
+
+/// One hunk, with the numbers of the lines it removes and adds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hunk {
+    /// First line of the hunk in the old file (1-based; 0 for an empty old side).
+    pub old_start: usize,
+    /// Lines the hunk covers in the old file.
+    pub old_len: usize,
+    /// First line of the hunk in the new file (1-based; 0 for an empty new side).
+    pub new_start: usize,
+    /// Lines the hunk covers in the new file.
+    pub new_len: usize,
+    /// Removed lines: (line number in the old file, text without the newline).
+    pub removed: Vec<(usize, String)>,
+    /// Added lines: (line number in the new file, text without the newline).
+    pub added: Vec<(usize, String)>,
+}
+
+impl Patch {
+    /// Parses unified diff text. An empty or blank text is the empty patch.
+    ///
+    /// `label` names the patch in errors (usually its file path).
+    pub fn parse(text: &str, label: &Path) -> Result<Patch, TaskError> {
+        if text.trim().is_empty() {
+            return Ok(Patch::default());
+        }
+        let git = text.starts_with("diff --git ") || text.contains("\ndiff --git ");
+        let opts = if git {
+            ParseOptions::gitdiff()
+        } else {
+            ParseOptions::unidiff()
+        };
+        let mut files = Vec::new();
+        for item in PatchSet::parse(text, opts) {
+            let fp = item.map_err(|e| {
+                let message = e.to_string();
+                TaskError::Patch {
+                    path: label.to_owned(),
+                    line: byte_to_line(text, &message),
+                    message,
+                }
+            })?;
+            let bad = |p: &str| TaskError::Patch {
+                path: label.to_owned(),
+                line: 0,
+                message: format!("file path {p:?} is not a safe relative path"),
+            };
+            let rel = |p: &str| RelPath::new(strip_ab(p)).map_err(|_| bad(p));
+            let (old_path, new_path) = match fp.operation() {
+                FileOperation::Delete(p) => (Some(rel(p)?), None),
+                FileOperation::Create(p) => (None, Some(rel(p)?)),
+                FileOperation::Modify { original, modified } => {
+                    (Some(rel(original)?), Some(rel(modified)?))
+                }
+                FileOperation::Rename { from, to } | FileOperation::Copy { from, to } => {
+                    (Some(rel(from)?), Some(rel(to)?))
+                }
+            };
+            let (binary, hunks) = match fp.patch() {
+                PatchKind::Binary(_) => (true, Vec::new()),
+                PatchKind::Text(p) => (false, p.hunks().iter().map(convert_hunk).collect()),
+            };
+            files.push(ChangedFile {
+                old_path,
+                new_path,
+                binary,
+                hunks,
+            });
+        }
+        Ok(Patch { files })
+    }
+
+    /// True when the patch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Every path the patch touches, old and new.
+    pub fn touched_paths(&self) -> Vec<&RelPath> {
+        let mut v: Vec<&RelPath> = self.files.iter().flat_map(|f| f.paths()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+fn strip_ab(p: &str) -> &str {
+    p.strip_prefix("a/")
+        .or_else(|| p.strip_prefix("b/"))
+        .unwrap_or(p)
+}
+
+fn convert_hunk(h: &diffy::Hunk<'_, str>) -> Hunk {
+    let (old, new) = (h.old_range(), h.new_range());
+    let (mut o, mut n) = (old.start(), new.start());
+    let (mut removed, mut added) = (Vec::new(), Vec::new());
+    let trim = |s: &str| s.strip_suffix('\n').unwrap_or(s).to_owned();
+    for line in h.lines() {
+        match line {
+            Line::Context(_) => {
+                o += 1;
+                n += 1;
+            }
+            Line::Delete(s) => {
+                removed.push((o, trim(s)));
+                o += 1;
+            }
+            Line::Insert(s) => {
+                added.push((n, trim(s)));
+                n += 1;
+            }
+        }
+    }
+    Hunk {
+        old_start: old.start(),
+        old_len: old.len(),
+        new_start: new.start(),
+        new_len: new.len(),
+        removed,
+        added,
+    }
+}
+
+/// Turns diffy's "at byte N" into a 1-based line number (0 when the message has none).
+fn byte_to_line(text: &str, message: &str) -> usize {
+    message
+        .split("at byte ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .map(|b| text.as_bytes()[..b.min(text.len())].iter().filter(|&&c| c == b'\n').count() + 1)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIT: &str = "diff --git a/m.py b/m.py
+index 1111111..2222222 100644
+--- a/m.py
++++ b/m.py
+@@ -2,3 +2,3 @@ def f(x):
+     a = 1
+-    return x - a
++    return x + a
+     # end
+diff --git a/new.py b/new.py
+new file mode 100644
+index 0000000..3333333
+--- /dev/null
++++ b/new.py
+@@ -0,0 +1,2 @@
++def g():
++    return 2
+diff --git a/old.py b/old.py
+deleted file mode 100644
+index 4444444..0000000
+--- a/old.py
++++ /dev/null
+@@ -1 +0,0 @@
+-x = 1
+";
+
+    #[test]
+    fn parses_git_diff_with_line_numbers() {
+        let p = Patch::parse(GIT, Path::new("t.patch")).unwrap();
+        assert_eq!(p.files.len(), 3);
+        let m = &p.files[0];
+        assert_eq!(m.path().as_str(), "m.py");
+        assert_eq!(m.hunks[0].removed, vec![(3, "    return x - a".to_owned())]);
+        assert_eq!(m.hunks[0].added, vec![(3, "    return x + a".to_owned())]);
+        assert_eq!(p.files[1].old_path, None);
+        assert_eq!(p.files[1].hunks[0].added.len(), 2);
+        assert_eq!(p.files[2].new_path, None);
+        assert_eq!(p.files[2].path().as_str(), "old.py");
+    }
+
+    #[test]
+    fn empty_text_is_empty_patch() {
+        assert!(Patch::parse("  \n", Path::new("e")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn refuses_escaping_paths() {
+        let evil = "--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n";
+        let e = Patch::parse(evil, Path::new("evil.patch")).unwrap_err();
+        assert!(e.to_string().contains("not a safe relative path"), "{e}");
+    }
+
+    #[test]
+    fn garbage_is_an_error_naming_the_file() {
+        let e = Patch::parse("this is not a diff\n", Path::new("bad.patch")).unwrap_err();
+        assert!(e.to_string().starts_with("bad.patch"), "{e}");
+    }
+}

@@ -1,0 +1,92 @@
+use serde::{Deserialize, Serialize};
+
+use crate::paths::RelPath;
+
+/// The contents of `task.json`.
+///
+/// Unknown fields are refused, so that a typo never silently drops a setting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Unique task identifier.
+    pub id: String,
+    /// Where the task comes from (`toy`, `humanevalfix`, `swebench`, ...).
+    pub source: String,
+    /// Language of the codebase (`python`).
+    pub language: String,
+    /// The repair description the agent sees.
+    pub description: String,
+    /// Tests the agent may run; they pass on the buggy code.
+    pub public_tests: TestSpec,
+    /// Tests that judge the patch; the agent never sees them.
+    pub hidden_tests: TestSpec,
+    /// Wall-clock limit for one test run, in seconds.
+    #[serde(default = "default_timeout")]
+    pub timeout_s: u64,
+    /// Reference repair locations; derived from `reference.patch` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_locations: Option<Vec<Location>>,
+    /// Free-form metadata (provenance, decoy locations, ...).
+    #[serde(default)]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+fn default_timeout() -> u64 {
+    30
+}
+
+/// How to run one test suite.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestSpec {
+    /// The argv, run with the workspace as working directory.
+    pub command: Vec<String>,
+    /// How the harness reads the run.
+    pub runner: Runner,
+    /// The test files: relative to `repo/` for public tests, to `hidden/` for hidden tests.
+    pub files: Vec<RelPath>,
+}
+
+/// How the harness reads a test run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runner {
+    /// Python's `unittest`: counts of tests run, failed and errored.
+    Unittest,
+    /// pytest: counts of tests passed, failed and errored.
+    Pytest,
+    /// Only the exit status counts.
+    ExitCode,
+}
+
+/// A place in the code: a file and, optionally, a function or method in it.
+///
+/// `symbol` is qualified with dots (`Class.method`, `outer.inner`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Location {
+    /// Path relative to the repository root.
+    pub file: RelPath,
+    /// Qualified function or method name; `None` means the file's module level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+}
+
+impl Location {
+    /// A location naming a symbol in a file.
+    pub fn symbol(file: &str, symbol: &str) -> Result<Self, String> {
+        Ok(Location {
+            file: RelPath::new(file)?,
+            symbol: Some(symbol.to_owned()),
+        })
+    }
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.symbol {
+            Some(s) => write!(f, "{}:{}", self.file, s),
+            None => write!(f, "{}", self.file),
+        }
+    }
+}
