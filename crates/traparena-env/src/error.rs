@@ -48,7 +48,10 @@ pub enum EnvError {
     Landlock(#[from] landlock::RulesetError),
 }
 
-pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> EnvError {
+pub(crate) fn io(
+    op: &'static str,
+    path: impl Into<PathBuf>,
+) -> impl FnOnce(std::io::Error) -> EnvError {
     let path = path.into();
     move |source| EnvError::Io { op, path, source }
 }

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetCreated, RulesetCreatedAttr, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetCreated, RulesetCreatedAttr,
+    path_beneath_rules,
 };
 
 use crate::error::EnvError;
@@ -37,16 +38,25 @@ pub(crate) fn ruleset(m: &Mounts, extra_ro: &[PathBuf]) -> Result<RulesetCreated
     ro.push(m.harness.clone());
     ro.extend(extra_ro.iter().cloned());
     let rw = vec![m.workspace.clone(), m.scratch.clone()];
-    let dev: Vec<PathBuf> = ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/proc"]
-        .iter()
-        .map(PathBuf::from)
-        .collect();
+    let dev: Vec<PathBuf> = [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/urandom",
+        "/dev/random",
+        "/proc",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
     let ruleset = landlock::Ruleset::default()
         .handle_access(all)?
         .handle_access(AccessNet::from_all(ABI_TARGET))?
         .create()?
         .add_rules(path_beneath_rules(existing(ro), read))?
-        .add_rules(path_beneath_rules(existing(dev), read | AccessFs::WriteFile))?
+        .add_rules(path_beneath_rules(
+            existing(dev),
+            read | AccessFs::WriteFile,
+        ))?
         .add_rules(path_beneath_rules(existing(rw), all))?;
     Ok(ruleset)
 }
@@ -58,4 +68,3 @@ pub(crate) fn restrict(rules: RulesetCreated) -> std::io::Result<()> {
         .map(|_| ())
         .map_err(|e| std::io::Error::other(e.to_string()))
 }
-

@@ -13,12 +13,15 @@ mod error;
 mod landlock_rules;
 mod sandbox;
 mod testrun;
+mod tools;
 mod workspace;
 
 pub use error::EnvError;
 pub use sandbox::{
-    Backend, BackendChoice, Captured, Limits, Mounts, ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS,
-    SANDBOX_WORKSPACE, Sandbox, SandboxConfig,
+    Backend, BackendChoice, Captured, Limits, Mounts, ProcessOutcome, REPORT_FD, RunSpec,
+    SANDBOX_HARNESS, SANDBOX_WORKSPACE, Sandbox, SandboxConfig, UserLease,
 };
-pub use testrun::{TestCounts, TestRun};
+pub use testrun::TestRun;
+pub use tools::{Environment, ToolLimits};
+pub use traparena_task::TestCounts;
 pub use workspace::{EXCLUDED_ARTEFACTS, PatchApply, Workspace};

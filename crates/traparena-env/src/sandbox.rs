@@ -116,7 +116,9 @@ pub const SANDBOX_HARNESS: &str = "/harness";
 /// The file descriptor on which the test-runner shims write their result report.
 pub const REPORT_FD: i32 = 3;
 const PATH_ENV: &str = "/usr/local/bin:/usr/bin:/bin";
-pub(crate) const SYSTEM_RO: [&str; 8] = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/opt"];
+pub(crate) const SYSTEM_RO: [&str; 8] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/opt",
+];
 
 /// A process sandbox with a chosen backend.
 #[derive(Debug, Clone)]
@@ -186,6 +188,54 @@ pub struct ProcessOutcome {
 }
 
 static NEXT_UID: AtomicU32 = AtomicU32::new(0);
+const USER_RANGE: u32 = 10_000;
+
+/// An exclusive lease on a sandbox user id (see [`Sandbox::allocate_user`]).
+#[derive(Debug)]
+pub struct UserLease {
+    uid: u32,
+    _lock: std::fs::File,
+}
+
+impl UserLease {
+    fn acquire(base: u32) -> Result<UserLease, EnvError> {
+        let dir = std::env::temp_dir().join("traparena-uids");
+        std::fs::create_dir_all(&dir).map_err(crate::error::io("create folder", &dir))?;
+        let start = NEXT_UID
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(std::process::id().wrapping_mul(7919));
+        for i in 0..USER_RANGE {
+            let uid = base + (start.wrapping_add(i)) % USER_RANGE;
+            let path = dir.join(format!("{uid}.lock"));
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(crate::error::io("open lock", &path))?;
+            #[allow(unsafe_code)]
+            // SAFETY: flock on a descriptor we own.
+            let rc = unsafe {
+                libc::flock(
+                    std::os::fd::AsRawFd::as_raw_fd(&file),
+                    libc::LOCK_EX | libc::LOCK_NB,
+                )
+            };
+            if rc == 0 {
+                return Ok(UserLease { uid, _lock: file });
+            }
+        }
+        Err(EnvError::BackendUnavailable {
+            backend: "sandbox users".into(),
+            reason: format!("all {USER_RANGE} sandbox user ids from {base} are in use"),
+        })
+    }
+
+    /// The leased user id.
+    pub fn uid(&self) -> u32 {
+        self.uid
+    }
+}
 
 impl Sandbox {
     /// Picks and checks a backend as the configuration asks.
@@ -209,7 +259,9 @@ impl Sandbox {
                 Ok(()) => Backend::Bubblewrap,
                 Err(e1) => match probe_builtin(root, &config) {
                     Ok(()) => {
-                        warnings.push(format!("bubblewrap unavailable ({e1}); using the builtin sandbox"));
+                        warnings.push(format!(
+                            "bubblewrap unavailable ({e1}); using the builtin sandbox"
+                        ));
                         Backend::Builtin
                     }
                     Err(e2) => {
@@ -244,10 +296,16 @@ impl Sandbox {
         &self.config
     }
 
-    /// A fresh sandbox user id for a new workspace, when the harness runs as root.
-    pub fn allocate_user(&self) -> Option<u32> {
-        self.root
-            .then(|| self.config.uid_base + NEXT_UID.fetch_add(1, Ordering::Relaxed) % 10_000)
+    /// A sandbox user id of its own for a new workspace, when the harness runs as root.
+    ///
+    /// The id is leased through an advisory lock file, so that no two workspaces — in this
+    /// process or in another harness process on the machine — share it (the harness kills every
+    /// process of a workspace's user after each run). The lease ends when it is dropped.
+    pub fn allocate_user(&self) -> Result<Option<UserLease>, EnvError> {
+        if !self.root {
+            return Ok(None);
+        }
+        UserLease::acquire(self.config.uid_base).map(Some)
     }
 
     /// How the workspace path reads inside the sandbox.
@@ -276,9 +334,14 @@ impl Sandbox {
         } else {
             None
         };
-        let report_fd = report.as_ref().map(|(_, w)| std::os::fd::AsRawFd::as_raw_fd(w));
+        let report_fd = report
+            .as_ref()
+            .map(|(_, w)| std::os::fd::AsRawFd::as_raw_fd(w));
         let landlock = match self.backend {
-            Backend::Builtin => Some(crate::landlock_rules::ruleset(mounts, &self.config.read_only_paths)?),
+            Backend::Builtin => Some(crate::landlock_rules::ruleset(
+                mounts,
+                &self.config.read_only_paths,
+            )?),
             _ => None,
         };
         let mut landlock = landlock;
@@ -305,7 +368,9 @@ impl Sandbox {
                 Ok(())
             });
         }
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|source| EnvError::Spawn {
             program: program.clone(),
             source,
@@ -361,7 +426,10 @@ impl Sandbox {
         let stdout = collect(out_rx);
         let stderr = collect(err_rx);
         let report_bytes = report_rx.and_then(collect);
-        for h in [Some(h_out), Some(h_err), report_handle].into_iter().flatten() {
+        for h in [Some(h_out), Some(h_err), report_handle]
+            .into_iter()
+            .flatten()
+        {
             if h.is_finished() {
                 let _ = h.join();
             }
@@ -431,19 +499,30 @@ impl Sandbox {
                 c.arg("--bind").arg(&m.scratch).arg("/tmp");
                 c.arg("--ro-bind").arg(&m.harness).arg(SANDBOX_HARNESS);
                 c.arg("--bind").arg(&m.workspace).arg(SANDBOX_WORKSPACE);
+                // The root is a tmpfs bubblewrap builds; nothing but the binds may be written.
+                c.args(["--remount-ro", "/"]);
                 c.args(["--chdir", SANDBOX_WORKSPACE, "--"]);
                 c.args(&spec.argv);
                 c
             }
             Backend::Builtin => {
                 let mut c = Command::new("/usr/bin/unshare");
-                c.args(["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "--"]);
+                c.args([
+                    "--user",
+                    "--map-root-user",
+                    "--net",
+                    "--pid",
+                    "--fork",
+                    "--kill-child",
+                    "--",
+                ]);
                 c.args(&spec.argv);
                 c.current_dir(&m.workspace);
                 c
             }
             Backend::None => {
-                let mut c = Command::new(resolve(program).unwrap_or_else(|| PathBuf::from(program)));
+                let mut c =
+                    Command::new(resolve(program).unwrap_or_else(|| PathBuf::from(program)));
                 c.args(&spec.argv[1..]);
                 c.current_dir(&m.workspace);
                 c
@@ -514,16 +593,28 @@ fn probe(backend: Backend, root: bool, config: &SandboxConfig) -> Result<(), Str
         root,
         warnings: Vec::new(),
     };
-    if root {
-        let uid = config.uid_base + 9_999;
+    let lease = if root {
+        Some(UserLease::acquire(config.uid_base).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    if let Some(lease) = &lease {
+        let uid = lease.uid();
         for p in [&mounts.workspace, &mounts.scratch] {
             std::os::unix::fs::chown(p, Some(uid), Some(uid)).map_err(|e| e.to_string())?;
         }
-        let _ = std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755));
+        let _ = std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        );
         mounts.user = Some(uid);
     }
     let spec = RunSpec {
-        argv: vec!["/bin/sh".into(), "-c".into(), "echo ok > probe && cat probe".into()],
+        argv: vec![
+            "/bin/sh".into(),
+            "-c".into(),
+            "echo ok > probe && cat probe".into(),
+        ],
         env: Vec::new(),
         timeout: Duration::from_secs(20),
         report_pipe: false,
@@ -566,7 +657,11 @@ fn set_limits(l: &Limits) -> std::io::Result<()> {
         #[allow(unsafe_code)]
         // SAFETY: setrlimit with a valid pointer to a stack value.
         let rc = unsafe { libc::setrlimit(res, &r) };
-        if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
+        if rc < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
     };
     set(libc::RLIMIT_CPU, l.cpu_seconds)?;
     set(libc::RLIMIT_AS, l.address_space_bytes)?;
@@ -599,7 +694,9 @@ fn kill_user(uid: u32) {
             Ok(())
         });
     }
-    c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    c.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let _ = c.status();
 }
 

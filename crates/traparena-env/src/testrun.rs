@@ -4,23 +4,10 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use traparena_task::{Runner, TestSpec};
+use traparena_task::{Runner, TestCounts, TestSpec};
 
 use crate::error::EnvError;
 use crate::sandbox::{Backend, Mounts, REPORT_FD, RunSpec, Sandbox};
-
-/// Counts read from a test runner's report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TestCounts {
-    /// Tests executed.
-    pub run: u64,
-    /// Tests that failed.
-    pub failed: u64,
-    /// Tests (or collections) that raised an error.
-    pub errored: u64,
-    /// Tests skipped.
-    pub skipped: u64,
-}
 
 /// One test run. Timeouts, crashes and failures are all data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,7 +44,9 @@ impl TestRun {
         }
         match self.runner {
             Runner::ExitCode => true,
-            _ => self.counts.is_some_and(|c| c.run >= 1 && c.failed == 0 && c.errored == 0),
+            _ => self
+                .counts
+                .is_some_and(|c| c.run >= 1 && c.failed == 0 && c.errored == 0),
         }
     }
 
@@ -92,7 +81,11 @@ struct Report {
 }
 
 /// Rewrites the task's command so that the harness's shim reads the run, when it can.
-fn instrument(sandbox: &Sandbox, mounts: &Mounts, tests: &TestSpec) -> (Vec<String>, Vec<(String, String)>, bool) {
+fn instrument(
+    sandbox: &Sandbox,
+    mounts: &Mounts,
+    tests: &TestSpec,
+) -> (Vec<String>, Vec<(String, String)>, bool) {
     let argv = tests.command.clone();
     let harness = sandbox.visible_harness(mounts).into_owned();
     let is_python = |s: &str| {
@@ -112,17 +105,25 @@ fn instrument(sandbox: &Sandbox, mounts: &Mounts, tests: &TestSpec) -> (Vec<Stri
             }
         }
         Runner::Pytest => {
-            let at = if argv.len() >= 3 && is_python(&argv[0]) && argv[1] == "-m" && argv[2] == "pytest" {
-                Some(3)
-            } else if argv.first().is_some_and(|a| a.rsplit('/').next() == Some("pytest")) {
-                Some(1)
-            } else {
-                None
-            };
+            let at =
+                if argv.len() >= 3 && is_python(&argv[0]) && argv[1] == "-m" && argv[2] == "pytest"
+                {
+                    Some(3)
+                } else if argv
+                    .first()
+                    .is_some_and(|a| a.rsplit('/').next() == Some("pytest"))
+                {
+                    Some(1)
+                } else {
+                    None
+                };
             match at {
                 Some(i) => {
                     let mut v = argv[..i].to_vec();
-                    v.extend(["-p", "traparena_pytest_report", "-p", "no:cacheprovider"].map(String::from));
+                    v.extend(
+                        ["-p", "traparena_pytest_report", "-p", "no:cacheprovider"]
+                            .map(String::from),
+                    );
                     v.extend(argv[i..].iter().cloned());
                     (v, vec![fd_env, ("PYTHONPATH".into(), harness)], true)
                 }
@@ -132,7 +133,12 @@ fn instrument(sandbox: &Sandbox, mounts: &Mounts, tests: &TestSpec) -> (Vec<Stri
     }
 }
 
-pub(crate) fn run(sandbox: &Sandbox, mounts: &Mounts, tests: &TestSpec, timeout_s: u64) -> Result<TestRun, EnvError> {
+pub(crate) fn run(
+    sandbox: &Sandbox,
+    mounts: &Mounts,
+    tests: &TestSpec,
+    timeout_s: u64,
+) -> Result<TestRun, EnvError> {
     let (argv, env, instrumented) = instrument(sandbox, mounts, tests);
     let spec = RunSpec {
         argv,
@@ -160,7 +166,10 @@ pub(crate) fn run(sandbox: &Sandbox, mounts: &Mounts, tests: &TestSpec, timeout_
                     }),
                     None,
                 ),
-                Err(_) => (None, Some("the test runner's report was malformed".to_owned())),
+                Err(_) => (
+                    None,
+                    Some("the test runner's report was malformed".to_owned()),
+                ),
             },
         }
     };
@@ -169,11 +178,17 @@ pub(crate) fn run(sandbox: &Sandbox, mounts: &Mounts, tests: &TestSpec, timeout_
     let mut output = String::new();
     output.push_str(&out.stdout.text);
     if out.stdout.truncated {
-        output.push_str(&format!("\n[stdout truncated: {} bytes in all]\n", out.stdout.total_bytes));
+        output.push_str(&format!(
+            "\n[stdout truncated: {} bytes in all]\n",
+            out.stdout.total_bytes
+        ));
     }
     output.push_str(&out.stderr.text);
     if out.stderr.truncated {
-        output.push_str(&format!("\n[stderr truncated: {} bytes in all]\n", out.stderr.total_bytes));
+        output.push_str(&format!(
+            "\n[stderr truncated: {} bytes in all]\n",
+            out.stderr.total_bytes
+        ));
     }
     let output = output.replace(&ws_real, ws_shown);
     Ok(TestRun {

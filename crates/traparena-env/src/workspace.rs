@@ -41,6 +41,7 @@ pub struct Workspace {
     git_dir: PathBuf,
     baseline: Option<String>,
     patches: usize,
+    _lease: Option<crate::sandbox::UserLease>,
 }
 
 /// The result of applying a patch: data, not an error, when the patch does not apply.
@@ -62,7 +63,8 @@ impl Workspace {
         let root = dir.path().to_path_buf();
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755))
             .map_err(io("chmod", &root))?;
-        let user = sandbox.allocate_user();
+        let lease = sandbox.allocate_user()?;
+        let user = lease.as_ref().map(|l| l.uid());
         let mounts = Mounts {
             workspace: root.join("workspace"),
             scratch: root.join("scratch"),
@@ -74,7 +76,10 @@ impl Workspace {
             std::fs::create_dir(p).map_err(io("create folder", p))?;
         }
         chown(&mounts.scratch, user)?;
-        for (name, text) in [("tp_unittest.py", SHIM_UNITTEST), ("traparena_pytest_report.py", SHIM_PYTEST)] {
+        for (name, text) in [
+            ("tp_unittest.py", SHIM_UNITTEST),
+            ("traparena_pytest_report.py", SHIM_PYTEST),
+        ] {
             let p = mounts.harness.join(name);
             std::fs::write(&p, text).map_err(io("write", &p))?;
         }
@@ -85,6 +90,7 @@ impl Workspace {
             origin: repo.to_path_buf(),
             baseline: None,
             patches: 0,
+            _lease: lease,
         })
     }
 
@@ -113,7 +119,12 @@ impl Workspace {
                 message: "empty patch".into(),
             });
         }
-        let refused = |message: String| Ok(PatchApply { applied: false, message });
+        let refused = |message: String| {
+            Ok(PatchApply {
+                applied: false,
+                message,
+            })
+        };
         let parsed = match Patch::parse(patch_text, Path::new("patch")) {
             Ok(p) => p,
             Err(e) => return refused(e.to_string()),
@@ -147,19 +158,45 @@ impl Workspace {
     }
 
     /// Writes `content` to `rel` inside the workspace as the harness (used to restore test
-    /// files in evaluation copies). Parent folders are created.
+    /// files in evaluation copies). Missing parent folders are created; a link or folder in
+    /// the way is replaced. The harness's own confinement checks are the caller's job.
     pub fn put_file(&self, rel: &traparena_task::RelPath, content: &[u8]) -> Result<(), EnvError> {
         let target = rel.under(&self.mounts.workspace);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io("create folder", parent))?;
-        }
+        self.create_parents(&target)?;
         if let Ok(meta) = std::fs::symlink_metadata(&target)
             && (meta.is_dir() || meta.file_type().is_symlink())
         {
             remove_any(&target)?;
         }
         std::fs::write(&target, content).map_err(io("write", &target))?;
-        chown_tree(&self.mounts.workspace, self.mounts.user)
+        chown(&target, self.mounts.user)
+    }
+
+    /// Creates the missing folders above `target` (inside the workspace), owned by the
+    /// sandbox user.
+    pub(crate) fn create_parents(&self, target: &Path) -> Result<(), EnvError> {
+        let Some(parent) = target.parent() else {
+            return Ok(());
+        };
+        let mut missing = Vec::new();
+        let mut p = parent;
+        while !p.exists() && p.starts_with(&self.mounts.workspace) {
+            missing.push(p.to_path_buf());
+            match p.parent() {
+                Some(q) => p = q,
+                None => break,
+            }
+        }
+        for dir in missing.into_iter().rev() {
+            std::fs::create_dir(&dir).map_err(io("create folder", &dir))?;
+            chown(&dir, self.mounts.user)?;
+        }
+        Ok(())
+    }
+
+    /// Gives a file the harness wrote to the sandbox user.
+    pub(crate) fn adopt(&self, path: &Path) -> Result<(), EnvError> {
+        chown(path, self.mounts.user)
     }
 
     /// Removes `rel` inside the workspace if it exists (a file, link or folder).
@@ -172,7 +209,12 @@ impl Workspace {
     }
 
     /// Runs a test suite in the sandbox on this workspace.
-    pub fn run_tests(&self, sandbox: &Sandbox, tests: &TestSpec, timeout_s: u64) -> Result<TestRun, EnvError> {
+    pub fn run_tests(
+        &self,
+        sandbox: &Sandbox,
+        tests: &TestSpec,
+        timeout_s: u64,
+    ) -> Result<TestRun, EnvError> {
         testrun::run(sandbox, &self.mounts, tests, timeout_s)
     }
 
@@ -185,8 +227,11 @@ impl Workspace {
             None => {
                 self.init_git()?;
                 let index = self.git_dir.join("base-index");
-                run_git(git_in(&root, &self.git_dir, &self.origin, &index).args(["add", "-A", "."]))?;
-                let tree = run_git(git_in(&root, &self.git_dir, &self.origin, &index).arg("write-tree"))?;
+                run_git(
+                    git_in(&root, &self.git_dir, &self.origin, &index).args(["add", "-A", "."]),
+                )?;
+                let tree =
+                    run_git(git_in(&root, &self.git_dir, &self.origin, &index).arg("write-tree"))?;
                 let tree = tree.trim().to_owned();
                 self.baseline = Some(tree.clone());
                 tree
@@ -210,9 +255,14 @@ impl Workspace {
 
     fn init_git(&self) -> Result<(), EnvError> {
         let root = self.dir.path();
-        run_git(git(root, root).args(["init", "-q", "--bare"]).arg(&self.git_dir))?;
+        run_git(
+            git(root, root)
+                .args(["init", "-q", "--bare"])
+                .arg(&self.git_dir),
+        )?;
         let exclude = self.git_dir.join("info").join("exclude");
-        std::fs::create_dir_all(self.git_dir.join("info")).map_err(io("create folder", &exclude))?;
+        std::fs::create_dir_all(self.git_dir.join("info"))
+            .map_err(io("create folder", &exclude))?;
         let mut text = EXCLUDED_ARTEFACTS.join("\n");
         text.push('\n');
         std::fs::write(&exclude, text).map_err(io("write", &exclude))
@@ -224,22 +274,44 @@ fn git(root: &Path, cwd: &Path) -> Command {
     let mut c = Command::new("git");
     c.current_dir(cwd)
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
+        .env(
+            "PATH",
+            std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+        )
         .env("HOME", root)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CEILING_DIRECTORIES", root)
         .env("LC_ALL", "C")
-        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
-        .args(["-c", "core.autocrlf=false", "-c", "diff.noprefix=false", "-c", "core.quotePath=false"])
-        .args(["-c", "user.name=traparena", "-c", "user.email=traparena@localhost"])
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
+        .args([
+            "-c",
+            "core.autocrlf=false",
+            "-c",
+            "diff.noprefix=false",
+            "-c",
+            "core.quotePath=false",
+        ])
+        .args([
+            "-c",
+            "user.name=traparena",
+            "-c",
+            "user.email=traparena@localhost",
+        ])
         .stdin(Stdio::null());
     c
 }
 
 fn git_in(root: &Path, git_dir: &Path, work_tree: &Path, index: &Path) -> Command {
     let mut c = git(root, work_tree);
-    c.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", work_tree).env("GIT_INDEX_FILE", index);
+    c.env("GIT_DIR", git_dir)
+        .env("GIT_WORK_TREE", work_tree)
+        .env("GIT_INDEX_FILE", index);
     c
 }
 
@@ -311,7 +383,10 @@ pub(crate) fn copy_tree(from: &Path, to: &Path, user: Option<u32>) -> Result<(),
             path: from.to_owned(),
             source: e.into(),
         })?;
-        let rel = entry.path().strip_prefix(from).expect("walk stays under its root");
+        let rel = entry
+            .path()
+            .strip_prefix(from)
+            .expect("walk stays under its root");
         let target = to.join(rel);
         let ft = entry.file_type();
         if ft.is_dir() {
