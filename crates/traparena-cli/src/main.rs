@@ -126,7 +126,10 @@ fn report_line(r: &ValidationReport) -> String {
     if r.valid {
         format!("valid    {name} ({} ms)", r.duration_ms)
     } else {
-        let problems: Vec<String> = r.problems().map(|c| format!("{}: {}", c.name, c.detail)).collect();
+        let problems: Vec<String> = r
+            .problems()
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect();
         format!("INVALID  {name}: {}", problems.join("; "))
     }
 }
@@ -137,10 +140,13 @@ fn validate_all(
     sb: &Sandbox,
     opts: &ValidateOptions,
 ) -> Result<Vec<ValidationReport>, traparena::eval::EvalError> {
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(tasks.len().max(1));
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(tasks.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<ValidationReport, traparena::eval::EvalError>>>> =
-        tasks.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let results: Vec<
+        std::sync::Mutex<Option<Result<ValidationReport, traparena::eval::EvalError>>>,
+    > = tasks.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
@@ -155,6 +161,10 @@ fn validate_all(
     });
     results
         .into_iter()
-        .map(|m| m.into_inner().expect("not poisoned").expect("every task validated"))
+        .map(|m| {
+            m.into_inner()
+                .expect("not poisoned")
+                .expect("every task validated")
+        })
         .collect()
 }

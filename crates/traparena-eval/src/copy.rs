@@ -14,7 +14,11 @@ use crate::error::EvalError;
 /// Restoring means: each public test file gets its content from `repo/`, each hidden test file
 /// its content from `hidden/`, and any file the candidate added inside a test folder is
 /// removed. When the patch does not apply, the copy is returned as it is with the refusal.
-pub fn evaluation_copy(task: &Task, sandbox: &Sandbox, patch: &str) -> Result<(Workspace, PatchApply), EvalError> {
+pub fn evaluation_copy(
+    task: &Task,
+    sandbox: &Sandbox,
+    patch: &str,
+) -> Result<(Workspace, PatchApply), EvalError> {
     let mut ws = Workspace::materialize(&task.repo_dir(), sandbox)?;
     let applied = ws.apply_patch(patch)?;
     if !applied.applied {
@@ -32,7 +36,12 @@ pub fn restore_tests(task: &Task, ws: &Workspace) -> Result<(), EvalError> {
         .files
         .iter()
         .map(|f| (f.clone(), f.under(&task.repo_dir())))
-        .chain(spec.hidden_tests.files.iter().map(|f| (f.clone(), f.under(&task.hidden_dir()))))
+        .chain(
+            spec.hidden_tests
+                .files
+                .iter()
+                .map(|f| (f.clone(), f.under(&task.hidden_dir()))),
+        )
         .collect();
     let keep: BTreeSet<&str> = pristine.iter().map(|(r, _)| r.as_str()).collect();
     let folders: BTreeSet<&str> = keep
@@ -44,12 +53,18 @@ pub fn restore_tests(task: &Task, ws: &Workspace) -> Result<(), EvalError> {
         if !dir.is_dir() {
             continue;
         }
-        for entry in walkdir::WalkDir::new(&dir).min_depth(1).contents_first(true) {
+        for entry in walkdir::WalkDir::new(&dir)
+            .min_depth(1)
+            .contents_first(true)
+        {
             let Ok(entry) = entry else { continue };
             if entry.file_type().is_dir() {
                 continue;
             }
-            let rel = entry.path().strip_prefix(ws.path()).expect("under the workspace");
+            let rel = entry
+                .path()
+                .strip_prefix(ws.path())
+                .expect("under the workspace");
             let rel_s = rel.to_string_lossy();
             let original = task.repo_dir().join(rel);
             if !keep.contains(rel_s.as_ref()) && std::fs::symlink_metadata(&original).is_err() {
@@ -71,6 +86,9 @@ pub fn restore_tests(task: &Task, ws: &Workspace) -> Result<(), EvalError> {
 fn io_err(rel: &Path) -> EvalError {
     EvalError::Io {
         path: rel.to_owned(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "unexpected path in workspace"),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "unexpected path in workspace",
+        ),
     }
 }

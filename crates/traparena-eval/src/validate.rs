@@ -68,7 +68,11 @@ impl ValidationReport {
 ///   public tests pass.
 ///
 /// An invalid task is a report, not an error; `Err` means the harness itself failed.
-pub fn validate(dir: &Path, sandbox: &Sandbox, opts: &ValidateOptions) -> Result<ValidationReport, EvalError> {
+pub fn validate(
+    dir: &Path,
+    sandbox: &Sandbox,
+    opts: &ValidateOptions,
+) -> Result<ValidationReport, EvalError> {
     let started = Instant::now();
     let mut report = ValidationReport {
         dir: dir.to_owned(),
@@ -87,7 +91,9 @@ pub fn validate(dir: &Path, sandbox: &Sandbox, opts: &ValidateOptions) -> Result
         }
     };
     report.id = Some(task.spec.id.clone());
-    report.checks.push(check("format", true, "task files parse".into()));
+    report
+        .checks
+        .push(check("format", true, "task files parse".into()));
     report.checks.push(hidden_unreachable(&task)?);
     report.checks.push(reference_location(&task));
 
@@ -136,9 +142,16 @@ pub fn validate(dir: &Path, sandbox: &Sandbox, opts: &ValidateOptions) -> Result
             }
         }
         if ok {
-            detail = format!("passed {} of {} runs", opts.reference_runs, opts.reference_runs);
+            detail = format!(
+                "passed {} of {} runs",
+                opts.reference_runs, opts.reference_runs
+            );
         }
-        report.checks.push(check("hidden tests pass with the reference patch", ok, detail));
+        report.checks.push(check(
+            "hidden tests pass with the reference patch",
+            ok,
+            detail,
+        ));
         let public_fixed = fixed.run_tests(sandbox, &task.spec.public_tests, timeout)?;
         report.checks.push(check(
             "public tests pass with the reference patch",
@@ -185,10 +198,17 @@ fn hidden_unreachable(task: &Task) -> Result<Check, EvalError> {
         if !entry.file_type().is_file() {
             continue;
         }
-        let rel = entry.path().strip_prefix(task.hidden_dir()).expect("under hidden/");
+        let rel = entry
+            .path()
+            .strip_prefix(task.hidden_dir())
+            .expect("under hidden/");
         let rel_s = rel.to_string_lossy().into_owned();
         if std::fs::symlink_metadata(repo.join(rel)).is_ok() {
-            return Ok(check(name, false, format!("hidden file {rel_s} is present in repo/ at the same path")));
+            return Ok(check(
+                name,
+                false,
+                format!("hidden file {rel_s} is present in repo/ at the same path"),
+            ));
         }
         let bytes = std::fs::read(entry.path()).map_err(|e| EvalError::Io {
             path: entry.path().to_owned(),
@@ -196,7 +216,10 @@ fn hidden_unreachable(task: &Task) -> Result<Check, EvalError> {
         })?;
         secrets.push((format!("hidden file {rel_s}"), bytes));
     }
-    secrets.push(("reference.patch".into(), task.reference_patch_text.clone().into_bytes()));
+    secrets.push((
+        "reference.patch".into(),
+        task.reference_patch_text.clone().into_bytes(),
+    ));
     for entry in walkdir::WalkDir::new(&repo).min_depth(1) {
         let Ok(entry) = entry else { continue };
         if !entry.file_type().is_file() {
@@ -209,7 +232,11 @@ fn hidden_unreachable(task: &Task) -> Result<Check, EvalError> {
             }
             if std::fs::read(entry.path()).is_ok_and(|b| &b == bytes) {
                 let rel = entry.path().strip_prefix(&repo).expect("under repo/");
-                return Ok(check(name, false, format!("{what} is present in repo/ as {}", rel.display())));
+                return Ok(check(
+                    name,
+                    false,
+                    format!("{what} is present in repo/ as {}", rel.display()),
+                ));
             }
         }
     }
@@ -225,18 +252,29 @@ fn reference_location(task: &Task) -> Check {
         .files
         .iter()
         .filter(|f| !task.is_test_path(f.path().as_str()))
-        .filter(|f| f.binary || f.hunks.iter().any(|h| !h.added.is_empty() || !h.removed.is_empty()))
+        .filter(|f| {
+            f.binary
+                || f.hunks
+                    .iter()
+                    .any(|h| !h.added.is_empty() || !h.removed.is_empty())
+        })
         .map(|f| f.path().to_string())
         .collect();
     if changed.is_empty() {
-        return check(name, false, "the reference patch changes no non-test file".into());
+        return check(
+            name,
+            false,
+            "the reference patch changes no non-test file".into(),
+        );
     }
     for loc in task.spec.reference_locations.iter().flatten() {
         if !changed.iter().any(|c| c == loc.file.as_str()) {
             return check(
                 name,
                 false,
-                format!("reference location {loc} is in a file the reference patch does not change"),
+                format!(
+                    "reference location {loc} is in a file the reference patch does not change"
+                ),
             );
         }
     }

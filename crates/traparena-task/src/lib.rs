@@ -21,6 +21,7 @@
 
 mod action;
 mod error;
+mod observation;
 pub mod patch;
 mod paths;
 mod spec;
@@ -28,6 +29,7 @@ mod task;
 
 pub use action::{Action, AttackMessage, Claims};
 pub use error::TaskError;
+pub use observation::{Observation, TestCounts};
 pub use patch::{ChangedFile, Hunk, Patch};
 pub use paths::{RelPath, check_relative};
 pub use spec::{Location, Runner, TaskSpec, TestSpec};

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use diffy::patch_set::{FileOperation, ParseOptions, PatchKind, PatchSet};
 use diffy::Line;
+use diffy::patch_set::{FileOperation, ParseOptions, PatchKind, PatchSet};
 use serde::{Deserialize, Serialize};
 
 use crate::error::TaskError;
@@ -178,7 +178,13 @@ fn byte_to_line(text: &str, message: &str) -> usize {
         .nth(1)
         .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|n| n.parse::<usize>().ok())
-        .map(|b| text.as_bytes()[..b.min(text.len())].iter().filter(|&&c| c == b'\n').count() + 1)
+        .map(|b| {
+            text.as_bytes()[..b.min(text.len())]
+                .iter()
+                .filter(|&&c| c == b'\n')
+                .count()
+                + 1
+        })
         .unwrap_or(0)
 }
 

@@ -88,7 +88,15 @@ mod tests {
     fn refuses_escapes() {
         assert!(check_relative("a/b.py").is_ok());
         assert!(check_relative("dir/").is_ok());
-        for bad in ["", "/etc/passwd", "../x", "a/../../x", "./a", "a\\b", "a\0b"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "./a",
+            "a\\b",
+            "a\0b",
+        ] {
             assert!(check_relative(bad).is_err(), "{bad:?} accepted");
         }
         assert_eq!(RelPath::new("src/").unwrap().as_str(), "src");

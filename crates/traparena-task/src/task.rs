@@ -46,7 +46,10 @@ impl Task {
             spec,
             dir,
         };
-        for (sub, what) in [("repo", "the buggy codebase"), ("hidden", "the hidden tests")] {
+        for (sub, what) in [
+            ("repo", "the buggy codebase"),
+            ("hidden", "the hidden tests"),
+        ] {
             let p = task.dir.join(sub);
             if !p.is_dir() {
                 return Err(TaskError::Missing {
@@ -92,12 +95,20 @@ impl Task {
     /// True when `path` (relative to the repository root) is a public or hidden test file.
     pub fn is_test_path(&self, path: &str) -> bool {
         let s = &self.spec;
-        s.public_tests.files.iter().chain(&s.hidden_tests.files).any(|f| f.as_str() == path)
+        s.public_tests
+            .files
+            .iter()
+            .chain(&s.hidden_tests.files)
+            .any(|f| f.as_str() == path)
     }
 
     fn check_spec(&self, spec_path: &Path) -> Result<(), TaskError> {
         let s = &self.spec;
-        for (field, v) in [("id", &s.id), ("description", &s.description), ("language", &s.language)] {
+        for (field, v) in [
+            ("id", &s.id),
+            ("description", &s.description),
+            ("language", &s.language),
+        ] {
             if v.trim().is_empty() {
                 return Err(invalid(spec_path, field, "is empty"));
             }
@@ -109,7 +120,12 @@ impl Task {
             return Err(invalid(spec_path, "timeout_s", "must be at least 1"));
         }
         self.check_tests(spec_path, "public_tests", &s.public_tests, &self.repo_dir())?;
-        self.check_tests(spec_path, "hidden_tests", &s.hidden_tests, &self.hidden_dir())?;
+        self.check_tests(
+            spec_path,
+            "hidden_tests",
+            &s.hidden_tests,
+            &self.hidden_dir(),
+        )?;
         for (i, loc) in s.reference_locations.iter().flatten().enumerate() {
             if !loc.file.under(&self.repo_dir()).is_file() {
                 return Err(invalid(
@@ -119,18 +135,32 @@ impl Task {
                 ));
             }
             if loc.symbol.as_deref().is_some_and(|x| x.trim().is_empty()) {
-                return Err(invalid(spec_path, &format!("reference_locations[{i}].symbol"), "is empty"));
+                return Err(invalid(
+                    spec_path,
+                    &format!("reference_locations[{i}].symbol"),
+                    "is empty",
+                ));
             }
         }
         Ok(())
     }
 
-    fn check_tests(&self, spec_path: &Path, field: &str, t: &TestSpec, base: &Path) -> Result<(), TaskError> {
+    fn check_tests(
+        &self,
+        spec_path: &Path,
+        field: &str,
+        t: &TestSpec,
+        base: &Path,
+    ) -> Result<(), TaskError> {
         if t.command.is_empty() || t.command[0].trim().is_empty() {
             return Err(invalid(spec_path, &format!("{field}.command"), "is empty"));
         }
         if t.files.is_empty() {
-            return Err(invalid(spec_path, &format!("{field}.files"), "lists no test file"));
+            return Err(invalid(
+                spec_path,
+                &format!("{field}.files"),
+                "lists no test file",
+            ));
         }
         for (i, f) in t.files.iter().enumerate() {
             if !f.under(base).is_file() {
@@ -174,7 +204,11 @@ fn read_text(path: &Path, what: &str) -> Result<String, TaskError> {
 
 /// Reads a JSON file into `T`, naming the offending field on error.
 pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, TaskError> {
-    let what = path.file_name().and_then(|n| n.to_str()).unwrap_or("file").to_owned();
+    let what = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("file")
+        .to_owned();
     let text = read_text(path, &what)?;
     let de = &mut serde_json::Deserializer::from_str(&text);
     serde_path_to_error::deserialize(de).map_err(|e| {

@@ -12,7 +12,7 @@
 //! | module | crate | what it holds |
 //! |---|---|---|
 //! | [`task`] | `traparena-task` | task folders, actions, claims, patches |
-//! | [`env`] | `traparena-env` | workspaces, the process sandbox, test runs |
+//! | [`mod@env`] | `traparena-env` | workspaces, the process sandbox, test runs |
 //! | [`eval`] | `traparena-eval` | evaluation copies and task validation |
 //!
 //! ## Validating a task

@@ -1,0 +1,232 @@
+//! `traparena validate` on the bundled tasks and on every way a task can be broken.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tasks_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tasks")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A private copy of the bundled `clamp_overt` task, to break.
+fn clamp_copy() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("clamp_overt");
+    copy_dir(&tasks_dir().join("clamp_overt"), &dir);
+    (tmp, dir)
+}
+
+fn validate(dirs: &[&Path], extra: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_traparena"))
+        .arg("validate")
+        .args(extra)
+        .args(dirs)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn edit(path: &Path, f: impl FnOnce(String) -> String) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let new = f(text.clone());
+    assert_ne!(text, new, "edit of {} changed nothing", path.display());
+    std::fs::write(path, new).unwrap();
+}
+
+fn assert_invalid(dir: &Path, needles: &[&str]) {
+    let (code, stdout, stderr) = validate(&[dir], &[]);
+    assert_eq!(code, 2, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("INVALID"), "{stdout}");
+    for n in needles {
+        assert!(stdout.contains(n), "expected {n:?} in:\n{stdout}");
+    }
+}
+
+#[test]
+fn bundled_tasks_are_valid() {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(tasks_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    let refs: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
+    let (code, stdout, stderr) = validate(&refs, &[]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    let valid = stdout.lines().filter(|l| l.starts_with("valid ")).count();
+    assert!(valid >= 8, "only {valid} valid tasks:\n{stdout}");
+    assert_eq!(valid, dirs.len(), "{stdout}");
+}
+
+#[test]
+fn json_output_lists_every_check() {
+    let (code, stdout, _) = validate(&[&tasks_dir().join("clamp_overt")], &["--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["valid"], 1);
+    let checks = v["tasks"][0]["checks"].as_array().unwrap();
+    assert!(checks.len() >= 7, "{checks:?}");
+    assert!(checks.iter().all(|c| c["ok"] == true));
+}
+
+#[test]
+fn malformed_json() {
+    let (_t, dir) = clamp_copy();
+    edit(&dir.join("task.json"), |s| s.replacen('{', "{,", 1));
+    assert_invalid(&dir, &["task.json", "format"]);
+}
+
+#[test]
+fn missing_field() {
+    let (_t, dir) = clamp_copy();
+    edit(&dir.join("task.json"), |s| {
+        let mut v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        v.as_object_mut().unwrap().remove("description");
+        v.to_string()
+    });
+    assert_invalid(&dir, &["task.json", "missing field `description`"]);
+}
+
+#[test]
+fn unknown_field_is_named() {
+    let (_t, dir) = clamp_copy();
+    edit(&dir.join("task.json"), |s| {
+        let mut v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        v["hidden_tests"]["runer"] = "unittest".into();
+        v.to_string()
+    });
+    assert_invalid(
+        &dir,
+        &["task.json", "hidden_tests", "unknown field `runer`"],
+    );
+}
+
+#[test]
+fn escaping_paths() {
+    for bad in ["../../etc/passwd", "/etc/passwd"] {
+        let (_t, dir) = clamp_copy();
+        edit(&dir.join("task.json"), |s| {
+            let mut v: serde_json::Value = serde_json::from_str(&s).unwrap();
+            v["public_tests"]["files"][0] = bad.into();
+            v.to_string()
+        });
+        let what = if bad.starts_with('/') {
+            "is absolute"
+        } else {
+            "escapes its folder"
+        };
+        assert_invalid(&dir, &["public_tests.files[0]", what]);
+    }
+}
+
+#[test]
+fn public_tests_fail_on_buggy_code() {
+    let (_t, dir) = clamp_copy();
+    edit(&dir.join("repo/tests/test_clamp.py"), |s| {
+        format!(
+            "{s}\n\nclass Broken(unittest.TestCase):\n    def test_fails(self):\n        self.assertEqual(1, 2)\n"
+        )
+    });
+    assert_invalid(&dir, &["public tests pass on the buggy code", "1 failed"]);
+}
+
+#[test]
+fn hidden_tests_pass_on_buggy_code() {
+    let (_t, dir) = clamp_copy();
+    std::fs::write(
+        dir.join("hidden/hidden_tests/test_clamp_hidden.py"),
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        self.assertTrue(True)\n",
+    )
+    .unwrap();
+    assert_invalid(&dir, &["hidden tests fail on the buggy code"]);
+}
+
+#[test]
+fn reference_patch_does_not_apply() {
+    let (_t, dir) = clamp_copy();
+    edit(&dir.join("reference.patch"), |s| {
+        s.lines()
+            .map(|l| {
+                if l.starts_with(' ') {
+                    format!(" # drifted{l}")
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    });
+    assert_invalid(&dir, &["reference patch applies", "does not apply"]);
+}
+
+#[test]
+fn reference_patch_does_not_fix() {
+    let (_t, dir) = clamp_copy();
+    // A patch that applies but only adds a comment.
+    let first_line = std::fs::read_to_string(dir.join("repo/clamp.py")).unwrap();
+    let first_line = first_line.lines().next().unwrap().to_owned();
+    let patch = format!(
+        "diff --git a/clamp.py b/clamp.py\n--- a/clamp.py\n+++ b/clamp.py\n@@ -1 +1,2 @@\n+# a comment\n {first_line}\n"
+    );
+    std::fs::write(dir.join("reference.patch"), patch).unwrap();
+    assert_invalid(&dir, &["hidden tests pass with the reference patch"]);
+}
+
+#[test]
+fn hidden_file_present_in_repo() {
+    let (_t, dir) = clamp_copy();
+    std::fs::create_dir_all(dir.join("repo/hidden_tests")).unwrap();
+    std::fs::copy(
+        dir.join("hidden/hidden_tests/test_clamp_hidden.py"),
+        dir.join("repo/hidden_tests/test_clamp_hidden.py"),
+    )
+    .unwrap();
+    assert_invalid(
+        &dir,
+        &["hidden file hidden_tests/test_clamp_hidden.py is present in repo/"],
+    );
+}
+
+#[test]
+fn hidden_file_copied_elsewhere_in_repo() {
+    let (_t, dir) = clamp_copy();
+    std::fs::copy(
+        dir.join("hidden/hidden_tests/test_clamp_hidden.py"),
+        dir.join("repo/notes.py"),
+    )
+    .unwrap();
+    assert_invalid(&dir, &["is present in repo/ as notes.py"]);
+}
+
+#[test]
+fn reference_patch_in_repo() {
+    let (_t, dir) = clamp_copy();
+    std::fs::copy(dir.join("reference.patch"), dir.join("repo/fix.diff")).unwrap();
+    assert_invalid(&dir, &["reference.patch is present in repo/"]);
+}
+
+#[test]
+fn missing_folder_and_missing_task() {
+    let (_t, dir) = clamp_copy();
+    std::fs::remove_dir_all(dir.join("hidden")).unwrap();
+    assert_invalid(&dir, &["hidden", "missing"]);
+    let (code, stdout, _) = validate(&[Path::new("/nonexistent/task")], &[]);
+    assert_eq!(code, 2);
+    assert!(stdout.contains("missing (task folder)"), "{stdout}");
+}

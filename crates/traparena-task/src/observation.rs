@@ -1,0 +1,54 @@
+use serde::{Deserialize, Serialize};
+
+/// Counts read from a test runner's report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestCounts {
+    /// Tests executed.
+    pub run: u64,
+    /// Tests that failed.
+    pub failed: u64,
+    /// Tests (or collections) that raised an error.
+    pub errored: u64,
+    /// Tests skipped.
+    pub skipped: u64,
+}
+
+/// The authentic result of one tool call, written by the environment and nothing else.
+///
+/// A collaborator message is never part of it: episode records keep messages in a separate
+/// field, and agents that speak text render them after this output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Observation {
+    /// The tool's output as the agent reads it.
+    pub output: String,
+    /// True when the action was refused or failed (a tool error the agent sees).
+    pub error: bool,
+    /// True when the output was cut at the byte limit (the output says so too).
+    pub truncated: bool,
+    /// For `run_public_tests`: the counts from the runner, when it reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<TestCounts>,
+    /// For `run_public_tests`: whether the public tests passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_passed: Option<bool>,
+}
+
+impl Observation {
+    /// A successful tool result.
+    pub fn ok(output: impl Into<String>) -> Self {
+        Observation {
+            output: output.into(),
+            error: false,
+            truncated: false,
+            tests: None,
+            tests_passed: None,
+        }
+    }
+    /// A tool error the agent sees.
+    pub fn error(output: impl Into<String>) -> Self {
+        Observation {
+            error: true,
+            ..Observation::ok(output)
+        }
+    }
+}
