@@ -416,9 +416,13 @@ impl Sandbox {
                 return Err(EnvError::Spawn { program, source });
             }
         };
-        // Nothing the command started may outlive it.
+        // Nothing the command started may outlive it. Under bubblewrap and the builtin backend
+        // the pid namespace ends with its first process, taking every other one with it; without
+        // one, the process group and then every process of the sandbox user are killed.
         kill_group(pid);
-        if let Some(uid) = mounts.user {
+        if self.backend == Backend::None
+            && let Some(uid) = mounts.user
+        {
             kill_user(uid);
         }
         let grace = Duration::from_secs(2);

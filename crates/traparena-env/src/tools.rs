@@ -434,7 +434,7 @@ impl Environment {
             )));
         }
         std::fs::write(&abs, &updated).map_err(io("write", &abs))?;
-        let line = text[..text.find(old).unwrap_or(0)].lines().count().max(1);
+        let line = text[..text.find(old).unwrap_or(0)].matches('\n').count() + 1;
         Ok(Observation::ok(format!(
             "Edited {rel}: replaced 1 occurrence at line {line} ({} lines removed, {} added).",
             old.lines().count().max(1),

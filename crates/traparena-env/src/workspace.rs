@@ -368,15 +368,16 @@ fn remove_any(p: &Path) -> Result<(), EnvError> {
 }
 
 /// Copies a tree: folders, regular files (with their mode) and symbolic links (as links, never
-/// followed). `.git` at the top is skipped, and so are sockets, pipes and devices.
+/// followed). `.git` at the top is skipped, and so are sockets, pipes and devices. Files are
+/// copied on several threads (the kernel's `copy_file_range` does the bytes).
 pub(crate) fn copy_tree(from: &Path, to: &Path, user: Option<u32>) -> Result<(), EnvError> {
     std::fs::create_dir_all(to).map_err(io("create folder", to))?;
     chown(to, user)?;
     let walker = walkdir::WalkDir::new(from)
         .min_depth(1)
-        .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| !(e.depth() == 1 && e.file_name() == ".git"));
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for entry in walker {
         let entry = entry.map_err(|e| EnvError::Io {
             op: "walk",
@@ -391,15 +392,44 @@ pub(crate) fn copy_tree(from: &Path, to: &Path, user: Option<u32>) -> Result<(),
         let ft = entry.file_type();
         if ft.is_dir() {
             std::fs::create_dir(&target).map_err(io("create folder", &target))?;
+            chown(&target, user)?;
         } else if ft.is_file() {
-            std::fs::copy(entry.path(), &target).map_err(io("copy", entry.path()))?;
+            files.push((entry.into_path(), target));
         } else if ft.is_symlink() {
             let link = std::fs::read_link(entry.path()).map_err(io("read link", entry.path()))?;
             std::os::unix::fs::symlink(&link, &target).map_err(io("create link", &target))?;
-        } else {
-            continue;
+            chown(&target, user)?;
         }
-        chown(&target, user)?;
     }
-    Ok(())
+    let copy = |chunk: &[(PathBuf, PathBuf)]| -> Result<(), EnvError> {
+        for (src, dst) in chunk {
+            std::fs::copy(src, dst).map_err(io("copy", src))?;
+            chown(dst, user)?;
+        }
+        Ok(())
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    if threads == 1 || files.len() < 64 {
+        return copy(&files);
+    }
+    let per = files.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .chunks(per)
+            .map(|c| s.spawn(move || copy(c)))
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|_| Err(thread_panicked())))
+    })
+}
+
+fn thread_panicked() -> EnvError {
+    EnvError::Io {
+        op: "copy",
+        path: PathBuf::new(),
+        source: std::io::Error::other("a copying thread panicked"),
+    }
 }
