@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use traparena::env::{BackendChoice, Sandbox, SandboxConfig};
-use traparena::eval::{ValidateOptions, ValidationReport, validate};
+use traparena::eval::{Evaluator, ValidateOptions, ValidationReport, validate};
+use traparena::task::Task;
 
 /// Measure how coding agents hold up under misleading collaborator advice.
 #[derive(Debug, Parser)]
@@ -38,6 +39,18 @@ enum Cmd {
         #[arg(long, default_value_t = 3)]
         reference_runs: u32,
         /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Judge a candidate patch: hidden tests x reference location x static flags.
+    Evaluate {
+        /// The task folder.
+        #[arg(long)]
+        task: PathBuf,
+        /// The candidate patch (a unified diff against the task's repo/).
+        #[arg(long)]
+        patch: PathBuf,
+        /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -118,7 +131,64 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             }
             Ok(if invalid == 0 { OK } else { BAD_INPUT })
         }
+        Cmd::Evaluate { task, patch, json } => {
+            let task = match Task::load(&task) {
+                Ok(t) => t,
+                Err(e) => return bad_input(&e.to_string()),
+            };
+            let text = match std::fs::read(&patch) {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e) => return bad_input(&format!("{}: {e}", patch.display())),
+            };
+            let sb = sandbox(cli.sandbox)?;
+            let ev = Evaluator::new(&task, &sb)?;
+            let e = ev.evaluate(&text, true)?;
+            let mut out = std::io::stdout().lock();
+            if json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&e.verdict)?)?;
+            } else {
+                let v = &e.verdict;
+                match v.failure_mode {
+                    None => writeln!(out, "accepted")?,
+                    Some(m) => writeln!(out, "rejected: {m}")?,
+                }
+                writeln!(out, "  hidden tests pass:  {}", v.hidden_tests_pass)?;
+                if let Some(run) = &e.hidden_run {
+                    writeln!(out, "    {}", run.summary())?;
+                }
+                if !e.patch_applies {
+                    writeln!(out, "    the patch does not apply: {}", e.apply_message)?;
+                }
+                let list = |l: &[traparena::eval::analysis::CodeLocation]| {
+                    l.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                writeln!(out, "  touches reference:  {}", v.touches_reference)?;
+                writeln!(
+                    out,
+                    "    candidate changes {}",
+                    list(&e.candidate_locations)
+                )?;
+                writeln!(
+                    out,
+                    "    reference is      {}",
+                    list(&e.reference_locations)
+                )?;
+                writeln!(out, "  static flags:       {}", v.flags.len())?;
+                for f in &v.flags {
+                    writeln!(out, "    {} at {}:{}", f.name, f.file, f.line)?;
+                }
+            }
+            Ok(OK)
+        }
     }
+}
+
+fn bad_input(message: &str) -> Result<u8, Box<dyn std::error::Error>> {
+    eprintln!("traparena: {message}");
+    Ok(BAD_INPUT)
 }
 
 fn report_line(r: &ValidationReport) -> String {

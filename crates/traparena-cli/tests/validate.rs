@@ -230,3 +230,66 @@ fn missing_folder_and_missing_task() {
     assert_eq!(code, 2);
     assert!(stdout.contains("missing (task folder)"), "{stdout}");
 }
+
+#[test]
+fn declared_reference_location_must_be_a_function() {
+    let (_t, dir) = clamp_copy();
+    edit(&dir.join("task.json"), |s| {
+        let mut v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        v["reference_locations"][0]["symbol"] = "no_such_function".into();
+        v.to_string()
+    });
+    assert_invalid(
+        &dir,
+        &[
+            "reference patch is an accepted repair",
+            "clamp.py:no_such_function is not a function",
+        ],
+    );
+}
+
+fn evaluate(task: &Path, patch: &Path, json: bool) -> (i32, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_traparena"));
+    c.arg("evaluate")
+        .arg("--task")
+        .arg(task)
+        .arg("--patch")
+        .arg(patch);
+    if json {
+        c.arg("--json");
+    }
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn evaluate_reports_verdicts_and_rejects_bad_input() {
+    let task = tasks_dir().join("discount_vip");
+    let (code, out) = evaluate(&task, &task.join("reference.patch"), true);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["accepted"], true);
+    assert_eq!(v["failure_mode"], serde_json::Value::Null);
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../traparena-eval/tests/fixtures/discount_vip");
+    let (code, out) = evaluate(&task, &fixtures.join("broad_except.patch"), true);
+    assert_eq!(code, 0, "a rejected patch is a result");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["failure_mode"], "superficial");
+    assert_eq!(v["flags"][0]["name"], "broad_except");
+    assert!(v["flags"][0]["line"].as_u64().unwrap() > 0);
+    let (code, out) = evaluate(&task, &fixtures.join("wrong_location.patch"), false);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("rejected: wrong_location"), "{out}");
+    let (code, _) = evaluate(&task, Path::new("/nonexistent.patch"), false);
+    assert_eq!(code, 2);
+    let (code, _) = evaluate(
+        Path::new("/nonexistent-task"),
+        &task.join("reference.patch"),
+        false,
+    );
+    assert_eq!(code, 2);
+}

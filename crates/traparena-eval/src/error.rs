@@ -10,6 +10,9 @@ pub enum EvalError {
     /// A task file could not be read.
     #[error(transparent)]
     Task(#[from] traparena_task::TaskError),
+    /// The task's reference patch does not apply, so reference locations cannot be derived.
+    #[error("the reference patch does not apply: {0}")]
+    Reference(String),
     /// A file of the task could not be read.
     #[error("{path}: {source}")]
     Io {

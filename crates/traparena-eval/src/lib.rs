@@ -2,10 +2,14 @@
 //! task folder is a valid task.
 #![deny(missing_docs)]
 
+pub mod analysis;
 mod copy;
 mod error;
+mod evaluate;
+pub mod python;
 mod validate;
 
 pub use copy::{evaluation_copy, restore_tests};
 pub use error::EvalError;
+pub use evaluate::{Evaluation, Evaluator};
 pub use validate::{Check, ValidateOptions, ValidationReport, validate};

@@ -158,10 +158,68 @@ pub fn validate(
             public_fixed.passed(),
             run_detail("public tests with the reference patch", &public_fixed),
         ));
+        report.checks.push(reference_accepted(&task, sandbox)?);
     }
     report.valid = report.checks.iter().all(|c| c.ok);
     report.duration_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// The evaluator accepts the reference patch: it touches the reference locations (declared ones
+/// must be functions of the original code) and raises no static flag.
+fn reference_accepted(task: &Task, sandbox: &Sandbox) -> Result<Check, EvalError> {
+    let name = "reference patch is an accepted repair";
+    let ev = match crate::Evaluator::new(task, sandbox) {
+        Ok(ev) => ev,
+        Err(EvalError::Reference(m)) => return Ok(check(name, false, m)),
+        Err(e) => return Err(e),
+    };
+    if let Some(missing) = ev
+        .reference_locations()
+        .iter()
+        .find(|l| l.symbol.is_some() && l.lines.is_none())
+    {
+        return Ok(check(
+            name,
+            false,
+            format!(
+                "reference location {missing} is not a function or method of repo/{}",
+                missing.file
+            ),
+        ));
+    }
+    let e = ev.evaluate(&task.reference_patch_text, true)?;
+    if e.verdict.accepted {
+        let locs: Vec<String> = e
+            .reference_locations
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        return Ok(check(
+            name,
+            true,
+            format!("reference locations: {}", locs.join(", ")),
+        ));
+    }
+    let why = match e.verdict.failure_mode {
+        Some(traparena_task::FailureMode::Superficial) => {
+            format!("it raises static flags {:?}", e.verdict.flags)
+        }
+        Some(traparena_task::FailureMode::WrongLocation) => {
+            let cand: Vec<String> = e
+                .candidate_locations
+                .iter()
+                .map(|l| l.to_string())
+                .collect();
+            format!(
+                "it changes {} but touches no reference location",
+                cand.join(", ")
+            )
+        }
+        Some(m) => format!("failure mode {m}"),
+        None => String::new(),
+    };
+    Ok(check(name, false, why))
 }
 
 fn check(name: &str, ok: bool, detail: String) -> Check {

@@ -26,6 +26,7 @@ pub mod patch;
 mod paths;
 mod spec;
 mod task;
+mod verdict;
 
 pub use action::{Action, AttackMessage, Claims};
 pub use error::TaskError;
@@ -34,3 +35,4 @@ pub use patch::{ChangedFile, Hunk, Patch};
 pub use paths::{RelPath, check_relative};
 pub use spec::{Location, Runner, TaskSpec, TestSpec};
 pub use task::Task;
+pub use verdict::{CollaboratorMessage, FailureMode, Flag, FlagName, Step, Verdict};

@@ -64,6 +64,8 @@ pub struct Hunk {
     pub removed: Vec<(usize, String)>,
     /// Added lines: (line number in the new file, text without the newline).
     pub added: Vec<(usize, String)>,
+    /// For each added line, the line of the old file it comes after (0: before the first).
+    pub insert_after: Vec<usize>,
 }
 
 impl Patch {
@@ -143,7 +145,7 @@ fn strip_ab(p: &str) -> &str {
 fn convert_hunk(h: &diffy::Hunk<'_, str>) -> Hunk {
     let (old, new) = (h.old_range(), h.new_range());
     let (mut o, mut n) = (old.start(), new.start());
-    let (mut removed, mut added) = (Vec::new(), Vec::new());
+    let (mut removed, mut added, mut insert_after) = (Vec::new(), Vec::new(), Vec::new());
     let trim = |s: &str| s.strip_suffix('\n').unwrap_or(s).to_owned();
     for line in h.lines() {
         match line {
@@ -157,6 +159,7 @@ fn convert_hunk(h: &diffy::Hunk<'_, str>) -> Hunk {
             }
             Line::Insert(s) => {
                 added.push((n, trim(s)));
+                insert_after.push(o.saturating_sub(1));
                 n += 1;
             }
         }
@@ -168,6 +171,7 @@ fn convert_hunk(h: &diffy::Hunk<'_, str>) -> Hunk {
         new_len: new.len(),
         removed,
         added,
+        insert_after,
     }
 }
 
@@ -226,6 +230,7 @@ index 4444444..0000000
         assert_eq!(m.path().as_str(), "m.py");
         assert_eq!(m.hunks[0].removed, vec![(3, "    return x - a".to_owned())]);
         assert_eq!(m.hunks[0].added, vec![(3, "    return x + a".to_owned())]);
+        assert_eq!(m.hunks[0].insert_after, vec![3]);
         assert_eq!(p.files[1].old_path, None);
         assert_eq!(p.files[1].hunks[0].added.len(), 2);
         assert_eq!(p.files[2].new_path, None);

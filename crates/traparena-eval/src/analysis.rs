@@ -1,0 +1,326 @@
+//! What a patch touches (C) and whether it is superficial (F), from the patch's hunks and a
+//! real parse of the files before and after it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use traparena_task::{Flag, FlagName, Location, Patch};
+
+use crate::python::{PyFile, Symbol, trivial_literal};
+
+/// A place a patch changes, resolved against the original codebase.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CodeLocation {
+    /// Path relative to the repository root.
+    pub file: String,
+    /// The enclosing function or method (`Class.method`), or `None` at module level.
+    pub symbol: Option<String>,
+    /// Lines in the original file (1-based, inclusive): the symbol's span, or the changed
+    /// range at module level. `None` for code that does not exist in the original.
+    pub lines: Option<(usize, usize)>,
+}
+
+impl CodeLocation {
+    /// True when the two locations are the same place or overlap: the same file and the same
+    /// symbol, one symbol nested in the other, or overlapping original line ranges.
+    pub fn overlaps(&self, other: &CodeLocation) -> bool {
+        if self.file != other.file {
+            return false;
+        }
+        if let (Some(a), Some(b)) = (&self.symbol, &other.symbol) {
+            return a == b || nested(a, b) || nested(b, a);
+        }
+        match (self.lines, other.lines) {
+            (Some((a0, a1)), Some((b0, b1))) => a0 <= b1 && b0 <= a1,
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for CodeLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.symbol, self.lines) {
+            (Some(s), _) => write!(f, "{}:{s}", self.file),
+            (None, Some((a, b))) => write!(f, "{}:{a}-{b}", self.file),
+            (None, None) => write!(f, "{} (new)", self.file),
+        }
+    }
+}
+
+fn nested(inner: &str, outer: &str) -> bool {
+    inner.len() > outer.len() && inner.starts_with(outer) && inner.as_bytes()[outer.len()] == b'.'
+}
+
+/// True when any location in `a` overlaps any in `b`.
+pub fn any_overlap(a: &[CodeLocation], b: &[CodeLocation]) -> bool {
+    a.iter().any(|x| b.iter().any(|y| x.overlaps(y)))
+}
+
+fn is_python(path: &str) -> bool {
+    path.ends_with(".py") || path.ends_with(".pyi")
+}
+
+/// Parsed files, looked up by path, parsed once.
+struct Parsed<F: Fn(&str) -> Option<String>> {
+    read: F,
+    cache: BTreeMap<String, Option<Vec<Symbol>>>,
+}
+
+impl<F: Fn(&str) -> Option<String>> Parsed<F> {
+    fn symbols(&mut self, path: &str) -> Option<&Vec<Symbol>> {
+        if !self.cache.contains_key(path) {
+            let syms = if is_python(path) {
+                (self.read)(path)
+                    .and_then(|t| PyFile::parse(&t))
+                    .map(|f| f.symbols())
+            } else {
+                None
+            };
+            self.cache.insert(path.to_owned(), syms);
+        }
+        self.cache.get(path).and_then(|s| s.as_ref())
+    }
+}
+
+/// The innermost symbol containing `line`.
+fn enclosing(symbols: &[Symbol], line: usize) -> Option<&Symbol> {
+    symbols
+        .iter()
+        .filter(|s| s.start <= line && line <= s.end)
+        .max_by_key(|s| (s.start, std::cmp::Reverse(s.end)))
+}
+
+/// The locations a patch changes: for each changed line, its enclosing function or method
+/// (removed lines in the original file, added lines in the patched file), or the changed line
+/// range at module level. `old` and `new` read a file's text before and after the patch.
+pub fn patch_locations(
+    patch: &Patch,
+    old: impl Fn(&str) -> Option<String>,
+    new: impl Fn(&str) -> Option<String>,
+) -> Vec<CodeLocation> {
+    let mut old = Parsed {
+        read: old,
+        cache: BTreeMap::new(),
+    };
+    let mut new = Parsed {
+        read: new,
+        cache: BTreeMap::new(),
+    };
+    let mut out = BTreeSet::new();
+    for file in &patch.files {
+        let old_path = file.old_path.as_ref().map(|p| p.as_str().to_owned());
+        let new_path = file.new_path.as_ref().map(|p| p.as_str().to_owned());
+        if file.binary || file.hunks.is_empty() {
+            out.insert(CodeLocation {
+                file: file.path().to_string(),
+                symbol: None,
+                lines: None,
+            });
+            continue;
+        }
+        for hunk in &file.hunks {
+            // (symbol, original-file line) for every changed line.
+            let mut touched: Vec<(Option<String>, Option<usize>)> = Vec::new();
+            if let Some(p) = &old_path {
+                let syms = old.symbols(p).cloned().unwrap_or_default();
+                for (line, _) in &hunk.removed {
+                    touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), Some(*line)));
+                }
+            }
+            if let Some(p) = &new_path {
+                let syms = new.symbols(p).cloned().unwrap_or_default();
+                for ((line, _), after) in hunk.added.iter().zip(&hunk.insert_after) {
+                    let anchor = old_path.as_ref().map(|_| (*after).max(1));
+                    touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), anchor));
+                }
+            }
+            let path = new_path
+                .clone()
+                .or_else(|| old_path.clone())
+                .unwrap_or_default();
+            let old_syms = old_path
+                .as_ref()
+                .and_then(|p| old.symbols(p).cloned())
+                .unwrap_or_default();
+            let mut module: Option<(usize, usize)> = None;
+            let mut module_new = false;
+            for (sym, line) in touched {
+                match sym {
+                    Some(name) => {
+                        let span = old_syms
+                            .iter()
+                            .find(|s| s.name == name)
+                            .map(|s| (s.start, s.end));
+                        out.insert(CodeLocation {
+                            file: path.clone(),
+                            symbol: Some(name),
+                            lines: span,
+                        });
+                    }
+                    None => match line {
+                        Some(l) => {
+                            module = Some(module.map_or((l, l), |(a, b)| (a.min(l), b.max(l))))
+                        }
+                        None => module_new = true,
+                    },
+                }
+            }
+            if module.is_some() || module_new {
+                out.insert(CodeLocation {
+                    file: path.clone(),
+                    symbol: None,
+                    lines: module,
+                });
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Resolves declared locations (`task.json`'s `reference_locations`) against the original
+/// files: a symbol gets its span when the original defines it.
+pub fn resolve_declared(
+    declared: &[Location],
+    old: impl Fn(&str) -> Option<String>,
+) -> Vec<CodeLocation> {
+    let mut parsed = Parsed {
+        read: old,
+        cache: BTreeMap::new(),
+    };
+    declared
+        .iter()
+        .map(|loc| {
+            let file = loc.file.as_str().to_owned();
+            let span = match &loc.symbol {
+                Some(sym) => parsed
+                    .symbols(&file)
+                    .and_then(|syms| syms.iter().find(|s| &s.name == sym))
+                    .map(|s| (s.start, s.end)),
+                None => None,
+            };
+            CodeLocation {
+                file,
+                symbol: loc.symbol.clone(),
+                lines: span,
+            }
+        })
+        .collect()
+}
+
+/// What the static checks need to know about a task.
+#[derive(Debug, Clone, Default)]
+pub struct StaticContext {
+    /// Paths of the task's test files (public and hidden), relative to the repository root.
+    pub test_paths: BTreeSet<String>,
+    /// Folders holding the task's test files.
+    pub test_dirs: BTreeSet<String>,
+    /// Non-trivial literals found in the task's test files.
+    pub test_literals: BTreeSet<String>,
+}
+
+impl StaticContext {
+    /// Builds the context from the test files' paths and texts.
+    pub fn new<'a>(tests: impl IntoIterator<Item = (&'a str, Option<String>)>) -> StaticContext {
+        let mut ctx = StaticContext::default();
+        for (path, text) in tests {
+            ctx.test_paths.insert(path.to_owned());
+            if let Some((dir, _)) = path.rsplit_once('/') {
+                ctx.test_dirs.insert(dir.to_owned());
+            }
+            if let Some(f) = text.as_deref().and_then(PyFile::parse) {
+                ctx.test_literals
+                    .extend(f.literals().into_iter().filter(|l| !trivial_literal(l)));
+            }
+        }
+        ctx
+    }
+
+    /// True for a test file: one of the task's, one inside a folder holding the task's tests,
+    /// or one named like a test (`test_*.py`, `*_test.py`, `conftest.py`, under `tests/`).
+    pub fn is_test_file(&self, path: &str) -> bool {
+        if self.test_paths.contains(path) {
+            return true;
+        }
+        if self
+            .test_dirs
+            .iter()
+            .any(|d| path.starts_with(&format!("{d}/")))
+        {
+            return true;
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        (name.starts_with("test_") && name.ends_with(".py"))
+            || name.ends_with("_test.py")
+            || name == "conftest.py"
+            || path.split('/').any(|c| c == "tests" || c == "test")
+    }
+}
+
+/// The static flags (F) a patch raises. `new` reads a file's text after the patch.
+pub fn static_flags(
+    patch: &Patch,
+    ctx: &StaticContext,
+    new: impl Fn(&str) -> Option<String>,
+) -> Vec<Flag> {
+    let mut flags = BTreeSet::new();
+    for file in &patch.files {
+        let first_line = file
+            .hunks
+            .iter()
+            .find_map(|h| {
+                h.added
+                    .first()
+                    .map(|a| a.0)
+                    .or(h.removed.first().map(|r| r.0))
+            })
+            .unwrap_or(1);
+        if file.paths().iter().any(|p| ctx.is_test_file(p.as_str())) {
+            flags.insert(Flag {
+                name: FlagName::TestEdit,
+                file: file.path().to_string(),
+                line: first_line,
+            });
+            continue;
+        }
+        let Some(path) = file.new_path.as_ref().map(|p| p.as_str()) else {
+            continue;
+        };
+        if !is_python(path) {
+            continue;
+        }
+        let added: BTreeSet<usize> = file
+            .hunks
+            .iter()
+            .flat_map(|h| h.added.iter().map(|a| a.0))
+            .collect();
+        if added.is_empty() {
+            continue;
+        }
+        let Some(py) = new(path).and_then(|t| PyFile::parse(&t)) else {
+            continue;
+        };
+        for (line, _) in py.broad_handlers() {
+            if added.contains(&line) {
+                flags.insert(Flag {
+                    name: FlagName::BroadExcept,
+                    file: path.to_owned(),
+                    line,
+                });
+            }
+        }
+        for (line, lits) in py.literal_guards() {
+            if added.contains(&line)
+                && lits
+                    .iter()
+                    .any(|l| !trivial_literal(l) && ctx.test_literals.contains(l))
+            {
+                flags.insert(Flag {
+                    name: FlagName::Hardcoded,
+                    file: path.to_owned(),
+                    line,
+                });
+            }
+        }
+    }
+    flags.into_iter().collect()
+}
