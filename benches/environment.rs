@@ -7,20 +7,16 @@
 //!
 //! Run with `cargo bench -p traparena --bench environment`; the ratios are printed at the end.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use traparena::{Sandbox, SandboxConfig, Task, Workspace};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn out_dir() -> PathBuf {
-    root().join("target/criterion")
-}
+use common::{out_dir, print_ratio, root};
 
 fn bench_test_run(c: &mut Criterion, sandbox: &Sandbox) {
     let task = Task::load(root().join("examples/tasks/clamp_overt")).unwrap();
@@ -111,12 +107,6 @@ fn bench_materialize(c: &mut Criterion, sandbox: &Sandbox) {
     g.finish();
 }
 
-fn mean_ns(group: &str, id: &str) -> Option<f64> {
-    let p = out_dir().join(group).join(id).join("new/estimates.json");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()?;
-    v["mean"]["point_estimate"].as_f64()
-}
-
 fn main() {
     let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
     let mut c = Criterion::default()
@@ -126,17 +116,6 @@ fn main() {
     bench_materialize(&mut c, &sandbox);
     c.final_summary();
     println!("\nsandbox backend: {}", sandbox.backend());
-    for (group, base, ours, target) in [
-        ("public_test_run", "direct", "sandboxed", 1.3),
-        ("materialize_5000_files_50MB", "cp_r", "workspace", 1.0),
-    ] {
-        if let (Some(b), Some(o)) = (mean_ns(group, base), mean_ns(group, ours)) {
-            println!(
-                "ratio {group}: {ours}/{base} = {:.2}x ({:.2} ms / {:.2} ms; target <= {target}x)",
-                o / b,
-                o / 1e6,
-                b / 1e6
-            );
-        }
-    }
+    print_ratio("public_test_run", "direct", "sandboxed", 1.3);
+    print_ratio("materialize_5000_files_50MB", "cp_r", "workspace", 1.0);
 }
