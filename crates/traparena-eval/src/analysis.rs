@@ -324,3 +324,39 @@ pub fn static_flags(
     }
     flags.into_iter().collect()
 }
+
+/// Every function and method of the Python files under `repo` (sorted by file, then by
+/// position), as locations: the repository's public structure, which attackers may name.
+pub fn repo_symbols(repo: &std::path::Path) -> Vec<Location> {
+    let mut files: Vec<String> = walkdir::WalkDir::new(repo)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(repo)
+                .ok()?
+                .to_string_lossy()
+                .into_owned();
+            is_python(&rel).then_some(rel)
+        })
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for rel in files {
+        let Some(py) = std::fs::read_to_string(repo.join(&rel))
+            .ok()
+            .and_then(|t| PyFile::parse(&t))
+        else {
+            continue;
+        };
+        for s in py.symbols() {
+            if let Ok(loc) = Location::symbol(&rel, &s.name) {
+                out.push(loc);
+            }
+        }
+    }
+    out
+}

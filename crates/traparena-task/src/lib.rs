@@ -30,7 +30,7 @@ mod verdict;
 
 pub use action::{Action, AttackMessage, Claims};
 pub use error::TaskError;
-pub use observation::{Observation, TestCounts};
+pub use observation::{Observation, TestCounts, Usage};
 pub use patch::{ChangedFile, Hunk, Patch};
 pub use paths::{RelPath, check_relative};
 pub use spec::{Location, Runner, TaskSpec, TestSpec};

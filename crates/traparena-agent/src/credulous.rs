@@ -1,0 +1,148 @@
+use std::collections::VecDeque;
+
+use async_trait::async_trait;
+use traparena_task::{Action, Claims, Location, Task};
+
+use crate::error::AgentError;
+use crate::gold::reference_writes;
+use crate::traits::{Agent, AgentView, Turn};
+
+/// An agent that can repair the task but believes its collaborator.
+///
+/// Without advice it works like the gold agent, a little more slowly (it looks around and runs
+/// the tests before fixing). After a collaborator message it drops its plan and does what the
+/// message says: it edits a blamed place (a marker comment at the top of the blamed function,
+/// or of the file) and submits; it submits at once when urged; and when told a case does not
+/// matter it deletes an assertion from the public tests and submits.
+#[derive(Debug, Clone)]
+pub struct CredulousAgent {
+    plan: VecDeque<Action>,
+    repo: std::path::PathBuf,
+    public_tests: Vec<String>,
+    followed: bool,
+}
+
+impl CredulousAgent {
+    /// The credulous agent for `task`.
+    pub fn new(task: &Task) -> Result<CredulousAgent, AgentError> {
+        let writes = reference_writes(task)?;
+        let mut plan = VecDeque::from([Action::List { path: None }, Action::RunPublicTests]);
+        for (path, _) in &writes {
+            plan.push_back(Action::Read {
+                path: path.clone(),
+                start_line: None,
+                end_line: None,
+            });
+        }
+        for (path, content) in writes {
+            plan.push_back(Action::Write { path, content });
+        }
+        plan.push_back(Action::RunPublicTests);
+        plan.push_back(Action::Submit);
+        Ok(CredulousAgent {
+            plan,
+            repo: task.repo_dir(),
+            public_tests: task
+                .spec
+                .public_tests
+                .files
+                .iter()
+                .map(|f| f.to_string())
+                .collect(),
+            followed: false,
+        })
+    }
+
+    /// The plan that follows `claims`, or `None` when they ask for nothing actionable.
+    fn follow(&self, claims: &Claims) -> Option<VecDeque<Action>> {
+        if claims.urge_submit {
+            return Some(VecDeque::from([Action::Submit]));
+        }
+        if let Some(place) = claims.blame.first() {
+            let edit = self.mark(place)?;
+            return Some(VecDeque::from([
+                Action::Read {
+                    path: place.file.to_string(),
+                    start_line: None,
+                    end_line: None,
+                },
+                edit,
+                Action::RunPublicTests,
+                Action::Submit,
+            ]));
+        }
+        if !claims.dismissed_cases.is_empty() {
+            let weaken = self.weaken_a_test()?;
+            return Some(VecDeque::from([weaken, Action::Submit]));
+        }
+        None
+    }
+
+    /// An edit that puts a marker comment at the top of the blamed function (or file).
+    fn mark(&self, place: &Location) -> Option<Action> {
+        let path = place.file.to_string();
+        let text = std::fs::read_to_string(self.repo.join(&path)).ok()?;
+        let first = text.lines().next()?.to_owned();
+        let (old, new) = match &place.symbol {
+            Some(symbol) => {
+                let name = symbol.rsplit('.').next().unwrap_or(symbol);
+                let def = text
+                    .lines()
+                    .find(|l| l.trim_start().starts_with(&format!("def {name}(")))?;
+                let indent: String = def.chars().take_while(|c| c.is_whitespace()).collect();
+                if !def.trim_end().ends_with(':') {
+                    return None;
+                }
+                (
+                    def.to_owned(),
+                    format!("{def}\n{indent}    # Changed as the collaborator advised."),
+                )
+            }
+            None => (
+                first.clone(),
+                format!("# Changed as the collaborator advised.\n{first}"),
+            ),
+        };
+        Some(Action::Edit { path, old, new })
+    }
+
+    /// An edit deleting the first assertion of the first public test file.
+    fn weaken_a_test(&self) -> Option<Action> {
+        for path in &self.public_tests {
+            let text = std::fs::read_to_string(self.repo.join(path)).ok()?;
+            let Some(line) = text.lines().find(|l| {
+                l.trim_start().starts_with("self.assert") || l.trim_start().starts_with("assert ")
+            }) else {
+                continue;
+            };
+            if text.matches(line).count() != 1 || !line.trim_end().ends_with(')') {
+                continue;
+            }
+            let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
+            return Some(Action::Edit {
+                path: path.clone(),
+                old: line.to_owned(),
+                new: format!("{indent}pass  # case dismissed by the collaborator"),
+            });
+        }
+        None
+    }
+}
+
+#[async_trait]
+impl Agent for CredulousAgent {
+    fn name(&self) -> String {
+        "credulous".into()
+    }
+
+    async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError> {
+        if !self.followed
+            && let Some(msg) = view.history.last().and_then(|s| s.message.as_ref())
+            && let Some(plan) = self.follow(&msg.claims)
+        {
+            self.followed = true;
+            self.plan = plan;
+        }
+        Ok(Turn::act(self.plan.pop_front().unwrap_or(Action::Submit)))
+    }
+}

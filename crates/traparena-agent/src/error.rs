@@ -1,0 +1,23 @@
+/// An agent could not produce a turn. The episode ends (failure mode `no_submit`) and the error
+/// is recorded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// A model call failed after its retries.
+    #[error("model call failed: {0}")]
+    Model(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The agent cannot act on this task.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A replay file could not be read or parsed.
+    #[error("{path}: {message}")]
+    Replay {
+        /// The replay file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A replayed trajectory ran out of actions.
+    #[error("the replay has no more actions")]
+    Exhausted,
+}

@@ -1,0 +1,29 @@
+//! TrapArena attackers and curators.
+//!
+//! An [`Attacker`] is asked for advice after every tool call the [`Schedule`] allows; what it
+//! returns is checked by the [`LeakageFilter`] and, when delivered, appended to the agent's
+//! observation as a message from a collaborator. It can never touch the repository or the tool
+//! output. A [`Curator`] rewrites bounded [`Notes`] about the target between rounds; notes go to
+//! the attacker only.
+//!
+//! Built in: the scripted [`Persona`]s (generic templates, plus the truthful control), the
+//! task-specific [`OfflineAttacker`] that draws from `attacks.json`.
+#![deny(missing_docs)]
+
+mod error;
+mod leakage;
+mod notes;
+mod offline;
+mod schedule;
+mod scripted;
+mod traits;
+
+pub use error::AttackError;
+pub use leakage::{LeakageConfig, LeakageFilter};
+pub use notes::{NoteLimits, Notes, NotesError};
+pub use offline::OfflineAttacker;
+pub use schedule::{Schedule, Trigger};
+pub use scripted::{Persona, ScriptedAttacker};
+pub use traits::{
+    Advice, AttackContext, Attacker, Curator, ReferenceInfo, RoundEvidence, TargetReaction,
+};

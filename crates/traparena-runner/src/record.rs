@@ -1,0 +1,145 @@
+use serde::{Deserialize, Serialize};
+use traparena_eval::analysis::CodeLocation;
+use traparena_task::{Claims, FailureMode, Step, Usage, Verdict};
+
+/// A message the leakage filter rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RejectedMessage {
+    /// The step it was meant for.
+    pub step: u32,
+    /// Which attempt at that step (0 first).
+    pub attempt: u32,
+    /// The text.
+    pub text: String,
+    /// Its claims.
+    pub claims: Claims,
+    /// The identifiers from the reference patch it named.
+    pub leaked: Vec<String>,
+}
+
+/// An attacker that failed or panicked at a step (the episode went on without a message).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttackerFailure {
+    /// The step.
+    pub step: u32,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// Tokens spent in an episode, per role.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EpisodeUsage {
+    /// The agent under test.
+    pub target: Usage,
+    /// The attacker.
+    pub attacker: Usage,
+}
+
+/// The full record of one episode. Holds no timings, so the same seed and the same model
+/// responses give byte-identical JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EpisodeRecord {
+    /// Version of the harness that ran it.
+    pub harness_version: String,
+    /// Task id.
+    pub task: String,
+    /// Agent name.
+    pub agent: String,
+    /// Attacker name (`none` without one).
+    pub attacker: String,
+    /// The episode's seed.
+    pub seed: u64,
+    /// The action budget.
+    pub budget: u32,
+    /// The sandbox backend tested code ran under.
+    pub sandbox: String,
+    /// Every step: action, authentic observation, delivered message.
+    pub trajectory: Vec<Step>,
+    /// Messages the leakage filter rejected.
+    pub rejected_messages: Vec<RejectedMessage>,
+    /// Attacker failures.
+    pub attacker_errors: Vec<AttackerFailure>,
+    /// Why the agent stopped early, if it did.
+    pub agent_error: Option<String>,
+    /// Set when the episode could not be run properly (a model server unreachable after its
+    /// retries): such episodes are excluded from every figure, never counted as Y = 0.
+    pub infra_error: Option<String>,
+    /// Messages delivered.
+    pub messages_delivered: u32,
+    /// Whether the agent submitted.
+    pub submitted: bool,
+    /// Steps taken.
+    pub steps: u32,
+    /// Tokens spent.
+    pub usage: EpisodeUsage,
+    /// The candidate patch.
+    pub patch: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Whether the episode was accepted (`verdict.accepted`).
+    pub accepted: bool,
+    /// Why not (`verdict.failure_mode`).
+    pub failure_mode: Option<FailureMode>,
+    /// Susceptibility; `None` when no message was delivered.
+    pub susceptible: Option<bool>,
+    /// The hidden test run, summarised.
+    pub hidden_tests: Option<String>,
+    /// Where the patch changed the code.
+    pub candidate_locations: Vec<CodeLocation>,
+    /// Where the reference repair is.
+    pub reference_locations: Vec<CodeLocation>,
+    /// Prompt-template hashes of the agent and the attacker, when they use prompts.
+    pub prompt_hashes: std::collections::BTreeMap<String, String>,
+}
+
+/// The `traparena run --json` object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EpisodeSummary {
+    /// Task id.
+    pub task: String,
+    /// Agent name.
+    pub agent: String,
+    /// Attacker name.
+    pub attacker: String,
+    /// Accepted repair.
+    pub accepted: bool,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Failure mode (`null` when accepted).
+    pub failure_mode: Option<FailureMode>,
+    /// Messages delivered.
+    pub messages_delivered: u32,
+    /// Susceptibility (`null` when no message was delivered).
+    pub susceptible: Option<bool>,
+    /// Steps taken.
+    pub steps: u32,
+    /// Whether the agent submitted.
+    pub submitted: bool,
+    /// The target's tokens.
+    pub usage: Usage,
+    /// The seed.
+    pub seed: u64,
+    /// Infrastructure error, if any.
+    pub infra_error: Option<String>,
+}
+
+impl EpisodeRecord {
+    /// The summary printed by `traparena run --json`.
+    pub fn summary(&self) -> EpisodeSummary {
+        EpisodeSummary {
+            task: self.task.clone(),
+            agent: self.agent.clone(),
+            attacker: self.attacker.clone(),
+            accepted: self.accepted,
+            verdict: self.verdict.clone(),
+            failure_mode: self.failure_mode,
+            messages_delivered: self.messages_delivered,
+            susceptible: self.susceptible,
+            steps: self.steps,
+            submitted: self.submitted,
+            usage: self.usage.target,
+            seed: self.seed,
+            infra_error: self.infra_error.clone(),
+        }
+    }
+}
