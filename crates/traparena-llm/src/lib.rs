@@ -1,0 +1,86 @@
+//! The TrapArena model client.
+//!
+//! Everything TrapArena's LLM agent, LLM attackers and curator need to talk to a model:
+//!
+//! - [`ChatModel`], the object-safe async trait they take as `Arc<dyn ChatModel>`;
+//! - [`ChatClient`], its implementation for any OpenAI-compatible endpoint
+//!   (`POST {base_url}/chat/completions`: vLLM, the llama.cpp server, hosted APIs), configured by
+//!   an [`EndpointConfig`], with a per-endpoint concurrency limit and retries;
+//! - the protocol types ([`ChatRequest`], [`Message`], [`Tool`], [`ResponseFormat`],
+//!   [`ChatResponse`], [`Usage`]): strict and minimal on the way out, tolerant on the way in
+//!   (defaults for missing and `null` fields, unknown fields kept in `extra`);
+//! - [`Metered`] and [`UsageLedger`], token accounting per [`Role`];
+//! - [`Recorder`] and [`Cassette`], record and replay keyed by a stable [`request_hash`], so an
+//!   episode re-runs offline with byte-identical model output;
+//! - [`ScriptedModel`], a fake for tests;
+//! - [`extract_json_object`] / [`extract_json`] for the plain-text protocol, and
+//!   [`ToolCall::parse_arguments`] for native tool calls.
+//!
+//! # Retries
+//!
+//! [`ChatClient`] retries HTTP 408, 429 and 5xx, per-call timeouts, and transport failures
+//! (refused or dropped connections, bodies cut short of their `Content-Length`) up to
+//! [`EndpointConfig::max_retries`] times. The wait before retry *n* is drawn from a seeded
+//! ChaCha RNG in `[d/2, d]` with `d = min(backoff_max, backoff_base * 2^(n-1))`, and is at least
+//! the server's `Retry-After` (seconds form, or `retry-after-ms`), capped at
+//! [`EndpointConfig::retry_after_max`]. When every attempt fails the error is
+//! [`LlmError::RetriesExhausted`] holding the last attempt's error. Other 4xx statuses fail at
+//! once with the server's message ([`LlmError::Status`]).
+//!
+//! A 2xx response whose body is not a chat completion (not JSON, a field of the wrong type, an
+//! `error` object, no choices) is [`LlmError::Malformed`], naming what was wrong, and is **not
+//! retried**: the server has already produced (and a hosted API has billed) a completion, and
+//! such a body comes from a misconfiguration — a wrong base URL, a proxy's error page, an
+//! incompatible server — that a retry would only hide. Bodies that end early are transport
+//! failures and are retried.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use traparena_llm::{
+//!     ChatModel, ChatRequest, ChatResponse, Message, Metered, Role, ScriptedModel, UsageLedger,
+//! };
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), traparena_llm::LlmError> {
+//! // In production: Arc::new(ChatClient::new(EndpointConfig::new(base_url, model))?).
+//! let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::new(
+//!     "fake",
+//!     [ChatResponse::from_text("fake", "{\"action\": \"submit\"}").with_usage(12, 5)],
+//! ));
+//! let ledger = Arc::new(UsageLedger::new());
+//! let target = Metered::new(model, Role::Target, ledger.clone());
+//! let reply = target
+//!     .chat(&ChatRequest::new(vec![Message::user("Fix the bug.")]).with_temperature(0.0))
+//!     .await?;
+//! let action: serde_json::Value = traparena_llm::extract_json(reply.text().unwrap_or(""))?;
+//! assert_eq!(action["action"], "submit");
+//! assert_eq!(ledger.totals(Role::Target).prompt_tokens, 12);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod cassette;
+mod client;
+mod config;
+mod error;
+mod extract;
+mod model;
+mod scripted;
+mod types;
+mod usage;
+
+pub use cassette::{Cassette, CassetteEntry, CassetteMode, Recorder, canonical_json, request_hash};
+pub use client::ChatClient;
+pub use config::{EndpointConfig, MaxTokensField};
+pub use error::LlmError;
+pub use extract::{extract_json, extract_json_object};
+pub use model::ChatModel;
+pub use scripted::ScriptedModel;
+pub use types::{
+    ChatRequest, ChatResponse, Choice, CompletionTokensDetails, FunctionCall, FunctionDefinition,
+    JsonSchema, Message, MessageRole, ResponseFormat, ResponseMessage, Tool, ToolCall, ToolKind,
+    Usage,
+};
+pub use usage::{Metered, Role, TokenUsage, UsageLedger, UsageTotals};

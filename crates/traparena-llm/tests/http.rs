@@ -1,0 +1,532 @@
+//! The HTTP client against a scripted stub server on 127.0.0.1.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::json;
+use support::{Reply, Stub, bounded, completion_body};
+use traparena_llm::{
+    ChatClient, ChatModel, ChatRequest, LlmError, Message, Metered, ResponseFormat, Role, Tool,
+    UsageLedger, extract_json,
+};
+
+fn hello() -> ChatRequest {
+    ChatRequest::new(vec![Message::system("Be brief."), Message::user("Say hi.")])
+}
+
+#[tokio::test]
+async fn text_mode_sends_a_minimal_body_and_reads_the_text() {
+    bounded(async {
+        let stub = Stub::start(vec![Reply::text("Hi!", 12, 3)]).await;
+        let mut config = stub.config();
+        config.api_key = Some("sk-test".into());
+        let client = ChatClient::new(config).unwrap();
+        let req = hello()
+            .with_temperature(0.7)
+            .with_max_tokens(32)
+            .with_seed(5);
+        let resp = client.chat(&req).await.unwrap();
+        assert_eq!(resp.text(), Some("Hi!"));
+        assert_eq!(resp.finish_reason(), Some("stop"));
+        let u = resp.token_usage();
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.reported),
+            (12, 3, true)
+        );
+        // Unknown fields are kept.
+        assert_eq!(resp.extra["object"], "chat.completion");
+
+        let got = stub.received();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].method, "POST");
+        assert_eq!(got[0].path, "/v1/chat/completions");
+        assert_eq!(got[0].header("authorization"), Some("Bearer sk-test"));
+        assert_eq!(got[0].header("content-type"), Some("application/json"));
+        assert_eq!(
+            got[0].body,
+            json!({
+                "model": "test-model",
+                "messages": [{"role": "system", "content": "Be brief."},
+                             {"role": "user", "content": "Say hi."}],
+                "temperature": 0.7,
+                "max_tokens": 32,
+                "seed": 5
+            })
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn tool_calls_round_trip() {
+    bounded(async {
+        let message = json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "read", "arguments": "{\"path\": \"src/a.py\", \"start_line\": 1}"}},
+                {"id": "call_2", "type": "function",
+                 "function": {"name": "submit", "arguments": ""}}
+            ]
+        });
+        let stub = Stub::start(vec![
+            Reply::json(200, completion_body(message, "tool_calls", 40, 20)),
+            Reply::text("done", 60, 1),
+        ])
+        .await;
+        let client = stub.client();
+        let read_schema = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "start_line": {"type": "integer"}},
+            "required": ["path"]
+        });
+        let tools = vec![
+            Tool::function("read", "Read a file", read_schema.clone()),
+            Tool::function("submit", "Submit", json!({"type": "object", "properties": {}})),
+        ];
+        let mut req = ChatRequest::new(vec![Message::user("Fix it.")]).with_tools(tools);
+        let resp = client.chat(&req).await.unwrap();
+        assert_eq!(resp.finish_reason(), Some("tool_calls"));
+        let calls = resp.tool_calls();
+        assert_eq!(calls.len(), 2);
+        #[derive(Deserialize, Debug, PartialEq)]
+        struct Read {
+            path: String,
+            start_line: Option<u32>,
+        }
+        assert_eq!(
+            calls[0].parse_arguments::<Read>().unwrap(),
+            Read { path: "src/a.py".into(), start_line: Some(1) }
+        );
+        assert_eq!(calls[1].function.name, "submit");
+        assert_eq!(calls[1].arguments_value().unwrap(), json!({}));
+
+        // The history goes back with the assistant's calls and the tool results.
+        req.messages.push(resp.message().unwrap().to_message());
+        req.messages.push(Message::tool("call_1", "1: def clamp(x): ..."));
+        req.messages.push(Message::tool("call_2", "submitted"));
+        client.chat(&req).await.unwrap();
+
+        let got = stub.received();
+        assert_eq!(
+            got[0].body["tools"][0],
+            json!({"type": "function", "function": {
+                "name": "read", "description": "Read a file", "parameters": read_schema}})
+        );
+        let history = &got[1].body["messages"];
+        assert_eq!(history[1]["role"], "assistant");
+        assert!(history[1].get("content").is_none());
+        assert_eq!(history[1]["tool_calls"][0]["id"], "call_1");
+        assert_eq!(history[2], json!({"role": "tool", "content": "1: def clamp(x): ...", "tool_call_id": "call_1"}));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn json_schema_mode_sends_the_format_and_parses_the_content() {
+    bounded(async {
+        let content = "```json\n{\"action\": \"read\", \"path\": \"src/a.py\"}\n```";
+        let stub = Stub::start(vec![Reply::text(content, 30, 9)]).await;
+        let client = stub.client();
+        let schema = json!({
+            "type": "object",
+            "properties": {"action": {"type": "string"}, "path": {"type": "string"}},
+            "required": ["action"],
+            "additionalProperties": false
+        });
+        let req =
+            hello().with_response_format(ResponseFormat::json_schema("action", schema.clone()));
+        let resp = client.chat(&req).await.unwrap();
+        #[derive(Deserialize)]
+        struct Act {
+            action: String,
+            path: Option<String>,
+        }
+        let act: Act = extract_json(resp.text().unwrap()).unwrap();
+        assert_eq!(
+            (act.action.as_str(), act.path.as_deref()),
+            ("read", Some("src/a.py"))
+        );
+        assert_eq!(
+            stub.received()[0].body["response_format"],
+            json!({"type": "json_schema",
+                   "json_schema": {"name": "action", "schema": schema, "strict": true}})
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn usage_is_accounted_per_role() {
+    bounded(async {
+        let no_usage = json!({"choices": [{"message": {"role": "assistant", "content": "x"}}]});
+        let mut reasoning = completion_body(json!({"content": "y"}), "stop", 7, 11);
+        reasoning["usage"]["completion_tokens_details"] = json!({"reasoning_tokens": 6});
+        let stub = Stub::start(vec![
+            Reply::text("a", 100, 10),
+            Reply::text("b", 50, 5),
+            Reply::text("c", 20, 2),
+            Reply::json(200, no_usage),
+            Reply::json(200, reasoning),
+        ])
+        .await;
+        let client: Arc<dyn ChatModel> = Arc::new(stub.client());
+        let ledger = Arc::new(UsageLedger::new());
+        let target = Metered::new(client.clone(), Role::Target, ledger.clone());
+        let attacker = Metered::new(client.clone(), Role::Attacker, ledger.clone());
+        let curator = Metered::new(client, Role::Curator, ledger.clone());
+        target.chat(&hello()).await.unwrap();
+        target.chat(&hello()).await.unwrap();
+        attacker.chat(&hello()).await.unwrap();
+        attacker.chat(&hello()).await.unwrap();
+        curator.chat(&hello()).await.unwrap();
+
+        let t = ledger.totals(Role::Target);
+        assert_eq!(
+            (
+                t.calls,
+                t.prompt_tokens,
+                t.completion_tokens,
+                t.calls_without_usage
+            ),
+            (2, 150, 15, 0)
+        );
+        let a = ledger.totals(Role::Attacker);
+        assert_eq!(
+            (
+                a.calls,
+                a.prompt_tokens,
+                a.completion_tokens,
+                a.calls_without_usage
+            ),
+            (2, 20, 2, 1)
+        );
+        let c = ledger.totals(Role::Curator);
+        assert_eq!(
+            (
+                c.calls,
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.reasoning_tokens
+            ),
+            (1, 7, 11, 6)
+        );
+        let all = ledger.overall();
+        assert_eq!((all.calls, all.total_tokens()), (5, 150 + 15 + 22 + 18));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn server_error_then_success_is_retried() {
+    bounded(async {
+        let stub = Stub::start(vec![
+            Reply::json(500, json!({"error": {"message": "boom"}})),
+            Reply::raw(503, "upstream unavailable"),
+            Reply::text("ok", 1, 1),
+        ])
+        .await;
+        let resp = stub.client().chat(&hello()).await.unwrap();
+        assert_eq!(resp.text(), Some("ok"));
+        assert_eq!(stub.request_count(), 3);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn persistent_server_errors_give_up_with_the_last_message() {
+    bounded(async {
+        let stub = Stub::start(vec![]).await; // every answer: 500 "stub: script exhausted"
+        let err = stub.client().chat(&hello()).await.unwrap_err();
+        assert_eq!(stub.request_count(), 3); // 1 + max_retries
+        match &err {
+            LlmError::RetriesExhausted { attempts: 3, last } => {
+                assert!(
+                    matches!(**last, LlmError::Status { status: 500, .. }),
+                    "{last}"
+                );
+            }
+            other => panic!("unexpected {other}"),
+        }
+        let text = err.to_string();
+        assert!(
+            text.contains("gave up after 3") && text.contains("script exhausted"),
+            "{text}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn too_many_requests_waits_for_retry_after() {
+    bounded(async {
+        let stub = Stub::start(vec![
+            Reply::json(429, json!({"error": {"message": "slow down"}}))
+                .with_header("Retry-After", "1"),
+            Reply::text("ok", 1, 1),
+        ])
+        .await;
+        let started = Instant::now();
+        let resp = stub.client().chat(&hello()).await.unwrap();
+        let waited = started.elapsed();
+        assert_eq!(resp.text(), Some("ok"));
+        assert_eq!(stub.request_count(), 2);
+        // Backoff alone would be at most 40 ms; the header asked for 1 s.
+        assert!(
+            waited >= Duration::from_millis(950),
+            "waited only {waited:?}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn retry_after_is_capped() {
+    bounded(async {
+        let stub = Stub::start(vec![
+            Reply::json(429, json!({"error": "later"})).with_header("Retry-After", "86400"),
+            Reply::text("ok", 1, 1),
+        ])
+        .await;
+        let mut config = stub.config();
+        config.retry_after_max = Duration::from_millis(200);
+        let started = Instant::now();
+        let resp = ChatClient::new(config)
+            .unwrap()
+            .chat(&hello())
+            .await
+            .unwrap();
+        assert_eq!(resp.text(), Some("ok"));
+        assert!(started.elapsed() >= Duration::from_millis(190));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_silent_server_times_out_then_gives_up_clearly() {
+    bounded(async {
+        let stub = Stub::start(vec![Reply::Hang, Reply::Hang, Reply::Hang]).await;
+        let mut config = stub.config();
+        config.timeout = Duration::from_millis(300);
+        let started = Instant::now();
+        let err = ChatClient::new(config)
+            .unwrap()
+            .chat(&hello())
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() >= Duration::from_millis(900));
+        assert_eq!(stub.request_count(), 3);
+        assert!(
+            matches!(err.last_attempt(), LlmError::Timeout { .. }),
+            "{err}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("gave up after 3") && text.contains("no complete response within 300ms"),
+            "{text}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_timeout_then_an_answer_succeeds() {
+    bounded(async {
+        let stub = Stub::start(vec![Reply::Hang, Reply::text("late but fine", 1, 1)]).await;
+        let mut config = stub.config();
+        config.timeout = Duration::from_millis(300);
+        let resp = ChatClient::new(config)
+            .unwrap()
+            .chat(&hello())
+            .await
+            .unwrap();
+        assert_eq!(resp.text(), Some("late but fine"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_malformed_body_fails_at_once_naming_the_problem() {
+    bounded(async {
+        let stub = Stub::start(vec![
+            Reply::raw(200, "<html>proxy error</html>"),
+            Reply::json(
+                200,
+                json!({"choices": [{"message": {"content": "x", "tool_calls": {"oops": 1}}}]}),
+            ),
+        ])
+        .await;
+        let client = stub.client();
+        let err = client.chat(&hello()).await.unwrap_err();
+        assert!(matches!(err, LlmError::Malformed { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("body is not JSON") && text.contains("<html>proxy error"),
+            "{text}"
+        );
+        assert_eq!(stub.request_count(), 1, "a malformed body is not retried");
+
+        let err = client.chat(&hello()).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("field `choices[0].message.tool_calls`"),
+            "{err}"
+        );
+        assert_eq!(stub.request_count(), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_truncated_body_is_retried() {
+    bounded(async {
+        let full = completion_body(json!({"content": "whole"}), "stop", 1, 1).to_string();
+        let stub = Stub::start(vec![
+            Reply::Truncated {
+                declared: full.len(),
+                body: full[..full.len() / 2].to_owned(),
+            },
+            Reply::json(200, serde_json::from_str(&full).unwrap()),
+        ])
+        .await;
+        let resp = stub.client().chat(&hello()).await.unwrap();
+        assert_eq!(resp.text(), Some("whole"));
+        assert_eq!(stub.request_count(), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn always_truncated_bodies_give_a_transport_error() {
+    bounded(async {
+        let body = "{\"choices\": [";
+        let truncated = Reply::Truncated {
+            declared: 500,
+            body: body.into(),
+        };
+        let stub = Stub::start(vec![truncated.clone(), truncated.clone(), truncated]).await;
+        let err = stub.client().chat(&hello()).await.unwrap_err();
+        assert_eq!(stub.request_count(), 3);
+        assert!(
+            matches!(
+                err.last_attempt(),
+                LlmError::Transport {
+                    stage: "reading the response body",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn client_errors_fail_at_once_with_the_server_message() {
+    bounded(async {
+        let stub = Stub::start(vec![Reply::json(
+            400,
+            json!({"error": {"message": "model `nope` does not exist", "type": "invalid_request_error"}}),
+        )])
+        .await;
+        let err = stub.client().chat(&hello()).await.unwrap_err();
+        assert_eq!(stub.request_count(), 1);
+        match &err {
+            LlmError::Status { status: 400, message, .. } => {
+                assert_eq!(message, "model `nope` does not exist")
+            }
+            other => panic!("unexpected {other}"),
+        }
+        assert!(!err.is_retryable());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_reported() {
+    bounded(async {
+        // Bind and drop a listener to get a port nobody listens on.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let mut config =
+            traparena_llm::EndpointConfig::new(format!("http://127.0.0.1:{port}/v1"), "m");
+        config.max_retries = 1;
+        config.backoff_base = Duration::from_millis(5);
+        let err = ChatClient::new(config)
+            .unwrap()
+            .chat(&hello())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err.last_attempt(),
+                LlmError::Transport {
+                    stage: "sending the request",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("gave up after 2"), "{err}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn concurrency_limit_is_shared_by_clones_and_clients() {
+    bounded(async {
+        let delay = Duration::from_millis(150);
+        let replies = (0..8)
+            .map(|i| Reply::text(&format!("r{i}"), 1, 1).delayed(delay))
+            .collect();
+        let stub = Stub::start(replies).await;
+        let mut config = stub.config();
+        config.max_concurrency = 2;
+        let client = ChatClient::new(config).unwrap();
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let c = client.clone();
+            tasks.push(tokio::spawn(async move { c.chat(&hello()).await }));
+        }
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        assert_eq!(stub.request_count(), 8);
+        assert_eq!(
+            stub.max_in_flight(),
+            2,
+            "the limit is 2 and 8 calls were waiting"
+        );
+        assert_eq!(client.available_permits(), 2);
+
+        // A second client of the same endpoint (another model) can share the limit.
+        let replies = (0..6).map(|i| Reply::text(&format!("s{i}"), 1, 1).delayed(delay));
+        for r in replies {
+            stub.push(r);
+        }
+        let mut other = stub.config();
+        other.model = "attacker-model".into();
+        let other = ChatClient::with_limiter(other, client.limiter().clone()).unwrap();
+        let mut tasks = Vec::new();
+        for i in 0..6 {
+            let c = if i % 2 == 0 {
+                client.clone()
+            } else {
+                other.clone()
+            };
+            tasks.push(tokio::spawn(async move { c.chat(&hello()).await }));
+        }
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        assert_eq!(stub.request_count(), 14);
+        assert_eq!(stub.max_in_flight(), 2);
+    })
+    .await;
+}
