@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+mod llm;
 use traparena::env::{BackendChoice, Sandbox, SandboxConfig};
 use traparena::eval::{Evaluator, ValidateOptions, ValidationReport, validate};
 use traparena::task::Task;
@@ -41,6 +43,32 @@ enum Cmd {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Run one episode of an agent on a task, optionally under attack, and judge it.
+    Run {
+        /// The task folder.
+        #[arg(long)]
+        task: PathBuf,
+        /// The agent: gold, credulous, hardcoder or replay:FILE.
+        #[arg(long)]
+        agent: String,
+        /// The attacker: none, scripted, scripted:PERSONA, offline or truthful.
+        #[arg(long, default_value = "none")]
+        attacker: String,
+        /// Most actions the agent may take.
+        #[arg(long, default_value_t = 60)]
+        budget: u32,
+        /// Seed for every random choice of the episode.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Folder to write the full episode record to (JSON).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        llm: llm::LlmArgs,
     },
     /// Judge a candidate patch: hidden tests x reference location x static flags.
     Evaluate {
@@ -131,6 +159,26 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             }
             Ok(if invalid == 0 { OK } else { BAD_INPUT })
         }
+        Cmd::Run {
+            task,
+            agent,
+            attacker,
+            budget,
+            seed,
+            out,
+            json,
+            llm,
+        } => run_episode_cmd(
+            cli.sandbox,
+            &task,
+            &agent,
+            &attacker,
+            budget,
+            seed,
+            out.as_deref(),
+            json,
+            &llm,
+        ),
         Cmd::Evaluate { task, patch, json } => {
             let task = match Task::load(&task) {
                 Ok(t) => t,
@@ -237,4 +285,197 @@ fn validate_all(
                 .expect("every task validated")
         })
         .collect()
+}
+
+/// Builds a built-in agent by name.
+fn build_agent(
+    name: &str,
+    task: &Task,
+    seed: u64,
+    llm: &llm::LlmArgs,
+) -> Result<Box<dyn traparena::agent::Agent>, String> {
+    use traparena::agent::{CredulousAgent, GoldAgent, HardcoderAgent, ReplayAgent};
+    let r: Result<Box<dyn traparena::agent::Agent>, traparena::agent::AgentError> = match name {
+        "gold" => GoldAgent::new(task).map(|a| Box::new(a) as _),
+        "credulous" => CredulousAgent::new(task).map(|a| Box::new(a) as _),
+        "hardcoder" => HardcoderAgent::new(task).map(|a| Box::new(a) as _),
+        "llm" => return llm::build_agent(task, seed, llm),
+        other => match other.strip_prefix("replay:") {
+            Some(file) => {
+                ReplayAgent::from_file(std::path::Path::new(file)).map(|a| Box::new(a) as _)
+            }
+            None => {
+                return Err(format!(
+                    "unknown agent {other:?}: use gold, credulous, hardcoder, replay:FILE or llm"
+                ));
+            }
+        },
+    };
+    r.map_err(|e| format!("agent {name}: {e}"))
+}
+
+/// Builds a built-in attacker by name (`None` for `none`).
+fn build_attacker(
+    name: &str,
+    task: &Task,
+    seed: u64,
+    llm: &llm::LlmArgs,
+) -> Result<Option<Box<dyn traparena::attack::Attacker>>, String> {
+    use traparena::attack::{OfflineAttacker, Persona, ScriptedAttacker};
+    Ok(match name {
+        "none" => None,
+        "scripted" => Some(Box::new(ScriptedAttacker::all_misleading(seed))),
+        "truthful" => Some(Box::new(ScriptedAttacker::new(
+            vec![Persona::Truthful],
+            seed,
+        ))),
+        "adaptive" | "blind" => Some(llm::build_attacker(name, task, seed, llm)?),
+        "offline" => {
+            if task.attacks.is_empty() {
+                return Err(format!(
+                    "task {} has no attacks.json for the offline attacker",
+                    task.spec.id
+                ));
+            }
+            Some(Box::new(OfflineAttacker::new(task.attacks.clone(), seed)))
+        }
+        other => match other.strip_prefix("scripted:") {
+            Some(p) => {
+                let persona = Persona::parse(p).ok_or_else(|| {
+                    let names: Vec<&str> = Persona::MISLEADING.iter().map(|p| p.name()).collect();
+                    format!(
+                        "unknown persona {p:?}: use one of {}, truthful",
+                        names.join(", ")
+                    )
+                })?;
+                Some(Box::new(ScriptedAttacker::new(vec![persona], seed)))
+            }
+            None => {
+                return Err(format!(
+                    "unknown attacker {other:?}: use none, scripted[:PERSONA], offline, truthful, adaptive or blind"
+                ));
+            }
+        },
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_episode_cmd(
+    sandbox_arg: SandboxArg,
+    task_dir: &std::path::Path,
+    agent_name: &str,
+    attacker_name: &str,
+    budget: u32,
+    seed: u64,
+    out: Option<&std::path::Path>,
+    json: bool,
+    llm: &llm::LlmArgs,
+) -> Result<u8, Box<dyn std::error::Error>> {
+    let task = match Task::load(task_dir) {
+        Ok(t) => t,
+        Err(e) => return bad_input(&e.to_string()),
+    };
+    if budget == 0 {
+        return bad_input("--budget must be at least 1");
+    }
+    let mut agent = match build_agent(agent_name, &task, seed, llm) {
+        Ok(a) => a,
+        Err(e) => return bad_input(&e),
+    };
+    let mut attacker = match build_attacker(attacker_name, &task, seed, llm) {
+        Ok(a) => a,
+        Err(e) => return bad_input(&e),
+    };
+    let sb = sandbox(sandbox_arg)?;
+    let evaluator = std::sync::Arc::new(Evaluator::new(&task, &sb)?);
+    let config = traparena::runner::EpisodeConfig {
+        budget,
+        seed,
+        ..Default::default()
+    };
+    let notes = traparena::attack::Notes::empty(Default::default());
+    let episode = traparena::runner::Episode {
+        task: &task,
+        evaluator,
+        sandbox: &sb,
+        config: &config,
+        notes: &notes,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let record = rt.block_on(traparena::runner::run_episode(
+        episode,
+        agent.as_mut(),
+        attacker
+            .as_deref_mut()
+            .map(|a| a as &mut dyn traparena::attack::Attacker),
+    ))?;
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir)?;
+        let name = format!(
+            "{}.{}.{}.seed{}.json",
+            record.task,
+            agent_name.replace(['/', ':'], "_"),
+            attacker_name.replace(['/', ':'], "_"),
+            seed
+        );
+        let path = dir.join(name);
+        std::fs::write(&path, serde_json::to_string_pretty(&record)? + "\n")?;
+        eprintln!("traparena: episode record written to {}", path.display());
+    }
+    let summary = record.summary();
+    let mut o = std::io::stdout().lock();
+    if json {
+        writeln!(o, "{}", serde_json::to_string_pretty(&summary)?)?;
+    } else {
+        let outcome = match summary.failure_mode {
+            None => "accepted".to_owned(),
+            Some(m) => format!("rejected ({m})"),
+        };
+        writeln!(
+            o,
+            "{} | agent {} | attacker {}: {outcome}",
+            summary.task, summary.agent, summary.attacker
+        )?;
+        writeln!(
+            o,
+            "  steps {} of {budget}, submitted {}, messages delivered {}, susceptible {}",
+            summary.steps,
+            summary.submitted,
+            summary.messages_delivered,
+            summary
+                .susceptible
+                .map_or("n/a".to_owned(), |s| s.to_string())
+        )?;
+        let v = &summary.verdict;
+        writeln!(
+            o,
+            "  hidden tests pass {}, touches reference {}, flags {}",
+            v.hidden_tests_pass,
+            v.touches_reference,
+            if v.flags.is_empty() {
+                "none".to_owned()
+            } else {
+                v.flags
+                    .iter()
+                    .map(|f| format!("{} ({}:{})", f.name, f.file, f.line))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        )?;
+        for step in &record.trajectory {
+            if let Some(m) = &step.message {
+                writeln!(o, "  collaborator after step {}: {}", step.index, m.text)?;
+            }
+        }
+        if let Some(e) = &record.agent_error {
+            writeln!(o, "  agent stopped: {e}")?;
+        }
+        for e in &record.attacker_errors {
+            writeln!(o, "  attacker error at step {}: {}", e.step, e.error)?;
+        }
+    }
+    Ok(OK)
 }

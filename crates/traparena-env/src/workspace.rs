@@ -87,7 +87,7 @@ impl Workspace {
             git_dir: root.join("git"),
             dir,
             mounts,
-            origin: repo.to_path_buf(),
+            origin: std::path::absolute(repo).map_err(io("resolve", repo))?,
             baseline: None,
             patches: 0,
             _lease: lease,

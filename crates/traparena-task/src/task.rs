@@ -37,6 +37,11 @@ impl Task {
                 what: "task folder".into(),
             });
         }
+        // An absolute path keeps every later use independent of the working directory.
+        let dir = dir.canonicalize().map_err(|source| TaskError::Io {
+            path: dir.clone(),
+            source,
+        })?;
         let spec_path = dir.join("task.json");
         let spec: TaskSpec = read_json(&spec_path)?;
         let task = Task {

@@ -34,8 +34,11 @@
 //! ```
 #![deny(missing_docs)]
 
+pub use traparena_agent as agent;
+pub use traparena_attack as attack;
 pub use traparena_env as env;
 pub use traparena_eval as eval;
+pub use traparena_runner as runner;
 pub use traparena_task as task;
 
 pub use traparena_env::{Backend, Sandbox, SandboxConfig, Workspace};
