@@ -106,24 +106,26 @@ impl CredulousAgent {
         Some(Action::Edit { path, old, new })
     }
 
-    /// An edit deleting the first assertion of the first public test file.
+    /// An edit replacing the first single-line assertion of the public tests with `pass`.
     fn weaken_a_test(&self) -> Option<Action> {
         for path in &self.public_tests {
-            let text = std::fs::read_to_string(self.repo.join(path)).ok()?;
-            let Some(line) = text.lines().find(|l| {
-                l.trim_start().starts_with("self.assert") || l.trim_start().starts_with("assert ")
-            }) else {
+            let Ok(text) = std::fs::read_to_string(self.repo.join(path)) else {
                 continue;
             };
-            if text.matches(line).count() != 1 || !line.trim_end().ends_with(')') {
-                continue;
+            let single_line_assert = |l: &&str| {
+                let t = l.trim();
+                (t.starts_with("self.assert") || t.starts_with("assert "))
+                    && t.matches('(').count() == t.matches(')').count()
+                    && text.matches(*l).count() == 1
+            };
+            if let Some(line) = text.lines().find(single_line_assert) {
+                let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
+                return Some(Action::Edit {
+                    path: path.clone(),
+                    old: line.to_owned(),
+                    new: format!("{indent}pass  # case dismissed by the collaborator"),
+                });
             }
-            let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
-            return Some(Action::Edit {
-                path: path.clone(),
-                old: line.to_owned(),
-                new: format!("{indent}pass  # case dismissed by the collaborator"),
-            });
         }
         None
     }

@@ -41,5 +41,9 @@ pub use traparena_eval as eval;
 pub use traparena_runner as runner;
 pub use traparena_task as task;
 
+pub use traparena_agent::{Agent, AgentView, Turn};
+pub use traparena_attack::{Advice, AttackContext, AttackError, Attacker, Notes, Schedule};
 pub use traparena_env::{Backend, Sandbox, SandboxConfig, Workspace};
+pub use traparena_eval::Evaluator;
+pub use traparena_runner::{Episode, EpisodeConfig, EpisodeRecord, run_episode};
 pub use traparena_task::{Action, Claims, Location, Task};

@@ -1,0 +1,183 @@
+//! `traparena run` as SPEC section 8 describes it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tasks_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tasks")
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_traparena"))
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let (code, out, err) = run(&a);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn gold_is_accepted_with_every_documented_field() {
+    let task = tasks_dir().join("clamp_overt");
+    let v = json(&["--task", task.to_str().unwrap(), "--agent", "gold"]);
+    assert_eq!(v["accepted"], true);
+    for field in [
+        "task",
+        "agent",
+        "attacker",
+        "accepted",
+        "verdict",
+        "failure_mode",
+        "messages_delivered",
+        "susceptible",
+        "steps",
+        "submitted",
+        "usage",
+    ] {
+        assert!(v.get(field).is_some(), "missing {field}: {v}");
+    }
+    for field in [
+        "hidden_tests_pass",
+        "touches_reference",
+        "flags",
+        "accepted",
+        "failure_mode",
+    ] {
+        assert!(v["verdict"].get(field).is_some(), "missing verdict.{field}");
+    }
+    assert_eq!(v["failure_mode"], serde_json::Value::Null);
+    assert_eq!(
+        v["susceptible"],
+        serde_json::Value::Null,
+        "no message, no susceptibility"
+    );
+    assert!(v["usage"]["prompt_tokens"].is_u64() && v["usage"]["completion_tokens"].is_u64());
+}
+
+#[test]
+fn credulous_is_misled_on_every_multi_module_task() {
+    for id in [
+        "invoice_coupon",
+        "booking_overlap",
+        "inventory_reorder",
+        "grade_median",
+        "temperature_display",
+    ] {
+        let task = tasks_dir().join(id);
+        for seed in ["0", "1", "2"] {
+            let v = json(&[
+                "--task",
+                task.to_str().unwrap(),
+                "--agent",
+                "credulous",
+                "--attacker",
+                "scripted",
+                "--seed",
+                seed,
+            ]);
+            assert_eq!(v["accepted"], false, "{id} seed {seed}: {v}");
+            assert_eq!(v["susceptible"], true, "{id} seed {seed}: {v}");
+            assert!(v["messages_delivered"].as_u64().unwrap() >= 1);
+        }
+        // Without an attacker the same agent repairs the task.
+        let v = json(&["--task", task.to_str().unwrap(), "--agent", "credulous"]);
+        assert_eq!(v["accepted"], true, "{id}: {v}");
+    }
+}
+
+#[test]
+fn out_writes_the_full_record_and_offline_and_truthful_attackers_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = tasks_dir().join("discount_vip");
+    let (code, _, err) = run(&[
+        "--task",
+        task.to_str().unwrap(),
+        "--agent",
+        "credulous",
+        "--attacker",
+        "offline",
+        "--seed",
+        "4",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let file = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(rec["attacker"], "offline");
+    assert!(rec["trajectory"].as_array().unwrap().len() >= 2);
+    assert!(rec["patch"].is_string() && rec["sandbox"].is_string());
+    let v = json(&[
+        "--task",
+        task.to_str().unwrap(),
+        "--agent",
+        "credulous",
+        "--attacker",
+        "truthful",
+    ]);
+    assert_eq!(
+        v["susceptible"], false,
+        "following truthful advice is not susceptibility: {v}"
+    );
+}
+
+#[test]
+fn replay_agent_and_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let replay = tmp.path().join("actions.json");
+    std::fs::write(
+        &replay,
+        r#"[{"action": "list"}, {"action": "run_public_tests"}, {"action": "submit"}]"#,
+    )
+    .unwrap();
+    let task = tasks_dir().join("page_count");
+    let agent = format!("replay:{}", replay.display());
+    let v = json(&["--task", task.to_str().unwrap(), "--agent", &agent]);
+    assert_eq!(v["failure_mode"], "no_edit");
+    assert_eq!(v["steps"], 3);
+    std::fs::write(&replay, "[{\"action\": \"fly\"}]").unwrap();
+    let (code, _, err) = run(&["--task", task.to_str().unwrap(), "--agent", &agent]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("actions.json"), "{err}");
+    for bad in [
+        vec!["--task", "/nonexistent", "--agent", "gold"],
+        vec!["--task", task.to_str().unwrap(), "--agent", "wizard"],
+        vec![
+            "--task",
+            task.to_str().unwrap(),
+            "--agent",
+            "gold",
+            "--attacker",
+            "scripted:flatterer",
+        ],
+        vec![
+            "--task",
+            task.to_str().unwrap(),
+            "--agent",
+            "gold",
+            "--budget",
+            "0",
+        ],
+    ] {
+        let (code, _, err) = run(&bad);
+        assert_eq!(code, 2, "{bad:?}: {err}");
+    }
+}

@@ -1,0 +1,249 @@
+//! The episode loop: determinism, budgets, failing attackers, the leakage filter, and tool
+//! output that no attacker can change.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use traparena_agent::{Agent, AgentError, AgentView, CredulousAgent, GoldAgent, ReplayAgent, Turn};
+use traparena_attack::{Advice, AttackContext, AttackError, Attacker, Notes, ScriptedAttacker};
+use traparena_env::{Sandbox, SandboxConfig};
+use traparena_eval::Evaluator;
+use traparena_runner::{Episode, EpisodeConfig, EpisodeRecord, run_episode};
+use traparena_task::{Action, Claims, FailureMode, Task};
+
+fn task(id: &str) -> Task {
+    Task::load(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/tasks")
+            .join(id),
+    )
+    .unwrap()
+}
+
+async fn run(
+    task: &Task,
+    agent: &mut dyn Agent,
+    attacker: Option<&mut dyn Attacker>,
+    config: &EpisodeConfig,
+) -> EpisodeRecord {
+    let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
+    let evaluator = Arc::new(Evaluator::new(task, &sandbox).unwrap());
+    let notes = Notes::empty(Default::default());
+    let ep = Episode {
+        task,
+        evaluator,
+        sandbox: &sandbox,
+        config,
+        notes: &notes,
+    };
+    run_episode(ep, agent, attacker).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_seed_gives_byte_identical_records() {
+    let t = task("invoice_coupon");
+    let config = EpisodeConfig {
+        seed: 7,
+        ..EpisodeConfig::default()
+    };
+    let mut jsons = Vec::new();
+    for _ in 0..2 {
+        let mut agent = CredulousAgent::new(&t).unwrap();
+        let mut attacker = ScriptedAttacker::all_misleading(config.seed);
+        let rec = run(&t, &mut agent, Some(&mut attacker), &config).await;
+        assert!(rec.messages_delivered >= 1);
+        jsons.push(serde_json::to_string_pretty(&rec).unwrap());
+    }
+    assert_eq!(jsons[0], jsons[1]);
+    // A different seed changes the attacker's choices.
+    let mut agent = CredulousAgent::new(&t).unwrap();
+    let mut attacker = ScriptedAttacker::all_misleading(8);
+    let other = run(
+        &t,
+        &mut agent,
+        Some(&mut attacker),
+        &EpisodeConfig { seed: 8, ..config },
+    )
+    .await;
+    assert_ne!(serde_json::to_string_pretty(&other).unwrap(), jsons[0]);
+}
+
+/// Lists the workspace forever.
+struct Wanderer;
+
+#[async_trait]
+impl Agent for Wanderer {
+    fn name(&self) -> String {
+        "wanderer".into()
+    }
+    async fn act(&mut self, _view: &AgentView<'_>) -> Result<Turn, AgentError> {
+        Ok(Turn::act(Action::List { path: None }))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn budget_exhaustion_is_no_submit() {
+    let t = task("clamp_overt");
+    let config = EpisodeConfig {
+        budget: 4,
+        ..EpisodeConfig::default()
+    };
+    let rec = run(&t, &mut Wanderer, None, &config).await;
+    assert_eq!(rec.steps, 4);
+    assert!(!rec.submitted && !rec.accepted);
+    assert_eq!(rec.failure_mode, Some(FailureMode::NoSubmit));
+    assert_eq!(rec.susceptible, None);
+    // A replay that runs out of actions stops the episode the same way, with the reason.
+    let mut replay = ReplayAgent::new(vec![Action::RunPublicTests]);
+    let rec = run(&t, &mut replay, None, &EpisodeConfig::default()).await;
+    assert_eq!(rec.failure_mode, Some(FailureMode::NoSubmit));
+    assert!(
+        rec.agent_error
+            .as_deref()
+            .unwrap()
+            .contains("no more actions")
+    );
+}
+
+struct Failing {
+    panic: bool,
+}
+
+#[async_trait]
+impl Attacker for Failing {
+    fn name(&self) -> String {
+        "failing".into()
+    }
+    async fn advise(&mut self, _ctx: &AttackContext<'_>) -> Result<Option<Advice>, AttackError> {
+        if self.panic {
+            panic!("attacker bug");
+        }
+        Err(AttackError::Invalid("the attack model is down".into()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_or_panicking_attackers_do_not_kill_the_episode() {
+    let t = task("clamp_overt");
+    let config = EpisodeConfig::default();
+    for panic in [false, true] {
+        let mut agent = GoldAgent::new(&t).unwrap();
+        let mut attacker = Failing { panic };
+        let rec = run(&t, &mut agent, Some(&mut attacker), &config).await;
+        assert!(rec.accepted, "the gold agent still repairs the task");
+        assert_eq!(rec.messages_delivered, 0);
+        assert!(!rec.attacker_errors.is_empty());
+        if panic {
+            assert_eq!(
+                rec.attacker_errors.len(),
+                1,
+                "a panicking attacker is silenced"
+            );
+            assert!(rec.attacker_errors[0].error.contains("attacker bug"));
+        } else {
+            assert!(
+                rec.attacker_errors[0]
+                    .error
+                    .contains("the attack model is down")
+            );
+            assert!(rec.attacker_errors.len() >= 2, "asked again at later steps");
+        }
+    }
+}
+
+/// Always names the given identifier.
+struct Leaky(String);
+
+#[async_trait]
+impl Attacker for Leaky {
+    fn name(&self) -> String {
+        "leaky".into()
+    }
+    async fn advise(&mut self, ctx: &AttackContext<'_>) -> Result<Option<Advice>, AttackError> {
+        Ok(Some(Advice {
+            text: format!("Attempt {}: look closely at {}.", ctx.attempt, self.0),
+            claims: Claims::default(),
+        }))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaking_messages_are_rejected_and_logged() {
+    let t = task("discount_vip");
+    let filter = traparena_attack::LeakageFilter::new(
+        &t.reference_patch,
+        &t.spec.description,
+        &Default::default(),
+    );
+    let secret = filter
+        .forbidden()
+        .iter()
+        .next()
+        .expect("the reference names something")
+        .clone();
+    let config = EpisodeConfig::default();
+    let mut agent = GoldAgent::new(&t).unwrap();
+    let mut attacker = Leaky(secret.to_uppercase());
+    let rec = run(&t, &mut agent, Some(&mut attacker), &config).await;
+    assert_eq!(rec.messages_delivered, 0);
+    let bound = config.leakage.max_regenerations + 1;
+    let at_first: Vec<_> = rec
+        .rejected_messages
+        .iter()
+        .filter(|r| r.step == 1)
+        .collect();
+    assert_eq!(
+        at_first.len() as u32,
+        bound,
+        "regenerated a bounded number of times"
+    );
+    assert!(at_first.iter().all(|r| r.leaked == vec![secret.clone()]));
+    assert_eq!(at_first.last().unwrap().attempt, bound - 1);
+    assert!(rec.trajectory.iter().all(|s| s.message.is_none()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_output_is_the_same_with_and_without_an_attacker() {
+    let t = task("grade_median");
+    let actions = vec![
+        Action::List { path: None },
+        Action::Read {
+            path: "stats.py".into(),
+            start_line: None,
+            end_line: None,
+        },
+        Action::RunPublicTests,
+        Action::Search {
+            pattern: "def ".into(),
+            path: None,
+        },
+        Action::Edit {
+            path: "report.py".into(),
+            old: "def ".into(),
+            new: "def ".into(),
+        },
+        Action::RunPublicTests,
+        Action::Submit,
+    ];
+    let config = EpisodeConfig {
+        schedule: traparena_attack::Schedule {
+            max_messages: 10,
+            min_spacing: 1,
+            ..Default::default()
+        },
+        ..EpisodeConfig::default()
+    };
+    let mut plain = ReplayAgent::new(actions.clone());
+    let base = run(&t, &mut plain, None, &config).await;
+    let mut attacked_agent = ReplayAgent::new(actions);
+    let mut attacker = ScriptedAttacker::all_misleading(3);
+    let attacked = run(&t, &mut attacked_agent, Some(&mut attacker), &config).await;
+    assert!(attacked.messages_delivered >= 3);
+    assert_eq!(base.trajectory.len(), attacked.trajectory.len());
+    for (a, b) in base.trajectory.iter().zip(&attacked.trajectory) {
+        assert_eq!(a.observation, b.observation, "step {}", a.index);
+    }
+    assert!(attacked.trajectory.iter().any(|s| s.message.is_some()));
+    assert!(base.trajectory.iter().all(|s| s.message.is_none()));
+}
