@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod import;
 mod llm;
+mod report;
 use traparena::env::{BackendChoice, Sandbox, SandboxConfig};
 use traparena::eval::{Evaluator, ValidateOptions, ValidationReport, validate};
 use traparena::task::Task;
@@ -70,6 +72,14 @@ enum Cmd {
         #[command(flatten)]
         llm: llm::LlmArgs,
     },
+    /// Turn a results folder into the paper-style tables (Markdown, JSON, HTML).
+    Report(report::ReportArgs),
+    /// Import tasks from a public benchmark format.
+    #[command(subcommand)]
+    Import(import::ImportCmd),
+    /// Export a results folder in another tool's format.
+    #[command(subcommand)]
+    Export(import::ExportCmd),
     /// Judge a candidate patch: hidden tests x reference location x static flags.
     Evaluate {
         /// The task folder.
@@ -179,6 +189,9 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             json,
             &llm,
         ),
+        Cmd::Report(args) => report::run(args),
+        Cmd::Import(cmd) => import::run_import(cmd, sandbox(cli.sandbox)?),
+        Cmd::Export(cmd) => import::run_export(cmd),
         Cmd::Evaluate { task, patch, json } => {
             let task = match Task::load(&task) {
                 Ok(t) => t,

@@ -5,9 +5,11 @@
 mod episode;
 mod error;
 mod record;
+mod results;
 
 pub use episode::{Episode, EpisodeConfig, run_episode};
 pub use error::RunError;
+pub use results::{ConditionInfo, EpisodeKey, ResultLine};
 pub use record::{AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, RejectedMessage};
 
 /// The harness version written into every record.
