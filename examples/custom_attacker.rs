@@ -49,6 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         sandbox: &sandbox,
         config: &EpisodeConfig::default(),
         notes: &Notes::empty(Default::default()),
+        test_slots: None,
     };
     let mut agent = CredulousAgent::new(&task)?;
     let record = run_episode(episode, &mut agent, Some(&mut GreenLight)).await?;

@@ -48,6 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             sandbox: &sandbox,
             config: &config,
             notes: &notes,
+            test_slots: None,
         };
         let r = run_episode(episode, agent.as_mut(), Some(&mut attacker)).await?;
         let mut flags: Vec<String> = r.verdict.flags.iter().map(|f| f.name.to_string()).collect();

@@ -16,6 +16,7 @@ mod notes;
 mod offline;
 mod schedule;
 mod scripted;
+mod tally;
 mod traits;
 
 pub use error::AttackError;
@@ -24,6 +25,7 @@ pub use notes::{NoteLimits, Notes, NotesError};
 pub use offline::OfflineAttacker;
 pub use schedule::{Schedule, Trigger};
 pub use scripted::{Persona, ScriptedAttacker};
+pub use tally::TallyCurator;
 pub use traits::{
     Advice, AttackContext, Attacker, Curator, ReferenceInfo, RoundEvidence, TargetReaction,
 };

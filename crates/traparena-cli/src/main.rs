@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod experiment;
 mod import;
 mod llm;
 mod report;
@@ -72,6 +73,10 @@ enum Cmd {
         #[command(flatten)]
         llm: llm::LlmArgs,
     },
+    /// Run a whole study from a JSON spec: baseline, conditions, rounds, the curator.
+    Experiment(experiment::ExperimentArgs),
+    /// Join the results folders of shards.
+    Merge(experiment::MergeArgs),
     /// Turn a results folder into the paper-style tables (Markdown, JSON, HTML).
     Report(report::ReportArgs),
     /// Import tasks from a public benchmark format.
@@ -189,6 +194,8 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             json,
             &llm,
         ),
+        Cmd::Experiment(args) => experiment::run(args, sandbox(cli.sandbox)?),
+        Cmd::Merge(args) => experiment::merge(args),
         Cmd::Report(args) => report::run(args),
         Cmd::Import(cmd) => import::run_import(cmd, sandbox(cli.sandbox)?),
         Cmd::Export(cmd) => import::run_export(cmd),
@@ -413,6 +420,7 @@ fn run_episode_cmd(
         sandbox: &sb,
         config: &config,
         notes: &notes,
+        test_slots: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -56,6 +56,8 @@ pub struct Episode<'a> {
     pub config: &'a EpisodeConfig,
     /// The curator's notes for the attacker (empty without a curator).
     pub notes: &'a Notes,
+    /// Limits how many test processes run at once across episodes (`None`: no limit).
+    pub test_slots: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 const UNREADABLE: &str = "error: your reply could not be read as an action. Reply with exactly one JSON object, for example {\"action\": \"read\", \"path\": \"main.py\"} or {\"action\": \"submit\"}.";
@@ -133,6 +135,10 @@ pub async fn run_episode(
         usage.target += turn.usage;
         let observation = match &turn.action {
             Some(action) => {
+                let _slot = match (&ep.test_slots, action) {
+                    (Some(s), traparena_task::Action::RunPublicTests) => Some(acquire(s).await?),
+                    _ => None,
+                };
                 let action = action.clone();
                 with_env(&mut env, move |e| e.step(&action)).await??
             }
@@ -219,7 +225,12 @@ pub async fn run_episode(
     let patch = with_env(&mut env, |e| e.candidate_patch()).await??;
     let evaluator = ep.evaluator.clone();
     let patch_c = patch.clone();
+    let _slot = match &ep.test_slots {
+        Some(s) => Some(acquire(s).await?),
+        None => None,
+    };
     let evaluation = blocking(move || evaluator.evaluate(&patch_c, submitted)).await??;
+    drop(_slot);
     let susceptible = ep.evaluator.susceptibility(&steps, &evaluation);
     if let Some(att) = attacker.as_deref() {
         usage.attacker = att.usage();
@@ -280,6 +291,15 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-text panic".to_owned())
+}
+
+async fn acquire(
+    s: &Arc<tokio::sync::Semaphore>,
+) -> Result<tokio::sync::OwnedSemaphorePermit, RunError> {
+    s.clone()
+        .acquire_owned()
+        .await
+        .map_err(|e| RunError::Join(e.to_string()))
 }
 
 async fn blocking<T: Send + 'static>(

@@ -9,6 +9,27 @@ pub enum RunError {
     /// The evaluator failed.
     #[error(transparent)]
     Eval(#[from] traparena_eval::EvalError),
+    /// The experiment spec is invalid.
+    #[error("{path}: field `{field}`: {message}")]
+    Spec {
+        /// The spec file.
+        path: std::path::PathBuf,
+        /// The offending field.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A task could not be loaded.
+    #[error(transparent)]
+    Task(#[from] traparena_task::TaskError),
+    /// The results folder is unusable (I/O, a different spec, a conflict).
+    #[error("{path}: {message}")]
+    Results {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// A blocking task of the harness panicked or was cancelled.
     #[error("harness task failed: {0}")]
     Join(String),

@@ -4,13 +4,23 @@
 
 mod episode;
 mod error;
+mod experiment;
+mod merge;
 mod record;
 mod results;
+mod spec;
+pub mod store;
 
 pub use episode::{Episode, EpisodeConfig, run_episode};
 pub use error::RunError;
-pub use results::{ConditionInfo, EpisodeKey, ResultLine};
+pub use experiment::{
+    BuiltinComponents, Components, ExperimentOptions, ExperimentReport, Progress, Shard, Silent,
+    episode_seed, run_experiment,
+};
+pub use merge::merge_results;
 pub use record::{AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, RejectedMessage};
+pub use results::{ConditionInfo, EpisodeKey, ResultLine};
+pub use spec::{ConditionSpec, ExperimentSpec, ModelSpec, TargetSpec};
 
 /// The harness version written into every record.
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -117,6 +117,8 @@ pub struct EpisodeSummary {
     pub submitted: bool,
     /// The target's tokens.
     pub usage: Usage,
+    /// The attacker's tokens (zero for scripted attackers and without one).
+    pub attacker_usage: Usage,
     /// The seed.
     pub seed: u64,
     /// Infrastructure error, if any.
@@ -138,6 +140,7 @@ impl EpisodeRecord {
             steps: self.steps,
             submitted: self.submitted,
             usage: self.usage.target,
+            attacker_usage: self.usage.attacker,
             seed: self.seed,
             infra_error: self.infra_error.clone(),
         }

@@ -42,7 +42,11 @@ pub struct EpisodeKey {
 
 impl std::fmt::Display for EpisodeKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}/{}/r{}/s{}", self.target, self.condition, self.task, self.round, self.sample)
+        write!(
+            f,
+            "{}/{}/{}/r{}/s{}",
+            self.target, self.condition, self.task, self.round, self.sample
+        )
     }
 }
 
@@ -121,7 +125,12 @@ impl ResultLine {
     }
 
     /// The line for an episode that could not be run at all.
-    pub fn infra_failure(key: &EpisodeKey, info: &ConditionInfo, seed: u64, reason: String) -> ResultLine {
+    pub fn infra_failure(
+        key: &EpisodeKey,
+        info: &ConditionInfo,
+        seed: u64,
+        reason: String,
+    ) -> ResultLine {
         ResultLine {
             target: key.target.clone(),
             condition: key.condition.clone(),

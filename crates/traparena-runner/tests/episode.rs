@@ -36,6 +36,7 @@ async fn run(
         sandbox: &sandbox,
         config,
         notes: &notes,
+        test_slots: None,
     };
     run_episode(ep, agent, attacker).await.unwrap()
 }

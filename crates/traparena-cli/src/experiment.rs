@@ -1,0 +1,248 @@
+//! `traparena experiment` and `traparena merge`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use traparena::env::Sandbox;
+use traparena::runner::{
+    BuiltinComponents, ExperimentOptions, ExperimentSpec, Progress, ResultLine, RunError, Shard,
+    merge_results, run_experiment,
+};
+
+/// Arguments of `traparena experiment`.
+#[derive(Debug, clap::Args)]
+pub struct ExperimentArgs {
+    /// The experiment spec (JSON).
+    pub spec: PathBuf,
+    /// The results folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Continue an interrupted experiment in --out (refused if the spec or tasks changed).
+    #[arg(long)]
+    pub resume: bool,
+    /// Run shard I of N (0-based), e.g. 0/4.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Most episodes in flight.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Most test processes at once (default: the number of cores).
+    #[arg(long)]
+    pub test_processes: Option<usize>,
+    /// Run no episode: only the curator steps that finished rounds allow (after a merge).
+    #[arg(long)]
+    pub curate_only: bool,
+}
+
+/// Arguments of `traparena merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' results folders.
+    #[arg(required = true)]
+    pub shards: Vec<PathBuf>,
+    /// The merged results folder (must not exist or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Progress as a bar on a terminal, as log lines otherwise.
+struct Reporter {
+    bar: Option<indicatif::ProgressBar>,
+    done: AtomicU64,
+    total: AtomicU64,
+    accepted: AtomicU64,
+    tokens: AtomicU64,
+}
+
+impl Reporter {
+    fn new() -> Reporter {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new(0);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} episodes  {msg}  [{elapsed_precise}, ETA {eta}]",
+                )
+                .expect("a valid template"),
+            );
+            b
+        });
+        Reporter {
+            bar,
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+            accepted: AtomicU64::new(0),
+            tokens: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Progress for Reporter {
+    fn planned(&self, total: u64, done: u64) {
+        self.total.store(total, Ordering::Relaxed);
+        self.done.store(done, Ordering::Relaxed);
+        match &self.bar {
+            Some(b) => {
+                b.set_length(total);
+                b.set_position(done);
+            }
+            None => eprintln!("traparena: {total} episodes planned, {done} already done"),
+        }
+    }
+
+    fn finished(&self, line: &ResultLine) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        let accepted = self
+            .accepted
+            .fetch_add(line.accepted as u64, Ordering::Relaxed)
+            + line.accepted as u64;
+        let t = line.usage.prompt_tokens
+            + line.usage.completion_tokens
+            + line.attacker_usage.prompt_tokens
+            + line.attacker_usage.completion_tokens;
+        let tokens = self.tokens.fetch_add(t, Ordering::Relaxed) + t;
+        match &self.bar {
+            Some(b) => {
+                b.set_position(done);
+                b.set_message(format!("accepted {accepted}  tokens {tokens}"));
+            }
+            None => eprintln!(
+                "traparena: [{done}/{}] {} {}{}",
+                self.total.load(Ordering::Relaxed),
+                line.key(),
+                if line.accepted {
+                    "accepted"
+                } else {
+                    "rejected"
+                },
+                line.infra_error
+                    .as_deref()
+                    .map(|e| format!(" (infrastructure error: {e})"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    fn note(&self, text: &str) {
+        match &self.bar {
+            Some(b) => b.println(text),
+            None => eprintln!("traparena: {text}"),
+        }
+    }
+}
+
+fn exit_for(e: &RunError) -> u8 {
+    match e {
+        RunError::Spec { .. } | RunError::Task(_) | RunError::Results { .. } => 2,
+        _ => 1,
+    }
+}
+
+/// Runs `traparena experiment`.
+pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::error::Error>> {
+    let spec = match ExperimentSpec::load(&args.spec) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("traparena: {e}");
+            return Ok(2);
+        }
+    };
+    let shard = match args.shard.as_deref().map(|s| (s, Shard::parse(s))) {
+        None => None,
+        Some((_, Some(s))) => Some(s),
+        Some((s, None)) => {
+            eprintln!("traparena: --shard {s:?}: expected I/N with 0 <= I < N");
+            return Ok(2);
+        }
+    };
+    let opts = ExperimentOptions {
+        out: args.out.clone(),
+        resume: args.resume,
+        shard,
+        concurrency: args.concurrency,
+        test_processes: args
+            .test_processes
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
+        curate_only: args.curate_only,
+    };
+    let spec_dir = args
+        .spec
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                p.to_path_buf()
+            }
+        })
+        .unwrap_or_else(|| PathBuf::from("."));
+    let reporter = Arc::new(Reporter::new());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let outcome = rt.block_on(async {
+        let run = run_experiment(
+            &spec,
+            &spec_dir,
+            Arc::new(BuiltinComponents),
+            &sandbox,
+            &opts,
+            reporter.clone(),
+        );
+        tokio::select! {
+            r = run => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    // Dropping the runtime waits for writes already under way.
+    drop(rt);
+    if let Some(b) = &reporter.bar {
+        b.finish_and_clear();
+    }
+    match outcome {
+        None => {
+            eprintln!(
+                "traparena: interrupted; finished episodes are saved. Continue with --resume."
+            );
+            Ok(130)
+        }
+        Some(Err(e)) => {
+            eprintln!("traparena: {e}");
+            Ok(exit_for(&e))
+        }
+        Some(Ok(r)) => {
+            eprintln!(
+                "traparena: {} episodes planned, {} were already done, {} run now ({} infrastructure errors), {} curator steps; results in {}",
+                r.planned,
+                r.already_done,
+                r.ran,
+                r.infra_errors,
+                r.curated,
+                args.out.display()
+            );
+            for w in &r.waiting_for_notes {
+                eprintln!("traparena: {w}");
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// Runs `traparena merge`.
+pub fn merge(args: MergeArgs) -> Result<u8, Box<dyn std::error::Error>> {
+    match merge_results(&args.shards, &args.out) {
+        Ok(n) => {
+            eprintln!(
+                "traparena: merged {n} episodes from {} shards into {}",
+                args.shards.len(),
+                args.out.display()
+            );
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("traparena: {e}");
+            Ok(2)
+        }
+    }
+}

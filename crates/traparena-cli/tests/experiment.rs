@@ -1,0 +1,351 @@
+//! `traparena experiment` and `traparena merge`: crash safety, resume, shards, spec checks.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tasks_glob(names: &[&str]) -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/tasks")
+        .canonicalize()
+        .unwrap();
+    names
+        .iter()
+        .map(|n| dir.join(n).to_string_lossy().into_owned())
+        .collect()
+}
+
+fn write_spec(dir: &Path, curated: bool) -> PathBuf {
+    let mut conditions = vec![
+        serde_json::json!({"name": "scripted", "attacker": "scripted"}),
+        serde_json::json!({"name": "offline", "attacker": "offline"}),
+    ];
+    if curated {
+        conditions.push(
+            serde_json::json!({"name": "offline_curated", "attacker": "offline", "curator": true}),
+        );
+    }
+    let spec = serde_json::json!({
+        "seed": 11,
+        "tasks": tasks_glob(&["clamp_overt", "invoice_coupon", "page_count"]),
+        "targets": [{"name": "credulous", "agent": "credulous"}, {"name": "hardcoder", "agent": "hardcoder"}],
+        "conditions": conditions,
+        "rounds": 2,
+        "baseline_samples": 2,
+        "budget": 20
+    });
+    let p = dir.join("spec.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
+    p
+}
+
+fn traparena(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_traparena"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every line of episodes.jsonl, sorted; and every notes file.
+fn summary(dir: &Path) -> (Vec<String>, Vec<(String, String)>) {
+    let text = std::fs::read_to_string(dir.join("episodes.jsonl")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let n = lines.len();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines.len(), n, "duplicated episodes in {}", dir.display());
+    let mut notes = Vec::new();
+    let ndir = dir.join("notes");
+    if ndir.is_dir() {
+        let mut stack = vec![ndir.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    notes.push((
+                        p.strip_prefix(dir).unwrap().display().to_string(),
+                        std::fs::read_to_string(&p).unwrap(),
+                    ));
+                }
+            }
+        }
+    }
+    notes.sort();
+    (lines, notes)
+}
+
+fn run_full(spec: &Path, out: &Path) {
+    let (code, err) = traparena(&[
+        "experiment",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn sigkill_midway_then_resume_equals_an_uninterrupted_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), true);
+    let whole = tmp.path().join("whole");
+    run_full(&spec, &whole);
+    let (expected, expected_notes) = summary(&whole);
+    assert_eq!(
+        expected.len(),
+        2 * 3 * 2 + 2 * 3 * 3 * 2,
+        "baseline + 3 conditions x 2 rounds"
+    );
+    assert!(!expected_notes.is_empty(), "the curator wrote notes");
+
+    let killed = tmp.path().join("killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_traparena"))
+        .args([
+            "experiment",
+            spec.to_str().unwrap(),
+            "--out",
+            killed.to_str().unwrap(),
+            "--concurrency",
+            "2",
+        ])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let n = std::fs::read_to_string(killed.join("episodes.jsonl"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if n >= 12 || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let partial = std::fs::read_to_string(killed.join("episodes.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(
+        partial > 0 && partial < expected.len(),
+        "killed midway: {partial} of {}",
+        expected.len()
+    );
+    let (code, err) = traparena(&[
+        "experiment",
+        spec.to_str().unwrap(),
+        "--out",
+        killed.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("were already done"), "{err}");
+    assert_eq!(summary(&killed), (expected, expected_notes));
+}
+
+#[test]
+fn a_torn_last_line_is_redone_not_duplicated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), false);
+    let whole = tmp.path().join("whole");
+    run_full(&spec, &whole);
+    let expected = summary(&whole);
+    let torn = tmp.path().join("torn");
+    std::fs::create_dir_all(&torn).unwrap();
+    for f in ["spec.json", "manifest.json", "trajectories.jsonl"] {
+        std::fs::copy(whole.join(f), torn.join(f)).unwrap();
+    }
+    let text = std::fs::read_to_string(whole.join("episodes.jsonl")).unwrap();
+    let keep: Vec<&str> = text.lines().take(5).collect();
+    let half = &text.lines().nth(5).unwrap()[..40];
+    std::fs::write(
+        torn.join("episodes.jsonl"),
+        format!("{}\n{half}", keep.join("\n")),
+    )
+    .unwrap();
+    let (code, err) = traparena(&[
+        "experiment",
+        spec.to_str().unwrap(),
+        "--out",
+        torn.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(summary(&torn), expected);
+}
+
+#[test]
+fn shards_merged_equal_the_unsharded_run_with_the_curator_step_between_rounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), true);
+    let whole = tmp.path().join("whole");
+    run_full(&spec, &whole);
+    let expected = summary(&whole);
+    let shards: Vec<PathBuf> = (0..3)
+        .map(|i| tmp.path().join(format!("shard{i}")))
+        .collect();
+    let s = spec.to_str().unwrap();
+    let mut merged_dir = PathBuf::new();
+    for pass in 0..3 {
+        for (i, dir) in shards.iter().enumerate() {
+            let shard = format!("{i}/3");
+            let mut args = vec![
+                "experiment",
+                s,
+                "--out",
+                dir.to_str().unwrap(),
+                "--shard",
+                &shard,
+            ];
+            if pass > 0 {
+                args.push("--resume");
+            }
+            let (code, err) = traparena(&args);
+            assert_eq!(code, 0, "{err}");
+        }
+        merged_dir = tmp.path().join(format!("merged{pass}"));
+        let mut args = vec!["merge".to_owned()];
+        args.extend(shards.iter().map(|p| p.to_string_lossy().into_owned()));
+        args.extend([
+            "--out".to_owned(),
+            merged_dir.to_string_lossy().into_owned(),
+        ]);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, err) = traparena(&refs);
+        assert_eq!(code, 0, "{err}");
+        // The curator step between rounds, on the merged results; its notes go back to the shards.
+        let (code, err) = traparena(&[
+            "experiment",
+            s,
+            "--out",
+            merged_dir.to_str().unwrap(),
+            "--resume",
+            "--curate-only",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        for dir in &shards {
+            copy_tree(&merged_dir.join("notes"), &dir.join("notes"));
+        }
+    }
+    assert_eq!(summary(&merged_dir), expected);
+    // Merging refuses duplicates.
+    let (code, err) = traparena(&[
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[0].to_str().unwrap(),
+        "--out",
+        tmp.path().join("dup").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is also in"), "{err}");
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    if !from.is_dir() {
+        return;
+    }
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let t = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &t);
+        } else {
+            std::fs::copy(&p, &t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn bad_specs_and_mismatched_resumes_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), false);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&spec).unwrap()).unwrap();
+    v["conditions"][0]["atacker"] = "scripted".into();
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, v.to_string()).unwrap();
+    let (code, err) = traparena(&[
+        "experiment",
+        bad.to_str().unwrap(),
+        "--out",
+        tmp.path().join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("conditions[0]") && err.contains("atacker"),
+        "{err}"
+    );
+
+    let out = tmp.path().join("out");
+    run_full(&spec, &out);
+    let (code, err) = traparena(&[
+        "experiment",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "an existing folder needs --resume");
+    assert!(err.contains("--resume"), "{err}");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&spec).unwrap()).unwrap();
+    v["budget"] = 21.into();
+    std::fs::write(&spec, v.to_string()).unwrap();
+    let (code, err) = traparena(&[
+        "experiment",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("spec differs"), "{err}");
+}
+
+#[test]
+fn infrastructure_errors_are_recorded_not_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = serde_json::json!({
+        "tasks": tasks_glob(&["clamp_overt"]),
+        "targets": [{"name": "broken", "agent": "replay:/nonexistent/actions.json"}],
+        "conditions": [],
+        "baseline_samples": 2
+    });
+    let p = tmp.path().join("spec.json");
+    std::fs::write(&p, spec.to_string()).unwrap();
+    let out = tmp.path().join("out");
+    let (code, err) = traparena(&[
+        "experiment",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("2 infrastructure errors"), "{err}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(out.join("episodes.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let keys: BTreeSet<u64> = lines
+        .iter()
+        .map(|l| l["sample"].as_u64().unwrap())
+        .collect();
+    assert_eq!(keys.len(), 2);
+    for l in &lines {
+        assert!(
+            l["infra_error"].as_str().unwrap().contains("nonexistent"),
+            "{l}"
+        );
+        assert_eq!(l["accepted"], false);
+    }
+}

@@ -1,0 +1,600 @@
+//! Experiments: targets × conditions × rounds × tasks × samples, with the baseline, the curator
+//! between rounds, bounded concurrency, crash-safe results, resume and shards.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use traparena_agent::{Agent, CredulousAgent, GoldAgent, HardcoderAgent, ReplayAgent};
+use traparena_attack::{
+    Attacker, Curator, Notes, OfflineAttacker, Persona, RoundEvidence, ScriptedAttacker,
+    TallyCurator, TargetReaction,
+};
+use traparena_env::Sandbox;
+use traparena_eval::Evaluator;
+use traparena_task::Task;
+
+use crate::episode::{Episode, EpisodeConfig, run_episode};
+use crate::error::RunError;
+use crate::results::{ConditionInfo, EpisodeKey, ResultLine};
+use crate::spec::{ConditionSpec, ExperimentSpec, TargetSpec};
+use crate::store::{Manifest, ResultsDir, TrajectoryLine, curator_err, folder_sha256, sha256_json};
+
+/// Builds the agents, attackers and curators an experiment names. The runner's built-ins are
+/// [`BuiltinComponents`]; the `traparena` command adds the model-backed ones, and research code
+/// can add its own.
+pub trait Components: Send + Sync {
+    /// The agent of `target` for one episode. `scope` names the episode (for record/replay).
+    fn agent(
+        &self,
+        target: &TargetSpec,
+        task: &Task,
+        seed: u64,
+        defence: bool,
+        scope: &str,
+    ) -> Result<Box<dyn Agent>, String>;
+    /// The attacker of `condition` for one episode.
+    fn attacker(
+        &self,
+        condition: &ConditionSpec,
+        task: &Task,
+        seed: u64,
+        scope: &str,
+    ) -> Result<Box<dyn Attacker>, String>;
+    /// The curator of a target's condition (one per sequence of rounds).
+    fn curator(
+        &self,
+        target: &TargetSpec,
+        condition: &ConditionSpec,
+    ) -> Result<Box<dyn Curator>, String>;
+    /// Prompt-template hashes of the model-backed components, for the manifest.
+    fn prompt_hashes(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+}
+
+/// The built-in agents (`gold`, `credulous`, `hardcoder`, `replay:FILE`), attackers
+/// (`scripted[:PERSONA]`, `offline`, `truthful`) and the `tally` curator.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuiltinComponents;
+
+impl Components for BuiltinComponents {
+    fn agent(
+        &self,
+        target: &TargetSpec,
+        task: &Task,
+        _seed: u64,
+        _defence: bool,
+        _scope: &str,
+    ) -> Result<Box<dyn Agent>, String> {
+        let r: Result<Box<dyn Agent>, traparena_agent::AgentError> = match target.agent.as_str() {
+            "gold" => GoldAgent::new(task).map(|a| Box::new(a) as _),
+            "credulous" => CredulousAgent::new(task).map(|a| Box::new(a) as _),
+            "hardcoder" => HardcoderAgent::new(task).map(|a| Box::new(a) as _),
+            other => match other.strip_prefix("replay:") {
+                Some(f) => ReplayAgent::from_file(Path::new(f)).map(|a| Box::new(a) as _),
+                None => {
+                    return Err(format!(
+                        "agent {other:?} is not built in (model-backed agents need the traparena command's components)"
+                    ));
+                }
+            },
+        };
+        r.map_err(|e| e.to_string())
+    }
+
+    fn attacker(
+        &self,
+        condition: &ConditionSpec,
+        task: &Task,
+        seed: u64,
+        _scope: &str,
+    ) -> Result<Box<dyn Attacker>, String> {
+        match condition.attacker.as_str() {
+            "scripted" => Ok(Box::new(ScriptedAttacker::all_misleading(seed))),
+            "truthful" => Ok(Box::new(ScriptedAttacker::new(
+                vec![Persona::Truthful],
+                seed,
+            ))),
+            "offline" => Ok(Box::new(OfflineAttacker::new(task.attacks.clone(), seed))),
+            other => match other.strip_prefix("scripted:").and_then(Persona::parse) {
+                Some(p) => Ok(Box::new(ScriptedAttacker::new(vec![p], seed))),
+                None => Err(format!("attacker {other:?} is not built in")),
+            },
+        }
+    }
+
+    fn curator(
+        &self,
+        _target: &TargetSpec,
+        _condition: &ConditionSpec,
+    ) -> Result<Box<dyn Curator>, String> {
+        Ok(Box::new(TallyCurator))
+    }
+}
+
+/// One share of a sharded experiment: shard `index` of `count` (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard (0-based).
+    pub index: u32,
+    /// How many shards.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parses `I/N`.
+    pub fn parse(s: &str) -> Option<Shard> {
+        let (i, n) = s.split_once('/')?;
+        let (index, count) = (i.trim().parse().ok()?, n.trim().parse().ok()?);
+        (count >= 1 && index < count).then_some(Shard { index, count })
+    }
+
+    /// True when this shard runs `key`: a stable hash of the key picks the shard.
+    pub fn owns(&self, key: &EpisodeKey) -> bool {
+        let h = Sha256::digest(key.to_string().as_bytes());
+        (u64::from_le_bytes(h[..8].try_into().expect("8 bytes")) % self.count as u64) as u32
+            == self.index
+    }
+}
+
+/// How to run an experiment.
+#[derive(Debug, Clone)]
+pub struct ExperimentOptions {
+    /// The results folder.
+    pub out: PathBuf,
+    /// Continue an interrupted experiment in `out`.
+    pub resume: bool,
+    /// Run one share only (curated rounds after the first then wait for notes).
+    pub shard: Option<Shard>,
+    /// Most episodes in flight.
+    pub concurrency: usize,
+    /// Most test processes at once (default: the number of cores).
+    pub test_processes: usize,
+    /// Run no episode; only compute the curator notes that finished rounds allow.
+    pub curate_only: bool,
+}
+
+/// Receives progress (the library never prints).
+pub trait Progress: Send + Sync {
+    /// The plan: episodes in this run, and how many of them were already done.
+    fn planned(&self, _total: u64, _done: u64) {}
+    /// An episode finished and was written.
+    fn finished(&self, _line: &ResultLine) {}
+    /// Something worth saying (a curator step, a shard waiting for notes).
+    fn note(&self, _text: &str) {}
+}
+
+/// No progress reporting.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+impl Progress for Silent {}
+
+/// What a run of [`run_experiment`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExperimentReport {
+    /// Episodes this run is responsible for (after sharding).
+    pub planned: u64,
+    /// Of those, already in the results folder when it started.
+    pub already_done: u64,
+    /// Episodes run and written now.
+    pub ran: u64,
+    /// Of those, infrastructure errors.
+    pub infra_errors: u64,
+    /// Curator steps done now.
+    pub curated: u64,
+    /// Curated sequences that stopped for lack of notes (sharded runs).
+    pub waiting_for_notes: Vec<String>,
+}
+
+struct Shared {
+    spec: ExperimentSpec,
+    tasks: Vec<(Task, Arc<Evaluator>)>,
+    components: Arc<dyn Components>,
+    sandbox: Sandbox,
+    results: Arc<ResultsDir>,
+    episodes: Arc<Semaphore>,
+    tests: Arc<Semaphore>,
+    progress: Arc<dyn Progress>,
+    done: Mutex<BTreeSet<EpisodeKey>>,
+    report: Mutex<ExperimentReport>,
+    opts: ExperimentOptions,
+}
+
+/// The seed of one episode: derived from the experiment's seed and the episode's key, so it does
+/// not depend on the order episodes happen to run in.
+pub fn episode_seed(seed: u64, key: &EpisodeKey) -> u64 {
+    let h = Sha256::digest(format!("{seed}:{key}").as_bytes());
+    u64::from_le_bytes(h[..8].try_into().expect("8 bytes"))
+}
+
+/// Runs (or resumes, or runs a shard of) an experiment. Every finished episode is appended to
+/// `episodes.jsonl` before the next is counted; after a crash, `resume` redoes only what was not
+/// written. Curated conditions run round by round, the curator rewriting the notes in between.
+pub async fn run_experiment(
+    spec: &ExperimentSpec,
+    spec_dir: &Path,
+    components: Arc<dyn Components>,
+    sandbox: &Sandbox,
+    opts: &ExperimentOptions,
+    progress: Arc<dyn Progress>,
+) -> Result<ExperimentReport, RunError> {
+    let mut tasks = Vec::new();
+    let mut hashes = BTreeMap::new();
+    for dir in spec.task_dirs(spec_dir)? {
+        let task = Task::load(&dir)?;
+        if hashes
+            .insert(task.spec.id.clone(), folder_sha256(&task.dir)?)
+            .is_some()
+        {
+            return Err(RunError::Results {
+                path: dir,
+                message: format!(
+                    "task id {:?} appears twice in the spec's task sets",
+                    task.spec.id
+                ),
+            });
+        }
+        let (t, sb) = (task.clone(), sandbox.clone());
+        let ev = tokio::task::spawn_blocking(move || Evaluator::new(&t, &sb))
+            .await
+            .map_err(|e| RunError::Join(e.to_string()))??;
+        tasks.push((task, Arc::new(ev)));
+    }
+    let manifest = Manifest {
+        harness_version: crate::HARNESS_VERSION.to_owned(),
+        spec_sha256: sha256_json(spec),
+        tasks: hashes,
+        prompt_hashes: components.prompt_hashes(),
+    };
+    let (results, done_lines) = ResultsDir::open(&opts.out, spec, &manifest, opts.resume)?;
+    let done: BTreeSet<EpisodeKey> = done_lines.iter().map(|l| l.key()).collect();
+    let owned = |k: &EpisodeKey| opts.shard.is_none_or(|s| s.owns(k));
+    let all = plan(spec, &tasks);
+    let mine: Vec<&EpisodeKey> = all.iter().filter(|k| owned(k)).collect();
+    let already = mine.iter().filter(|k| done.contains(*k)).count() as u64;
+    let shared = Arc::new(Shared {
+        spec: spec.clone(),
+        tasks,
+        components,
+        sandbox: sandbox.clone(),
+        results: Arc::new(results),
+        episodes: Arc::new(Semaphore::new(opts.concurrency.max(1))),
+        tests: Arc::new(Semaphore::new(opts.test_processes.max(1))),
+        progress: progress.clone(),
+        done: Mutex::new(done),
+        report: Mutex::new(ExperimentReport {
+            planned: mine.len() as u64,
+            already_done: already,
+            ..Default::default()
+        }),
+        opts: opts.clone(),
+    });
+    if !opts.curate_only {
+        progress.planned(mine.len() as u64, already);
+    }
+    let mut sequences = JoinSet::new();
+    for ti in 0..spec.targets.len() {
+        if !opts.curate_only {
+            let s = shared.clone();
+            sequences.spawn(async move { baseline(s, ti).await });
+        }
+        for ci in 0..spec.conditions.len() {
+            let s = shared.clone();
+            sequences.spawn(async move { condition_rounds(s, ti, ci).await });
+        }
+    }
+    while let Some(r) = sequences.join_next().await {
+        r.map_err(|e| RunError::Join(e.to_string()))??;
+    }
+    let report = shared
+        .report
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    Ok(report)
+}
+
+/// Every key of the experiment, in a stable order.
+fn plan(spec: &ExperimentSpec, tasks: &[(Task, Arc<Evaluator>)]) -> Vec<EpisodeKey> {
+    let mut keys = Vec::new();
+    for t in &spec.targets {
+        for (task, _) in tasks {
+            for sample in 0..spec.baseline_samples {
+                keys.push(key(&t.name, "baseline", &task.spec.id, 0, sample));
+            }
+        }
+        for c in &spec.conditions {
+            for round in 0..spec.rounds {
+                for (task, _) in tasks {
+                    for sample in 0..spec.samples_per_round {
+                        keys.push(key(&t.name, &c.name, &task.spec.id, round, sample));
+                    }
+                }
+            }
+        }
+    }
+    keys
+}
+
+fn key(target: &str, condition: &str, task: &str, round: u32, sample: u32) -> EpisodeKey {
+    EpisodeKey {
+        target: target.to_owned(),
+        condition: condition.to_owned(),
+        task: task.to_owned(),
+        round,
+        sample,
+    }
+}
+
+async fn baseline(s: Arc<Shared>, ti: usize) -> Result<(), RunError> {
+    let target = &s.spec.targets[ti];
+    let keys: Vec<(usize, EpisodeKey)> = s
+        .tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (task, _))| {
+            (0..s.spec.baseline_samples)
+                .map(move |sample| (i, key(&target.name, "baseline", &task.spec.id, 0, sample)))
+        })
+        .collect();
+    run_keys(&s, ti, None, keys, Notes::empty(s.spec.note_limits)).await
+}
+
+async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Result<(), RunError> {
+    let target = s.spec.targets[ti].clone();
+    let cond = s.spec.conditions[ci].clone();
+    let dir = s.results.path().to_owned();
+    let mut curator: Option<Box<dyn Curator>> = None;
+    let mut notes = Notes::empty(s.spec.note_limits);
+    for round in 0..s.spec.rounds {
+        if cond.curator && round > 0 {
+            match ResultsDir::read_notes(&dir, &target.name, &cond.name, round)? {
+                Some(n) => notes = n,
+                None if s.opts.shard.is_some() => {
+                    let msg = format!(
+                        "{}/{}: round {round} waits for curator notes (merge the shards and run the curator step)",
+                        target.name, cond.name
+                    );
+                    s.progress.note(&msg);
+                    s.report
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .waiting_for_notes
+                        .push(msg);
+                    return Ok(());
+                }
+                None => {
+                    if !round_complete(&s, &target.name, &cond.name, round - 1) {
+                        if s.opts.curate_only {
+                            return Ok(());
+                        }
+                        return Err(RunError::Results {
+                            path: dir,
+                            message: format!(
+                                "{}/{}: round {} is incomplete before the curator step",
+                                target.name,
+                                cond.name,
+                                round - 1
+                            ),
+                        });
+                    }
+                    if curator.is_none() {
+                        curator = Some(s.components.curator(&target, &cond).map_err(|e| {
+                            RunError::Results {
+                                path: dir.clone(),
+                                message: format!("curator for {}/{}: {e}", target.name, cond.name),
+                            }
+                        })?);
+                    }
+                    let evidence = evidence(&s, &target.name, &cond.name, round - 1)?;
+                    let c = curator.as_mut().expect("built above");
+                    notes = c.curate(&notes, &evidence).await.map_err(curator_err)?;
+                    ResultsDir::write_notes(&dir, &target.name, &cond.name, round, &notes)?;
+                    s.report.lock().unwrap_or_else(|p| p.into_inner()).curated += 1;
+                    s.progress.note(&format!(
+                        "{}/{}: curator wrote {} notes for round {round}",
+                        target.name,
+                        cond.name,
+                        notes.items().len()
+                    ));
+                }
+            }
+        }
+        if s.opts.curate_only {
+            continue;
+        }
+        let keys: Vec<(usize, EpisodeKey)> = s
+            .tasks
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (task, _))| {
+                let (t, c) = (target.name.clone(), cond.name.clone());
+                (0..s.spec.samples_per_round)
+                    .map(move |sample| (i, key(&t, &c, &task.spec.id, round, sample)))
+            })
+            .collect();
+        run_keys(&s, ti, Some(ci), keys, notes.clone()).await?;
+    }
+    Ok(())
+}
+
+fn round_complete(s: &Shared, target: &str, condition: &str, round: u32) -> bool {
+    let done = s.done.lock().unwrap_or_else(|p| p.into_inner());
+    s.tasks.iter().all(|(task, _)| {
+        (0..s.spec.samples_per_round)
+            .all(|sample| done.contains(&key(target, condition, &task.spec.id, round, sample)))
+    })
+}
+
+/// E_r: every delivered message of a round and what the target did next.
+fn evidence(
+    s: &Shared,
+    target: &str,
+    condition: &str,
+    round: u32,
+) -> Result<RoundEvidence, RunError> {
+    let keys: BTreeSet<EpisodeKey> = s
+        .tasks
+        .iter()
+        .flat_map(|(task, _)| {
+            (0..s.spec.samples_per_round)
+                .map(move |sample| key(target, condition, &task.spec.id, round, sample))
+        })
+        .collect();
+    let mut reactions = Vec::new();
+    for t in s.results.trajectories(&keys)? {
+        for (i, step) in t.trajectory.iter().enumerate() {
+            if let Some(m) = &step.message {
+                reactions.push(TargetReaction {
+                    task: t.key.task.clone(),
+                    step: step.index,
+                    message: m.clone(),
+                    next_actions: t.trajectory[i + 1..]
+                        .iter()
+                        .take(3)
+                        .filter_map(|s| s.action.clone())
+                        .collect(),
+                    accepted: t.accepted,
+                    susceptible: t.susceptible,
+                });
+            }
+        }
+    }
+    Ok(RoundEvidence {
+        round,
+        target: target.to_owned(),
+        reactions,
+    })
+}
+
+async fn run_keys(
+    s: &Arc<Shared>,
+    ti: usize,
+    ci: Option<usize>,
+    keys: Vec<(usize, EpisodeKey)>,
+    notes: Notes,
+) -> Result<(), RunError> {
+    let notes = Arc::new(notes);
+    let mut set = JoinSet::new();
+    for (task_index, k) in keys {
+        let skip = s.opts.shard.is_some_and(|sh| !sh.owns(&k))
+            || s.done
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&k);
+        if skip {
+            continue;
+        }
+        let (s, notes) = (s.clone(), notes.clone());
+        set.spawn(async move {
+            let _permit = s
+                .episodes
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| RunError::Join(e.to_string()))?;
+            run_one(&s, ti, ci, task_index, k, &notes).await
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        r.map_err(|e| RunError::Join(e.to_string()))??;
+    }
+    Ok(())
+}
+
+async fn run_one(
+    s: &Arc<Shared>,
+    ti: usize,
+    ci: Option<usize>,
+    task_index: usize,
+    k: EpisodeKey,
+    notes: &Notes,
+) -> Result<(), RunError> {
+    let target = &s.spec.targets[ti];
+    let cond = ci.map(|c| &s.spec.conditions[c]);
+    let info = cond.map(|c| c.info()).unwrap_or_else(|| ConditionInfo {
+        attacker: "none".into(),
+        ..ConditionInfo::default()
+    });
+    let (task, evaluator) = &s.tasks[task_index];
+    let seed = episode_seed(s.spec.seed, &k);
+    let scope = k.to_string();
+    let defence = cond.is_some_and(|c| c.defence);
+    let agent = s.components.agent(target, task, seed, defence, &scope);
+    let attacker = cond
+        .map(|c| s.components.attacker(c, task, seed, &scope))
+        .transpose();
+    let (line, trajectory) = match (agent, attacker) {
+        (Err(e), _) | (_, Err(e)) => (
+            ResultLine::infra_failure(&k, &info, seed, e),
+            empty_trajectory(&k),
+        ),
+        (Ok(mut agent), Ok(mut attacker)) => {
+            let config = EpisodeConfig {
+                budget: s.spec.budget,
+                seed,
+                schedule: s.spec.schedule.clone(),
+                leakage: s.spec.leakage.clone(),
+                ..EpisodeConfig::default()
+            };
+            let ep = Episode {
+                task,
+                evaluator: evaluator.clone(),
+                sandbox: &s.sandbox,
+                config: &config,
+                notes,
+                test_slots: Some(s.tests.clone()),
+            };
+            let attacker = attacker.as_deref_mut().map(|a| a as &mut dyn Attacker);
+            match run_episode(ep, agent.as_mut(), attacker).await {
+                Ok(r) => {
+                    let t = TrajectoryLine {
+                        key: k.clone(),
+                        accepted: r.accepted,
+                        susceptible: r.susceptible,
+                        trajectory: r.trajectory.clone(),
+                        rejected_messages: r.rejected_messages.clone(),
+                        attacker_errors: r.attacker_errors.clone(),
+                        prompt_hashes: r.prompt_hashes.clone(),
+                    };
+                    (ResultLine::from_record(&k, &info, &r), t)
+                }
+                Err(e) => (
+                    ResultLine::infra_failure(&k, &info, seed, e.to_string()),
+                    empty_trajectory(&k),
+                ),
+            }
+        }
+    };
+    let results = s.results.clone();
+    let (l, t) = (line.clone(), trajectory);
+    tokio::task::spawn_blocking(move || results.append(&l, &t))
+        .await
+        .map_err(|e| RunError::Join(e.to_string()))??;
+    s.done.lock().unwrap_or_else(|p| p.into_inner()).insert(k);
+    {
+        let mut rep = s.report.lock().unwrap_or_else(|p| p.into_inner());
+        rep.ran += 1;
+        if line.infra_error.is_some() {
+            rep.infra_errors += 1;
+        }
+    }
+    s.progress.finished(&line);
+    Ok(())
+}
+
+fn empty_trajectory(k: &EpisodeKey) -> TrajectoryLine {
+    TrajectoryLine {
+        key: k.clone(),
+        accepted: false,
+        susceptible: None,
+        trajectory: Vec::new(),
+        rejected_messages: Vec::new(),
+        attacker_errors: Vec::new(),
+        prompt_hashes: BTreeMap::new(),
+    }
+}

@@ -1,0 +1,132 @@
+//! `traparena merge`: joins the results folders of shards.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::RunError;
+use crate::results::{EpisodeKey, ResultLine};
+use crate::store::{Manifest, TrajectoryLine, read_lines, write_atomic};
+
+fn err(path: &Path, message: String) -> RunError {
+    RunError::Results {
+        path: path.to_owned(),
+        message,
+    }
+}
+
+/// Joins shard folders into `out` (which must not exist or be empty). Refuses shards of
+/// different experiments, an episode present in two shards, and notes that disagree. Returns
+/// the number of episodes merged.
+pub fn merge_results(shards: &[PathBuf], out: &Path) -> Result<usize, RunError> {
+    if shards.is_empty() {
+        return Err(err(out, "no shard folder given".into()));
+    }
+    if out.exists()
+        && std::fs::read_dir(out)
+            .map_err(|e| err(out, e.to_string()))?
+            .next()
+            .is_some()
+    {
+        return Err(err(out, "the output folder is not empty".into()));
+    }
+    let mut manifest: Option<(PathBuf, Manifest, Vec<u8>)> = None;
+    let mut episodes: BTreeMap<EpisodeKey, (PathBuf, ResultLine)> = BTreeMap::new();
+    let mut trajectories: BTreeMap<EpisodeKey, TrajectoryLine> = BTreeMap::new();
+    let mut notes: BTreeMap<PathBuf, (PathBuf, Vec<u8>)> = BTreeMap::new();
+    for shard in shards {
+        let mpath = shard.join("manifest.json");
+        let text = std::fs::read_to_string(&mpath)
+            .map_err(|e| err(&mpath, format!("not a results folder: {e}")))?;
+        let m: Manifest = serde_json::from_str(&text)
+            .map_err(|e| err(&mpath, format!("unreadable manifest: {e}")))?;
+        match &manifest {
+            None => {
+                let spec = std::fs::read(shard.join("spec.json"))
+                    .map_err(|e| err(shard, e.to_string()))?;
+                manifest = Some((shard.clone(), m, spec));
+            }
+            Some((first, m0, _)) if *m0 != m => {
+                return Err(err(
+                    shard,
+                    format!("comes from a different experiment than {}", first.display()),
+                ));
+            }
+            Some(_) => {}
+        }
+        for line in read_lines::<ResultLine>(&shard.join("episodes.jsonl"))? {
+            let k = line.key();
+            if let Some((other, _)) = episodes.get(&k) {
+                return Err(err(
+                    shard,
+                    format!("episode {k} is also in {}", other.display()),
+                ));
+            }
+            episodes.insert(k, (shard.clone(), line));
+        }
+        for t in read_lines::<TrajectoryLine>(&shard.join("trajectories.jsonl"))? {
+            trajectories.insert(t.key.clone(), t);
+        }
+        let ndir = shard.join("notes");
+        if ndir.is_dir() {
+            let mut stack = vec![ndir.clone()];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).map_err(|e| err(&d, e.to_string()))? {
+                    let p = e.map_err(|e| err(&d, e.to_string()))?.path();
+                    if p.is_dir() {
+                        stack.push(p);
+                        continue;
+                    }
+                    let rel = p
+                        .strip_prefix(shard)
+                        .expect("under the shard")
+                        .to_path_buf();
+                    let bytes = std::fs::read(&p).map_err(|e| err(&p, e.to_string()))?;
+                    match notes.get(&rel) {
+                        Some((other, b)) if *b != bytes => {
+                            return Err(err(
+                                &p,
+                                format!("disagrees with {}", other.join(&rel).display()),
+                            ));
+                        }
+                        Some(_) => {}
+                        None => {
+                            notes.insert(rel, (shard.clone(), bytes));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let (_, m, spec) = manifest.expect("at least one shard");
+    std::fs::create_dir_all(out).map_err(|e| err(out, e.to_string()))?;
+    write_atomic(&out.join("spec.json"), &spec)?;
+    write_atomic(
+        &out.join("manifest.json"),
+        &serde_json::to_vec_pretty(&m).expect("serialisable"),
+    )?;
+    let mut e = Vec::new();
+    let mut t = Vec::new();
+    for (k, (_, line)) in &episodes {
+        e.extend(serde_json::to_vec(line).expect("serialisable"));
+        e.push(b'\n');
+        if let Some(tr) = trajectories.get(k) {
+            t.extend(serde_json::to_vec(tr).expect("serialisable"));
+            t.push(b'\n');
+        }
+    }
+    for (name, bytes) in [("trajectories.jsonl", &t), ("episodes.jsonl", &e)] {
+        let p = out.join(name);
+        let mut f = std::fs::File::create(&p).map_err(|x| err(&p, x.to_string()))?;
+        f.write_all(bytes)
+            .and_then(|_| f.sync_all())
+            .map_err(|x| err(&p, x.to_string()))?;
+    }
+    for (rel, (_, bytes)) in notes {
+        let p = out.join(rel);
+        std::fs::create_dir_all(p.parent().expect("has a parent"))
+            .map_err(|e| err(&p, e.to_string()))?;
+        write_atomic(&p, &bytes)?;
+    }
+    Ok(episodes.len())
+}
