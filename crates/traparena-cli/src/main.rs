@@ -52,10 +52,11 @@ enum Cmd {
         /// The task folder.
         #[arg(long)]
         task: PathBuf,
-        /// The agent: gold, credulous, hardcoder or replay:FILE.
+        /// The agent: gold, credulous, hardcoder, replay:FILE or llm (a model; see docs/models.md).
         #[arg(long)]
         agent: String,
-        /// The attacker: none, scripted, scripted:PERSONA, offline or truthful.
+        /// The attacker: none, scripted, scripted:PERSONA, offline, truthful, adaptive or blind
+        /// (model attackers, with and without the reference).
         #[arg(long, default_value = "none")]
         attacker: String,
         /// Most actions the agent may take.

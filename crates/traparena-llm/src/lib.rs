@@ -1,6 +1,15 @@
-//! The TrapArena model client.
+//! The TrapArena model client, and the model-backed agent, attacker and curator.
 //!
-//! Everything TrapArena's LLM agent, LLM attackers and curator need to talk to a model:
+//! - [`LlmAgent`], the `llm` repair agent, speaking one of three [`Protocol`]s (native tool
+//!   calls, JSON actions under a JSON-schema response format, plain text with a JSON action),
+//!   with an optional defence instruction and a bounded conversation ([`HistoryLimits`]);
+//! - [`LlmAttacker`], the trajectory-conditioned attacker of SPEC section 4 in its blind and
+//!   reference variants ([`AttackerVariant`]), with claims read from its JSON reply or, failing
+//!   that, from the message's wording ([`claims_from_text`]);
+//! - [`LlmCurator`], which rewrites the attacker's bounded notes after each round;
+//! - [`prompts`], their versioned templates and the hashes recorded with every episode.
+//!
+//! Everything they need to talk to a model:
 //!
 //! - [`ChatModel`], the object-safe async trait they take as `Arc<dyn ChatModel>`;
 //! - [`ChatClient`], its implementation for any OpenAI-compatible endpoint
@@ -61,19 +70,31 @@
 //! ```
 #![deny(missing_docs)]
 
+mod agent;
+mod attacker;
 mod cassette;
 mod client;
 mod config;
+mod curator;
 mod error;
 mod extract;
 mod model;
+pub mod prompts;
 mod scripted;
 mod types;
 mod usage;
 
+pub use agent::{
+    HistoryLimits, LlmAgent, LlmAgentConfig, Protocol, action_schema, action_tools, parse_action,
+};
+pub use attacker::{
+    AttackerVariant, LlmAttacker, LlmAttackerConfig, claims_from_text, message_schema,
+    summarize_history,
+};
 pub use cassette::{Cassette, CassetteEntry, CassetteMode, Recorder, canonical_json, request_hash};
 pub use client::ChatClient;
 pub use config::{EndpointConfig, MaxTokensField};
+pub use curator::{LlmCurator, LlmCuratorConfig, notes_schema};
 pub use error::LlmError;
 pub use extract::{extract_json, extract_json_object};
 pub use model::ChatModel;

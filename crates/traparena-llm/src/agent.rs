@@ -1,0 +1,890 @@
+//! The `llm` repair agent: any chat model behind a [`ChatModel`], speaking one of three action
+//! protocols.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use traparena_agent::{Agent, AgentError, AgentView, Turn};
+use traparena_task::{Action, Step};
+
+use crate::extract::extract_json_object;
+use crate::model::ChatModel;
+use crate::prompts::{self, clip, fill, one_line};
+use crate::types::{ChatRequest, Message, ResponseFormat, ResponseMessage, Tool, ToolCall};
+use crate::usage::TokenUsage;
+
+/// How the agent asks the model for actions and reads them from its replies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// Native tool calls: one tool per action (`read`, `edit`, ...); the first call of a reply
+    /// is run, tool results go back as `tool` messages. A reply without a tool call is read
+    /// like a plain-text reply.
+    Tools,
+    /// A JSON action constrained by `response_format` (a JSON schema the server enforces with
+    /// a grammar on vLLM and llama.cpp).
+    Json,
+    /// Free text; the first JSON object of the reply is the action.
+    Text,
+}
+
+impl Protocol {
+    /// The protocol's name (`tools`, `json`, `text`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Tools => "tools",
+            Protocol::Json => "json",
+            Protocol::Text => "text",
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Protocol {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tools" => Ok(Protocol::Tools),
+            "json" => Ok(Protocol::Json),
+            "text" => Ok(Protocol::Text),
+            other => Err(format!(
+                "unknown protocol {other:?} (expected tools, json or text)"
+            )),
+        }
+    }
+}
+
+/// How much of the trajectory the conversation keeps.
+///
+/// The conversation holds every step, but only the last `full_steps` in full: older tool
+/// outputs are cut to `old_output_chars` characters and older actions are shown with every
+/// string cut to 200 characters (a `write` of a whole file becomes its first lines).
+/// Collaborator messages are always kept whole. When the conversation is still longer than
+/// `max_chars` characters (about a quarter as many tokens), recent steps are shortened like
+/// older ones, oldest first; then tool outputs are replaced by a one-line note, oldest first;
+/// as a last resort the newest step's output is cut (to no less than 1,000 characters). The
+/// defaults keep a 60-step episode within about 12,000 tokens of history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryLimits {
+    /// Most recent steps shown in full.
+    pub full_steps: usize,
+    /// Characters kept of an older step's tool output.
+    pub old_output_chars: usize,
+    /// Upper bound on the characters of the whole conversation (system prompt included).
+    pub max_chars: usize,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        HistoryLimits {
+            full_steps: 8,
+            old_output_chars: 600,
+            max_chars: 48_000,
+        }
+    }
+}
+
+/// Settings of an [`LlmAgent`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmAgentConfig {
+    /// The action protocol (default [`Protocol::Json`]).
+    pub protocol: Protocol,
+    /// Sampling temperature (default 0.7).
+    pub temperature: f64,
+    /// Maximum response length in tokens (default 16,384; `None` sends no limit).
+    pub max_tokens: Option<u32>,
+    /// Sampling seed sent with every request, for servers that honour one.
+    pub seed: Option<u64>,
+    /// Add the defence instruction (verify collaborator claims) to the system prompt.
+    pub defence: bool,
+    /// How much of the trajectory the conversation keeps.
+    pub history: HistoryLimits,
+}
+
+impl Default for LlmAgentConfig {
+    fn default() -> Self {
+        LlmAgentConfig {
+            protocol: Protocol::Json,
+            temperature: 0.7,
+            max_tokens: Some(16_384),
+            seed: None,
+            defence: false,
+            history: HistoryLimits::default(),
+        }
+    }
+}
+
+/// What the agent remembers of one of its replies.
+#[derive(Debug, Clone)]
+struct PastTurn {
+    /// The reply's text.
+    content: Option<String>,
+    /// The reply's tool calls (ids filled in where the server sent none).
+    calls: Vec<ToolCall>,
+    /// Why no action could be read, when none could.
+    unreadable: Option<String>,
+}
+
+/// A repair agent backed by a chat model.
+///
+/// The conversation is a system prompt (tools, method, protocol, optional defence), the repair
+/// description, and then one assistant turn and one observation per step, rebuilt from the
+/// trajectory on every call and bounded by [`HistoryLimits`]. Collaborator messages are
+/// rendered after the tool output under the label `[Message from a collaborator]`. A reply
+/// holding no readable action gives a [`Turn`] without an action (the runner spends the step
+/// and answers with a corrective observation, to which the agent adds the reason); only a
+/// failed model call is an error ([`AgentError::Model`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use traparena_agent::{Agent, AgentView};
+/// use traparena_llm::{ChatResponse, LlmAgent, LlmAgentConfig, ScriptedModel};
+/// use traparena_task::Action;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = Arc::new(ScriptedModel::new(
+///     "fake",
+///     [ChatResponse::from_text("fake", r#"{"action": "submit"}"#).with_usage(100, 5)],
+/// ));
+/// let mut agent = LlmAgent::new(model, LlmAgentConfig::default());
+/// let view = AgentView { task_id: "t", description: "Fix it.", step: 1, budget: 5, history: &[] };
+/// let turn = agent.act(&view).await.unwrap();
+/// assert_eq!(turn.action, Some(Action::Submit));
+/// assert_eq!(turn.usage.prompt_tokens, 100);
+/// # }
+/// ```
+pub struct LlmAgent {
+    model: Arc<dyn ChatModel>,
+    config: LlmAgentConfig,
+    turns: BTreeMap<u32, PastTurn>,
+}
+
+impl fmt::Debug for LlmAgent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LlmAgent")
+            .field("model", &self.model.model())
+            .field("config", &self.config)
+            .field("turns", &self.turns.len())
+            .finish()
+    }
+}
+
+impl LlmAgent {
+    /// An agent asking `model`.
+    pub fn new(model: Arc<dyn ChatModel>, config: LlmAgentConfig) -> Self {
+        LlmAgent {
+            model,
+            config,
+            turns: BTreeMap::new(),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &LlmAgentConfig {
+        &self.config
+    }
+
+    /// The system prompt for an episode with `budget` actions.
+    pub fn system_prompt(&self, budget: u32) -> String {
+        let forms = fill(
+            protocol_template(self.config.protocol),
+            &[("forms", prompts::AGENT_ACTION_FORMS)],
+        );
+        let defence = if self.config.defence {
+            prompts::AGENT_DEFENCE
+        } else {
+            ""
+        };
+        fill(
+            prompts::AGENT_SYSTEM,
+            &[
+                ("budget", &budget.to_string()),
+                ("protocol", &forms),
+                ("defence", defence),
+            ],
+        )
+    }
+
+    /// The request the agent sends for `view`: the whole bounded conversation plus the
+    /// protocol's tools or response format.
+    pub fn request(&self, view: &AgentView<'_>) -> ChatRequest {
+        let mut messages = vec![
+            Message::system(self.system_prompt(view.budget)),
+            Message::user(fill(
+                prompts::AGENT_TASK,
+                &[("description", view.description)],
+            )),
+        ];
+        messages.extend(self.render_history(view, messages_chars(&messages)));
+        let mut request = ChatRequest::new(messages).with_temperature(self.config.temperature);
+        if let Some(n) = self.config.max_tokens {
+            request = request.with_max_tokens(n);
+        }
+        if let Some(seed) = self.config.seed {
+            request = request.with_seed(seed);
+        }
+        match self.config.protocol {
+            Protocol::Tools => request.with_tools(action_tools()),
+            Protocol::Json => {
+                request.with_response_format(ResponseFormat::json_schema("action", action_schema()))
+            }
+            Protocol::Text => request,
+        }
+    }
+
+    /// The history as chat messages, bounded by the [`HistoryLimits`].
+    fn render_history(&self, view: &AgentView<'_>, used: usize) -> Vec<Message> {
+        let limits = self.config.history;
+        let n = view.history.len();
+        let mut rendered: Vec<RenderedStep> = view
+            .history
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                let recent = i + limits.full_steps >= n;
+                self.render_step(step, view.budget, recent, limits)
+            })
+            .collect();
+        let total = |r: &[RenderedStep]| used + r.iter().map(RenderedStep::chars).sum::<usize>();
+        // Over the bound: recent steps become old ones (compact action, cut output), oldest
+        // first; then old outputs are left out, oldest first; then the newest step's action is
+        // compacted and its output cut. Collaborator messages stay.
+        for i in 0..n.saturating_sub(1) {
+            if total(&rendered) <= limits.max_chars {
+                break;
+            }
+            let compact = self.render_step(&view.history[i], view.budget, false, limits);
+            rendered[i] = compact;
+        }
+        for i in 0..n.saturating_sub(1) {
+            if total(&rendered) <= limits.max_chars {
+                break;
+            }
+            rendered[i].output = "[output left out to fit the context]".to_owned();
+        }
+        if total(&rendered) > limits.max_chars
+            && let (Some(last), Some(step)) = (rendered.last_mut(), view.history.last())
+        {
+            let compact = self.render_step(step, view.budget, false, limits);
+            last.content = compact.content;
+            last.calls = compact.calls;
+        }
+        let excess = total(&rendered).saturating_sub(limits.max_chars);
+        if excess > 0
+            && let Some(last) = rendered.last_mut()
+        {
+            let keep = last.output.chars().count().saturating_sub(excess).max(1000);
+            last.output = clip(&last.output, keep);
+        }
+        rendered
+            .into_iter()
+            .flat_map(RenderedStep::messages)
+            .collect()
+    }
+
+    fn render_step(
+        &self,
+        step: &Step,
+        budget: u32,
+        recent: bool,
+        limits: HistoryLimits,
+    ) -> RenderedStep {
+        let past = self.turns.get(&step.index);
+        let compact_action = step.action.as_ref().map(|a| compact_action_json(a, 200));
+        // The assistant turn as the model wrote it (recent steps) or compacted (older ones).
+        let (content, calls) = match past {
+            Some(p) if !p.calls.is_empty() => {
+                let mut calls = p.calls.clone();
+                if !recent {
+                    if let (Some(first), Some(action)) = (calls.first_mut(), &step.action) {
+                        first.function.arguments = compact_arguments(action, 200);
+                    }
+                    for c in calls.iter_mut().skip(1) {
+                        c.function.arguments = one_line(&c.function.arguments, 200);
+                    }
+                }
+                let content = p
+                    .content
+                    .as_deref()
+                    .filter(|c| !c.trim().is_empty())
+                    .map(|c| {
+                        if recent {
+                            c.to_owned()
+                        } else {
+                            one_line(c, 300)
+                        }
+                    });
+                (content, calls)
+            }
+            Some(p) => {
+                let text = p.content.clone().unwrap_or_default();
+                let text = match (recent, &compact_action) {
+                    (true, _) => text,
+                    (false, Some(a)) => a.clone(),
+                    (false, None) => one_line(&text, 300),
+                };
+                (Some(text), Vec::new())
+            }
+            None => {
+                let text = match (&step.action, &step.raw) {
+                    (Some(a), _) if recent => serde_json::to_string(a).unwrap_or_default(),
+                    (Some(_), _) => compact_action.clone().unwrap_or_default(),
+                    (None, Some(raw)) if recent => raw.clone(),
+                    (None, Some(raw)) => one_line(raw, 300),
+                    (None, None) => String::new(),
+                };
+                (Some(text), Vec::new())
+            }
+        };
+        let header = fill(
+            prompts::AGENT_OBSERVATION,
+            &[
+                (
+                    "kind",
+                    if step.observation.error {
+                        "Tool error"
+                    } else {
+                        "Tool output"
+                    },
+                ),
+                ("step", &step.index.to_string()),
+                ("budget", &budget.to_string()),
+                ("left", &budget.saturating_sub(step.index).to_string()),
+            ],
+        );
+        let output = if recent {
+            step.observation.output.clone()
+        } else {
+            clip(&step.observation.output, limits.old_output_chars)
+        };
+        let mut tail = String::new();
+        if step.action.is_none()
+            && let Some(reason) = past.and_then(|p| p.unreadable.as_deref())
+        {
+            tail.push('\n');
+            tail.push_str(&fill(prompts::AGENT_UNREADABLE, &[("reason", reason)]));
+            if self.config.protocol == Protocol::Tools {
+                tail.push_str(" Call exactly one of the tools.");
+            }
+        }
+        if let Some(m) = &step.message {
+            tail.push_str(prompts::AGENT_COLLABORATOR);
+            tail.push_str(&m.text);
+        }
+        RenderedStep {
+            content,
+            calls,
+            header,
+            output,
+            tail,
+        }
+    }
+
+    /// Reads the action from a reply.
+    fn read_reply(
+        &self,
+        message: &ResponseMessage,
+        finish_reason: Option<&str>,
+        step: u32,
+    ) -> (Option<Action>, Option<String>, PastTurn) {
+        let content = message.content.clone();
+        let text = content.as_deref().unwrap_or("");
+        let mut calls = message.tool_calls.clone();
+        for (k, c) in calls.iter_mut().enumerate() {
+            if c.id.trim().is_empty() {
+                c.id = format!("call_{step}_{k}");
+            }
+        }
+        let parsed = match (self.config.protocol, calls.first()) {
+            (Protocol::Tools, Some(call)) => action_from_call(call),
+            (Protocol::Json, _) => match serde_json::from_str::<Value>(text.trim()) {
+                Ok(v) => parse_action(v),
+                Err(_) => action_from_text(text),
+            },
+            _ => action_from_text(text),
+        };
+        let raw = if calls.is_empty() {
+            Some(text.to_owned())
+        } else {
+            Some(json!({"content": content, "tool_calls": calls}).to_string())
+        };
+        // Only the tools protocol answers tool calls; elsewhere they are not part of the
+        // conversation.
+        if self.config.protocol != Protocol::Tools {
+            calls.clear();
+        }
+        let (action, unreadable) = match parsed {
+            Ok(a) => (Some(a), None),
+            Err(mut reason) => {
+                if finish_reason == Some("length") {
+                    reason.push_str(" (the reply was cut off at the response length limit)");
+                }
+                (None, Some(reason))
+            }
+        };
+        (
+            action,
+            raw,
+            PastTurn {
+                content,
+                calls,
+                unreadable,
+            },
+        )
+    }
+}
+
+#[async_trait]
+impl Agent for LlmAgent {
+    fn name(&self) -> String {
+        let mut name = format!("llm:{}", self.model.model());
+        if self.config.defence {
+            name.push_str("+defence");
+        }
+        name
+    }
+
+    async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError> {
+        let request = self.request(view);
+        let response = self
+            .model
+            .chat(&request)
+            .await
+            .map_err(|e| AgentError::Model(Box::new(e)))?;
+        let usage = task_usage(response.token_usage());
+        let message = response.message().cloned().unwrap_or_default();
+        let (action, raw, past) = self.read_reply(&message, response.finish_reason(), view.step);
+        self.turns.insert(view.step, past);
+        Ok(Turn { action, raw, usage })
+    }
+
+    fn prompt_hash(&self) -> Option<String> {
+        let protocol = protocol_template(self.config.protocol);
+        let machine = match self.config.protocol {
+            Protocol::Tools => serde_json::to_string(&action_tools()).unwrap_or_default(),
+            Protocol::Json => action_schema().to_string(),
+            Protocol::Text => String::new(),
+        };
+        let mut parts = vec![
+            prompts::AGENT_SYSTEM,
+            protocol,
+            prompts::AGENT_ACTION_FORMS,
+            prompts::AGENT_TASK,
+            prompts::AGENT_OBSERVATION,
+            prompts::AGENT_COLLABORATOR,
+            prompts::AGENT_UNREADABLE,
+            &machine,
+        ];
+        if self.config.defence {
+            parts.push(prompts::AGENT_DEFENCE);
+        }
+        Some(prompts::prompt_hash(prompts::AGENT_PROMPT_VERSION, &parts))
+    }
+}
+
+/// One step of the conversation before it becomes messages.
+struct RenderedStep {
+    content: Option<String>,
+    calls: Vec<ToolCall>,
+    header: String,
+    output: String,
+    tail: String,
+}
+
+impl RenderedStep {
+    fn observation(&self) -> String {
+        format!("{}{}{}", self.header, self.output, self.tail)
+    }
+
+    fn chars(&self) -> usize {
+        self.content.as_deref().map_or(0, |c| c.chars().count())
+            + self
+                .calls
+                .iter()
+                .map(|c| c.function.arguments.chars().count() + c.function.name.len())
+                .sum::<usize>()
+            + self.header.chars().count()
+            + self.output.chars().count()
+            + self.tail.chars().count()
+    }
+
+    fn messages(self) -> Vec<Message> {
+        let observation = self.observation();
+        if self.calls.is_empty() {
+            return vec![
+                Message::assistant(self.content.unwrap_or_default()),
+                Message::user(observation),
+            ];
+        }
+        let ids: Vec<String> = self.calls.iter().map(|c| c.id.clone()).collect();
+        let mut out = vec![Message::assistant_tool_calls(self.content, self.calls)];
+        for (k, id) in ids.into_iter().enumerate() {
+            if k == 0 {
+                out.push(Message::tool(id, observation.clone()));
+            } else {
+                out.push(Message::tool(
+                    id,
+                    "Not run: only the first tool call of a reply is run.",
+                ));
+            }
+        }
+        out
+    }
+}
+
+fn messages_chars(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|m| m.content.as_deref().map_or(0, |c| c.chars().count()))
+        .sum()
+}
+
+fn protocol_template(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Tools => prompts::AGENT_PROTOCOL_TOOLS,
+        Protocol::Json => prompts::AGENT_PROTOCOL_JSON,
+        Protocol::Text => prompts::AGENT_PROTOCOL_TEXT,
+    }
+}
+
+pub(crate) fn task_usage(u: TokenUsage) -> traparena_task::Usage {
+    traparena_task::Usage {
+        prompt_tokens: u.prompt_tokens,
+        completion_tokens: u.completion_tokens,
+        reasoning_tokens: u.reasoning_tokens,
+    }
+}
+
+/// The actions: name, description, and the JSON schema of their arguments.
+fn action_specs() -> Vec<(&'static str, &'static str, Value)> {
+    let s = json!({"type": "string"});
+    let i = json!({"type": "integer"});
+    let obj = |props: Value, required: &[&str]| {
+        json!({"type": "object", "properties": props, "required": required,
+               "additionalProperties": false})
+    };
+    vec![
+        (
+            "read",
+            "Show a file, optionally only lines start_line to end_line (1-based, inclusive).",
+            obj(
+                json!({"path": s, "start_line": i, "end_line": i}),
+                &["path"],
+            ),
+        ),
+        (
+            "list",
+            "List a folder (the repository root by default).",
+            obj(json!({"path": s}), &[]),
+        ),
+        (
+            "search",
+            "Find a literal text pattern in the files (the whole repository by default).",
+            obj(json!({"pattern": s, "path": s}), &["pattern"]),
+        ),
+        (
+            "edit",
+            "Replace exactly one occurrence of `old` in a file with `new`.",
+            obj(
+                json!({"path": s, "old": s, "new": s}),
+                &["path", "old", "new"],
+            ),
+        ),
+        (
+            "write",
+            "Replace a whole file with `content` (creates it if needed).",
+            obj(json!({"path": s, "content": s}), &["path", "content"]),
+        ),
+        (
+            "run_public_tests",
+            "Run the public tests (incomplete: passing them does not prove the repair).",
+            obj(json!({}), &[]),
+        ),
+        (
+            "submit",
+            "End the work and hand in the repository as it is now.",
+            obj(json!({}), &[]),
+        ),
+    ]
+}
+
+/// The native tools, one per action.
+pub fn action_tools() -> Vec<Tool> {
+    action_specs()
+        .into_iter()
+        .map(|(name, description, params)| Tool::function(name, description, params))
+        .collect()
+}
+
+/// The JSON schema of one action (the `json` protocol's response format): one object form per
+/// action, told apart by `action`.
+pub fn action_schema() -> Value {
+    let variants: Vec<Value> = action_specs()
+        .into_iter()
+        .map(|(name, _, params)| {
+            let mut props = Map::new();
+            props.insert("action".into(), json!({"type": "string", "enum": [name]}));
+            if let Some(Value::Object(p)) = params.get("properties") {
+                props.extend(p.clone());
+            }
+            let mut required = vec![Value::from("action")];
+            if let Some(Value::Array(r)) = params.get("required") {
+                required.extend(r.iter().cloned());
+            }
+            json!({"type": "object", "properties": props, "required": required,
+                   "additionalProperties": false})
+        })
+        .collect();
+    json!({"anyOf": variants})
+}
+
+/// Keys a model may add around an action that carry no meaning for it.
+const COMMENTARY: [&str; 6] = [
+    "thought",
+    "thoughts",
+    "reason",
+    "reasoning",
+    "explanation",
+    "comment",
+];
+
+/// Reads an action from a JSON value: `{"action": "read", ...}`, also wrapped as
+/// `{"action": {"action": "read", ...}}`, with commentary keys (`thought`, `reasoning`, ...)
+/// ignored. Errors say what is wrong.
+pub fn parse_action(value: Value) -> Result<Action, String> {
+    let Value::Object(mut o) = value else {
+        return Err("the reply is not a JSON object".to_owned());
+    };
+    if let Some(Value::Object(inner)) = o.get("action")
+        && inner.contains_key("action")
+    {
+        o = inner.clone();
+    }
+    for k in COMMENTARY {
+        o.remove(k);
+    }
+    let name = match o.get("action") {
+        None => return Err("the JSON object has no `action` field".to_owned()),
+        Some(Value::String(name)) => name.clone(),
+        Some(_) => return Err("`action` is not a string".to_owned()),
+    };
+    let specs = action_specs();
+    let Some((_, _, params)) = specs.iter().find(|(n, _, _)| *n == name) else {
+        let names: Vec<&str> = specs.iter().map(|(n, _, _)| *n).collect();
+        return Err(format!(
+            "unknown action {name:?} (the actions are {})",
+            names.join(", ")
+        ));
+    };
+    let props = params["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for (key, value) in &o {
+        if key == "action" {
+            continue;
+        }
+        let Some(prop) = props.get(key) else {
+            let mut allowed: Vec<&str> = props.keys().map(String::as_str).collect();
+            allowed.sort_unstable();
+            return Err(if allowed.is_empty() {
+                format!("unknown field `{key}`: `{name}` takes no fields")
+            } else {
+                format!(
+                    "unknown field `{key}`: `{name}` takes {}",
+                    allowed.join(", ")
+                )
+            });
+        };
+        let optional_null = value.is_null() && !is_required(params, key);
+        let fits = optional_null
+            || match prop["type"].as_str() {
+                Some("string") => value.is_string(),
+                Some("integer") => value.is_u64(),
+                _ => true,
+            };
+        if !fits {
+            return Err(format!(
+                "field `{key}` of `{name}` must be {}",
+                if prop["type"] == "integer" {
+                    "a positive whole number"
+                } else {
+                    "a string"
+                }
+            ));
+        }
+    }
+    if let Some(Value::Array(required)) = params.get("required") {
+        for r in required.iter().filter_map(Value::as_str) {
+            if !o.get(r).is_some_and(Value::is_string) {
+                return Err(format!("`{name}` needs the field `{r}`"));
+            }
+        }
+    }
+    // Optional fields given as null mean "not given".
+    o.retain(|_, v| !v.is_null());
+    serde_json::from_value::<Action>(Value::Object(o)).map_err(|e| e.to_string())
+}
+
+fn is_required(params: &Value, key: &str) -> bool {
+    params["required"]
+        .as_array()
+        .is_some_and(|r| r.iter().any(|x| x == key))
+}
+
+fn action_from_text(text: &str) -> Result<Action, String> {
+    match extract_json_object(text) {
+        Some(v) => parse_action(v),
+        None if text.trim().is_empty() => Err("the reply is empty".to_owned()),
+        None => Err("the reply holds no complete JSON object".to_owned()),
+    }
+}
+
+fn action_from_call(call: &ToolCall) -> Result<Action, String> {
+    let name = call.function.name.as_str();
+    if !action_specs().iter().any(|(n, _, _)| *n == name) {
+        return Err(format!("there is no tool named {name:?}"));
+    }
+    let args = call
+        .arguments_value()
+        .map_err(|e| format!("the arguments of `{name}` are not JSON ({e})"))?;
+    let mut o = match args {
+        Value::Object(o) => o,
+        Value::Null => Map::new(),
+        _ => return Err(format!("the arguments of `{name}` are not a JSON object")),
+    };
+    o.insert("action".into(), Value::String(name.to_owned()));
+    parse_action(Value::Object(o))
+}
+
+/// Every string in `v` cut to `max` characters.
+fn shorten_strings(v: &mut Value, max: usize) {
+    match v {
+        Value::String(s) if s.chars().count() > max => {
+            let n = s.chars().count();
+            let kept: String = s.chars().take(max).collect();
+            *s = format!("{kept}[... {} more characters]", n - max);
+        }
+        Value::Object(o) => o.values_mut().for_each(|x| shorten_strings(x, max)),
+        Value::Array(a) => a.iter_mut().for_each(|x| shorten_strings(x, max)),
+        _ => {}
+    }
+}
+
+fn compact_action_json(action: &Action, max: usize) -> String {
+    let mut v = serde_json::to_value(action).unwrap_or(Value::Null);
+    shorten_strings(&mut v, max);
+    v.to_string()
+}
+
+fn compact_arguments(action: &Action, max: usize) -> String {
+    let mut v = serde_json::to_value(action).unwrap_or(Value::Null);
+    if let Value::Object(o) = &mut v {
+        o.remove("action");
+    }
+    shorten_strings(&mut v, max);
+    v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_action_is_lenient_about_wrapping_and_commentary_only() {
+        let ok = |v: Value| parse_action(v).unwrap();
+        assert_eq!(ok(json!({"action": "submit"})), Action::Submit);
+        assert_eq!(
+            ok(json!({"thought": "done", "action": {"action": "submit"}})),
+            Action::Submit
+        );
+        assert_eq!(
+            ok(json!({"reasoning": "x", "action": "list"})),
+            Action::List { path: None }
+        );
+        let err = parse_action(json!({"action": "read"})).unwrap_err();
+        assert_eq!(err, "`read` needs the field `path`");
+        let err = parse_action(json!({"action": "fly"})).unwrap_err();
+        assert!(err.contains("unknown action \"fly\""), "{err}");
+        let err = parse_action(json!({"action": "submit", "now": true})).unwrap_err();
+        assert_eq!(err, "unknown field `now`: `submit` takes no fields");
+        assert_eq!(
+            ok(json!({"action": "read", "path": "a", "start_line": null})),
+            Action::Read {
+                path: "a".into(),
+                start_line: None,
+                end_line: None
+            }
+        );
+        let err = parse_action(json!({"path": "a"})).unwrap_err();
+        assert!(err.contains("no `action`"), "{err}");
+        assert!(parse_action(json!([1])).is_err());
+        let err = parse_action(json!({"action": "read", "path": 3})).unwrap_err();
+        assert_eq!(err, "field `path` of `read` must be a string");
+        let err = parse_action(json!({"action": "read", "path": "a", "end_line": -1})).unwrap_err();
+        assert_eq!(
+            err,
+            "field `end_line` of `read` must be a positive whole number"
+        );
+    }
+
+    #[test]
+    fn schema_and_tools_cover_every_action() {
+        let schema = action_schema();
+        let names: Vec<&str> = schema["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["properties"]["action"]["enum"][0].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "read",
+                "list",
+                "search",
+                "edit",
+                "write",
+                "run_public_tests",
+                "submit"
+            ]
+        );
+        assert_eq!(action_tools().len(), 7);
+        let call = ToolCall::function("1", "edit", r#"{"path": "a", "old": "x", "new": "y"}"#);
+        assert_eq!(
+            action_from_call(&call).unwrap(),
+            Action::Edit {
+                path: "a".into(),
+                old: "x".into(),
+                new: "y".into()
+            }
+        );
+        let call = ToolCall::function("1", "run_public_tests", "");
+        assert_eq!(action_from_call(&call).unwrap(), Action::RunPublicTests);
+        assert!(action_from_call(&ToolCall::function("1", "rm", "{}")).is_err());
+    }
+
+    #[test]
+    fn compacting_cuts_long_strings() {
+        let a = Action::Write {
+            path: "a.py".into(),
+            content: "x".repeat(500),
+        };
+        let c = compact_action_json(&a, 10);
+        assert!(c.contains("xxxxxxxxxx[... 490 more characters]"), "{c}");
+        assert!(c.contains("\"action\":\"write\""), "{c}");
+        assert!(!compact_arguments(&a, 10).contains("action"));
+    }
+}
