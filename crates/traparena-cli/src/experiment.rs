@@ -5,11 +5,155 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use traparena::agent::Agent;
+use traparena::attack::{Attacker, Curator};
 use traparena::env::Sandbox;
 use traparena::runner::{
-    BuiltinComponents, ExperimentOptions, ExperimentSpec, Progress, ResultLine, RunError, Shard,
-    merge_results, run_experiment,
+    BuiltinComponents, Components, ConditionSpec, ExperimentOptions, ExperimentSpec, ModelSpec,
+    Progress, ResultLine, RunError, Shard, TargetSpec, merge_results, run_experiment,
 };
+use traparena::task::Task;
+use traparena_llm::{
+    AttackerVariant, ChatClient, ChatModel, EndpointConfig, LlmAgent, LlmAgentConfig, LlmAttacker,
+    LlmAttackerConfig, LlmCurator, LlmCuratorConfig, Protocol,
+};
+
+/// The built-in components plus the model-backed ones, with one client (and so one concurrency
+/// limit) per endpoint named in the spec.
+struct CliComponents {
+    clients: std::collections::BTreeMap<String, Arc<ChatClient>>,
+    attacker_model: Option<ModelSpec>,
+    curator_model: Option<ModelSpec>,
+}
+
+fn endpoint_key(m: &ModelSpec) -> String {
+    format!(
+        "{}|{}|{}",
+        m.base_url,
+        m.model,
+        m.api_key_env.as_deref().unwrap_or("")
+    )
+}
+
+impl CliComponents {
+    /// Builds a client for every endpoint of the spec; API keys come from the named variables.
+    fn new(spec: &ExperimentSpec) -> Result<CliComponents, String> {
+        let mut clients = std::collections::BTreeMap::new();
+        let models = spec
+            .targets
+            .iter()
+            .filter_map(|t| t.model.as_ref())
+            .chain(spec.attacker_model.as_ref())
+            .chain(spec.curator_model.as_ref());
+        for m in models {
+            let key = endpoint_key(m);
+            if clients.contains_key(&key) {
+                continue;
+            }
+            let mut cfg = EndpointConfig::new(m.base_url.clone(), m.model.clone());
+            if let Some(var) = &m.api_key_env {
+                let k = std::env::var(var).map_err(|_| {
+                    format!(
+                        "the environment variable {var} (api_key_env of model {}) is not set",
+                        m.model
+                    )
+                })?;
+                cfg = cfg.with_api_key(k);
+            }
+            if let Some(n) = m.max_concurrency {
+                cfg.max_concurrency = n.max(1);
+            }
+            cfg.jitter_seed = spec.seed;
+            let client = ChatClient::new(cfg).map_err(|e| format!("model {}: {e}", m.model))?;
+            clients.insert(key, Arc::new(client));
+        }
+        Ok(CliComponents {
+            clients,
+            attacker_model: spec.attacker_model.clone(),
+            curator_model: spec.curator_model.clone(),
+        })
+    }
+
+    fn client(&self, m: &ModelSpec) -> Arc<dyn ChatModel> {
+        self.clients[&endpoint_key(m)].clone()
+    }
+}
+
+impl Components for CliComponents {
+    fn agent(
+        &self,
+        target: &TargetSpec,
+        task: &Task,
+        seed: u64,
+        defence: bool,
+        scope: &str,
+    ) -> Result<Box<dyn Agent>, String> {
+        if target.agent != "llm" {
+            return BuiltinComponents.agent(target, task, seed, defence, scope);
+        }
+        let model = target.model.as_ref().ok_or("an llm target needs a model")?;
+        let protocol = match &target.protocol {
+            Some(p) => p.parse::<Protocol>().map_err(|e| e.to_string())?,
+            None => Protocol::Json,
+        };
+        let config = LlmAgentConfig {
+            protocol,
+            temperature: target.temperature,
+            max_tokens: Some(target.max_tokens),
+            seed: Some(seed),
+            defence,
+            ..LlmAgentConfig::default()
+        };
+        Ok(Box::new(LlmAgent::new(self.client(model), config)))
+    }
+
+    fn attacker(
+        &self,
+        condition: &ConditionSpec,
+        task: &Task,
+        seed: u64,
+        scope: &str,
+    ) -> Result<Box<dyn Attacker>, String> {
+        let variant = match condition.attacker.as_str() {
+            "adaptive" => AttackerVariant::Reference,
+            "blind" => AttackerVariant::Blind,
+            _ => return BuiltinComponents.attacker(condition, task, seed, scope),
+        };
+        let model = self
+            .attacker_model
+            .as_ref()
+            .ok_or("adaptive and blind conditions need attacker_model")?;
+        let mut config = LlmAttackerConfig::new(variant);
+        config.seed = Some(seed);
+        if let Some(t) = model.temperature {
+            config.temperature = t;
+        }
+        if model.max_tokens.is_some() {
+            config.max_tokens = model.max_tokens;
+        }
+        Ok(Box::new(LlmAttacker::new(self.client(model), config)))
+    }
+
+    fn curator(
+        &self,
+        target: &TargetSpec,
+        condition: &ConditionSpec,
+    ) -> Result<Box<dyn Curator>, String> {
+        match &self.curator_model {
+            None => BuiltinComponents.curator(target, condition),
+            Some(model) => {
+                let mut config = LlmCuratorConfig::default();
+                if let Some(t) = model.temperature {
+                    config.temperature = t;
+                }
+                if model.max_tokens.is_some() {
+                    config.max_tokens = model.max_tokens;
+                }
+                Ok(Box::new(LlmCurator::new(self.client(model), config)))
+            }
+        }
+    }
+}
 
 /// Arguments of `traparena experiment`.
 #[derive(Debug, clap::Args)]
@@ -166,6 +310,13 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
         curate_only: args.curate_only,
     };
+    let components = match CliComponents::new(&spec) {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            eprintln!("traparena: {e}");
+            return Ok(2);
+        }
+    };
     let spec_dir = args
         .spec
         .parent()
@@ -185,7 +336,7 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
         let run = run_experiment(
             &spec,
             &spec_dir,
-            Arc::new(BuiltinComponents),
+            components,
             &sandbox,
             &opts,
             reporter.clone(),

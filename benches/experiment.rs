@@ -1,0 +1,302 @@
+//! Experiment throughput against a model server that takes 200 ms per call.
+//!
+//! - `client_only`: the baseline, measured in the same run — 32 concurrent chains of model calls
+//!   through the same client with no harness at all: the best any harness could do.
+//! - `experiment`: 64 episodes of the `llm` agent (5 calls each) at concurrency 32, through
+//!   `run_experiment`, with workspaces, tool calls, the sandbox, evaluation and synced writes.
+//!
+//! The ratio client_only/experiment is the throughput as a share of the ideal (target >= 0.9).
+//! Then one experiment with 1,000 episodes in flight at once, and the harness's peak memory.
+//!
+//! Run with `cargo bench -p traparena --bench experiment`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{out_dir, print_ratio, root};
+use criterion::Criterion;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use traparena::agent::Agent;
+use traparena::attack::{Attacker, Curator};
+use traparena::runner::{
+    BuiltinComponents, Components, ConditionSpec, ExperimentOptions, ExperimentSpec, Silent,
+    TargetSpec, run_experiment,
+};
+use traparena::{Sandbox, SandboxConfig, Task};
+use traparena_llm::{
+    ChatClient, ChatModel, ChatRequest, EndpointConfig, LlmAgent, LlmAgentConfig, Message,
+};
+
+const LATENCY: Duration = Duration::from_millis(200);
+const CALLS: usize = 5;
+
+/// A stub OpenAI-compatible server: every reply waits 200 ms; the agent lists the workspace
+/// until its fifth turn, then submits.
+async fn serve(listener: tokio::net::TcpListener) {
+    loop {
+        let Ok((mut sock, _)) = listener.accept().await else {
+            return;
+        };
+        tokio::spawn(async move {
+            let mut buf = Vec::new();
+            loop {
+                let mut chunk = [0u8; 16 * 1024];
+                let head_end = loop {
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                while buf.len() < head_end + len {
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let body: serde_json::Value =
+                    serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or_default();
+                buf.drain(..head_end + len);
+                let turns = body["messages"]
+                    .as_array()
+                    .map_or(0, |m| m.iter().filter(|x| x["role"] == "assistant").count());
+                let action = if turns + 1 >= CALLS {
+                    r#"{"action": "submit"}"#
+                } else {
+                    r#"{"action": "list"}"#
+                };
+                tokio::time::sleep(LATENCY).await;
+                let reply = serde_json::json!({
+                    "id": "stub", "object": "chat.completion", "model": "stub",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": action}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 8, "total_tokens": 108}
+                })
+                .to_string();
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}",
+                    reply.len()
+                );
+                if sock.write_all(resp.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+struct StubComponents {
+    client: Arc<ChatClient>,
+}
+
+impl Components for StubComponents {
+    fn agent(
+        &self,
+        t: &TargetSpec,
+        task: &Task,
+        seed: u64,
+        d: bool,
+        s: &str,
+    ) -> Result<Box<dyn Agent>, String> {
+        if t.agent != "llm" {
+            return BuiltinComponents.agent(t, task, seed, d, s);
+        }
+        Ok(Box::new(LlmAgent::new(
+            self.client.clone(),
+            LlmAgentConfig::default(),
+        )))
+    }
+    fn attacker(
+        &self,
+        c: &ConditionSpec,
+        task: &Task,
+        seed: u64,
+        s: &str,
+    ) -> Result<Box<dyn Attacker>, String> {
+        BuiltinComponents.attacker(c, task, seed, s)
+    }
+    fn curator(&self, t: &TargetSpec, c: &ConditionSpec) -> Result<Box<dyn Curator>, String> {
+        BuiltinComponents.curator(t, c)
+    }
+}
+
+fn spec(base_url: &str, samples: u32) -> ExperimentSpec {
+    serde_json::from_value(serde_json::json!({
+        "tasks": ["examples/tasks/*"],
+        "targets": [{"name": "stub", "agent": "llm", "model": {"model": "stub", "base_url": base_url}}],
+        "conditions": [],
+        "baseline_samples": samples,
+        "budget": 10
+    }))
+    .unwrap()
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.to_owned())
+        })
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    rt.spawn(serve(listener));
+    let mut cfg = EndpointConfig::new(base_url.clone(), "stub");
+    cfg.max_concurrency = 2000;
+    let client = Arc::new(ChatClient::new(cfg).unwrap());
+    let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
+    let components: Arc<dyn Components> = Arc::new(StubComponents {
+        client: client.clone(),
+    });
+
+    let mut c = Criterion::default()
+        .output_directory(&out_dir())
+        .configure_from_args();
+    let mut g = c.benchmark_group("experiment_200ms_model");
+    g.sample_size(10).measurement_time(Duration::from_secs(30));
+    // 10 tasks x 7 samples = 70 episodes; at concurrency 32 that is three waves.
+    let (episodes, concurrency) = (70usize, 32usize);
+    g.bench_function("client_only", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let t = Instant::now();
+                rt.block_on(async {
+                    let sem = Arc::new(tokio::sync::Semaphore::new(concurrency));
+                    let mut set = tokio::task::JoinSet::new();
+                    for _ in 0..episodes {
+                        let (client, sem) = (client.clone(), sem.clone());
+                        set.spawn(async move {
+                            let _p = sem.acquire_owned().await.unwrap();
+                            let mut messages = vec![Message::user("go")];
+                            for _ in 0..CALLS {
+                                let r = client
+                                    .chat(&ChatRequest::new(messages.clone()))
+                                    .await
+                                    .unwrap();
+                                messages.push(Message::assistant(r.text().unwrap_or_default()));
+                            }
+                        });
+                    }
+                    while set.join_next().await.is_some() {}
+                });
+                total += t.elapsed();
+            }
+            total
+        })
+    });
+    let spec70 = spec(&base_url, 7);
+    g.bench_function("experiment", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let out = tempfile::tempdir().unwrap();
+                let opts = ExperimentOptions {
+                    out: out.path().join("r"),
+                    resume: false,
+                    shard: None,
+                    concurrency,
+                    test_processes: 2,
+                    curate_only: false,
+                };
+                let t = Instant::now();
+                let r = rt
+                    .block_on(run_experiment(
+                        &spec70,
+                        &root(),
+                        components.clone(),
+                        &sandbox,
+                        &opts,
+                        Arc::new(Silent),
+                    ))
+                    .unwrap();
+                total += t.elapsed();
+                assert_eq!(r.ran as usize, episodes);
+                assert_eq!(r.infra_errors, 0);
+            }
+            total
+        })
+    });
+    g.finish();
+    c.final_summary();
+    println!("\nsandbox backend: {}", sandbox.backend());
+    print_ratio(
+        "experiment_200ms_model",
+        "client_only",
+        "experiment",
+        1.0 / 0.9,
+    );
+    if let (Some(ideal), Some(ours)) = (
+        common::mean_ns("experiment_200ms_model", "client_only"),
+        common::mean_ns("experiment_200ms_model", "experiment"),
+    ) {
+        println!(
+            "throughput: {:.2} of the ideal (target >= 0.9)",
+            ideal / ours
+        );
+    }
+
+    // 1,000 episodes in flight at once.
+    let before = peak_rss_kib();
+    let out = tempfile::tempdir().unwrap();
+    let opts = ExperimentOptions {
+        out: out.path().join("r"),
+        resume: false,
+        shard: None,
+        concurrency: 1000,
+        test_processes: 2,
+        curate_only: false,
+    };
+    let t = Instant::now();
+    let r = rt
+        .block_on(run_experiment(
+            &spec(&base_url, 100),
+            &root(),
+            components,
+            &sandbox,
+            &opts,
+            Arc::new(Silent),
+        ))
+        .unwrap();
+    let mut infra: BTreeMap<String, usize> = BTreeMap::new();
+    for l in std::fs::read_to_string(out.path().join("r/episodes.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        if let Some(e) = v["infra_error"].as_str() {
+            *infra.entry(e.chars().take(80).collect()).or_default() += 1;
+        }
+    }
+    println!(
+        "1000 concurrent episodes: {} ran in {:.1} s, {} infrastructure errors {:?}; peak RSS {} MiB (before: {} MiB)",
+        r.ran,
+        t.elapsed().as_secs_f64(),
+        r.infra_errors,
+        infra,
+        peak_rss_kib() / 1024,
+        before / 1024
+    );
+}
