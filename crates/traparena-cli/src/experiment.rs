@@ -24,6 +24,7 @@ struct CliComponents {
     clients: std::collections::BTreeMap<String, Arc<ChatClient>>,
     attacker_model: Option<ModelSpec>,
     curator_model: Option<ModelSpec>,
+    prompt_hashes: std::collections::BTreeMap<String, String>,
 }
 
 fn endpoint_key(m: &ModelSpec) -> String {
@@ -67,11 +68,70 @@ impl CliComponents {
             let client = ChatClient::new(cfg).map_err(|e| format!("model {}: {e}", m.model))?;
             clients.insert(key, Arc::new(client));
         }
-        Ok(CliComponents {
+        let mut c = CliComponents {
             clients,
             attacker_model: spec.attacker_model.clone(),
             curator_model: spec.curator_model.clone(),
-        })
+            prompt_hashes: std::collections::BTreeMap::new(),
+        };
+        c.prompt_hashes = c.hashes(spec)?;
+        Ok(c)
+    }
+
+    /// The prompt-template hash of every model-backed component the spec uses.
+    fn hashes(
+        &self,
+        spec: &ExperimentSpec,
+    ) -> Result<std::collections::BTreeMap<String, String>, String> {
+        let mut out = std::collections::BTreeMap::new();
+        for t in spec.targets.iter().filter(|t| t.agent == "llm") {
+            for defence in [false, true] {
+                if defence && !spec.conditions.iter().any(|c| c.defence) {
+                    continue;
+                }
+                let model = t.model.as_ref().ok_or("an llm target needs a model")?;
+                let protocol = match &t.protocol {
+                    Some(p) => p.parse::<Protocol>().map_err(|e| e.to_string())?,
+                    None => Protocol::Json,
+                };
+                let agent = LlmAgent::new(
+                    self.client(model),
+                    LlmAgentConfig {
+                        protocol,
+                        defence,
+                        ..LlmAgentConfig::default()
+                    },
+                );
+                if let Some(h) = Agent::prompt_hash(&agent) {
+                    let name = if defence {
+                        format!("agent:{}+defence", t.name)
+                    } else {
+                        format!("agent:{}", t.name)
+                    };
+                    out.insert(name, h);
+                }
+            }
+        }
+        if let Some(model) = &self.attacker_model {
+            for (kind, variant) in [
+                ("adaptive", AttackerVariant::Reference),
+                ("blind", AttackerVariant::Blind),
+            ] {
+                if spec.conditions.iter().any(|c| c.attacker == kind) {
+                    let a = LlmAttacker::new(self.client(model), LlmAttackerConfig::new(variant));
+                    if let Some(h) = Attacker::prompt_hash(&a) {
+                        out.insert(format!("attacker:{kind}"), h);
+                    }
+                }
+            }
+        }
+        if let Some(model) = &self.curator_model {
+            let c = LlmCurator::new(self.client(model), LlmCuratorConfig::default());
+            if let Some(h) = Curator::prompt_hash(&c) {
+                out.insert("curator".into(), h);
+            }
+        }
+        Ok(out)
     }
 
     fn client(&self, m: &ModelSpec) -> Arc<dyn ChatModel> {

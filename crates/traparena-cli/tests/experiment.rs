@@ -349,3 +349,57 @@ fn infrastructure_errors_are_recorded_not_dropped() {
         assert_eq!(l["accepted"], false);
     }
 }
+
+#[test]
+fn ctrl_c_keeps_finished_episodes_and_resume_completes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), false);
+    let whole = tmp.path().join("whole");
+    run_full(&spec, &whole);
+    let out = tmp.path().join("interrupted");
+    let child = Command::new(env!("CARGO_BIN_EXE_traparena"))
+        .args([
+            "experiment",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--concurrency",
+            "1",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_to_string(out.join("episodes.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 3
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(
+        result.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(String::from_utf8_lossy(&result.stderr).contains("--resume"));
+    let text = std::fs::read_to_string(out.join("episodes.jsonl")).unwrap();
+    assert!(text.ends_with('\n'), "no torn line after Ctrl-C");
+    let (code, err) = traparena(&[
+        "experiment",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(summary(&out), summary(&whole));
+}
