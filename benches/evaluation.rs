@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{out_dir, print_ratio, root};
@@ -19,8 +18,7 @@ fn main() {
     let task = Task::load(root().join("examples/tasks/invoice_coupon")).unwrap();
     let ev = Evaluator::new(&task, &sandbox).unwrap();
     let (copy, _) = evaluation_copy(&task, &sandbox, &task.reference_patch_text).unwrap();
-    let mut argv = task.spec.hidden_tests.command.clone();
-    argv[0] = "/usr/bin/python3".into();
+    let argv = task.spec.hidden_tests.command.clone();
     let mut c = Criterion::default()
         .output_directory(&out_dir())
         .configure_from_args();
@@ -28,17 +26,7 @@ fn main() {
     g.sample_size(20).measurement_time(Duration::from_secs(6));
     g.bench_function("direct_hidden_run", |b| {
         b.iter(|| {
-            let out = Command::new(&argv[0])
-                .args(&argv[1..])
-                .current_dir(copy.path())
-                .env_clear()
-                .env("PATH", "/usr/bin:/bin")
-                .env("PYTHONDONTWRITEBYTECODE", "1")
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .output()
-                .unwrap();
-            assert!(out.status.success());
+            common::run_directly(&argv, copy.path());
         })
     });
     g.bench_function("evaluate", |b| {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -31,4 +32,28 @@ pub fn print_ratio(group: &str, base: &str, ours: &str, target: f64) {
             b / 1e6
         );
     }
+}
+
+/// Runs a task's test command directly with `std::process` (no sandbox) in `dir`, with
+/// `/usr/bin/python3` for `python3`: the baseline a sandboxed run is compared with.
+pub fn run_directly(command: &[String], dir: &Path) {
+    let mut argv = command.to_vec();
+    if argv[0] == "python3" {
+        argv[0] = "/usr/bin/python3".into();
+    }
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the test command starts");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
