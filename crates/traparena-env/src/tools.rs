@@ -48,6 +48,9 @@ pub struct Environment {
     root: PathBuf,
     submitted: bool,
     last_test: Option<TestRun>,
+    /// Whether anything may have changed the workspace: an edit or write, or a test run (tested
+    /// code can write files). Nothing else can, so a clean workspace has an empty diff.
+    dirty: bool,
 }
 
 impl Environment {
@@ -71,6 +74,7 @@ impl Environment {
             root,
             submitted: false,
             last_test: None,
+            dirty: false,
         })
     }
 
@@ -94,14 +98,24 @@ impl Environment {
         self.last_test.as_ref()
     }
 
-    /// The candidate patch: the diff from `repo/` to the workspace.
+    /// The candidate patch: the diff from `repo/` to the workspace (empty, without running git,
+    /// when no action could have changed the workspace).
     pub fn candidate_patch(&mut self) -> Result<String, EnvError> {
+        if !self.dirty {
+            return Ok(String::new());
+        }
         self.workspace.diff()
     }
 
     /// Carries out one action. Refused or failing actions are observations with `error` set;
     /// `Err` is only for failures of the harness itself.
     pub fn step(&mut self, action: &Action) -> Result<Observation, EnvError> {
+        if matches!(
+            action,
+            Action::Edit { .. } | Action::Write { .. } | Action::RunPublicTests
+        ) {
+            self.dirty = true;
+        }
         let obs = match action {
             Action::Read {
                 path,
