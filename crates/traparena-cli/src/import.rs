@@ -1,38 +1,399 @@
 //! `traparena import` and `traparena export`.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use traparena::env::Sandbox;
+use traparena_import::{
+    BuildOptions, DEFAULT_VENV_CACHE, ExportOptions, HumanEvalFixOptions, ImportError,
+    ImportReport, Pins, PredictionSet, SweBenchOptions, ensure_env, export_predictions,
+    import_humanevalfix, import_swebench, write_predictions,
+};
 
 /// Task sources `traparena import` understands.
 #[derive(Debug, clap::Subcommand)]
 pub enum ImportCmd {
-    /// HumanEvalFix (HumanEvalPack, Python) records.
-    Humanevalfix {
-        /// The JSONL file.
-        jsonl: PathBuf,
-        /// Where to write the tasks.
-        #[arg(long)]
-        out: PathBuf,
-    },
+    /// HumanEvalFix (HumanEvalPack, Python) records: one task per record.
+    Humanevalfix(HumanEvalFixArgs),
+    /// SWE-bench instances, with the repository from a local git clone.
+    Swebench(SweBenchArgs),
+    /// Build the Python environments that task folders' `setup` fields describe.
+    Setup(SetupArgs),
+}
+
+/// `traparena import humanevalfix`.
+#[derive(Debug, clap::Args)]
+pub struct HumanEvalFixArgs {
+    /// The JSONL file (HumanEvalPack's Python part).
+    jsonl: PathBuf,
+    /// Where to write the tasks (one folder per task) and the import report.
+    #[arg(long)]
+    out: PathBuf,
+    /// Import only this record (`Python/0`; repeatable).
+    #[arg(long = "record", value_name = "TASK_ID")]
+    records: Vec<String>,
+    /// Most public tests (assertions passing on the buggy code) per task.
+    #[arg(long, default_value_t = 3)]
+    max_public: usize,
+    /// Seconds one assertion may run when tried alone on the buggy code.
+    #[arg(long, default_value_t = 1.0)]
+    assertion_timeout: f64,
+    /// The tasks' test timeout in seconds (contains infinite-loop bugs).
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+    /// Do not validate the emitted tasks.
+    #[arg(long)]
+    no_validate: bool,
+    /// Hidden runs with the reference patch during validation.
+    #[arg(long, default_value_t = 3)]
+    reference_runs: u32,
+    /// Worker threads (default: the number of cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `traparena import swebench`.
+#[derive(Debug, clap::Args)]
+pub struct SweBenchArgs {
+    /// The instances: a JSON Lines file, or a JSON file holding an array.
+    input: PathBuf,
+    /// A local git clone of the instances' repository (history is read, never copied).
+    #[arg(long)]
+    repo: PathBuf,
+    /// Where to write the tasks (one folder per task) and the import report.
+    #[arg(long)]
+    out: PathBuf,
+    /// Import only this instance (repeatable).
+    #[arg(long = "instance", value_name = "ID")]
+    instances: Vec<String>,
+    /// The per-repository environment pins (JSON; see docs/tasks.md). Without it the tests
+    /// run with the system's python3.
+    #[arg(long)]
+    pins: Option<PathBuf>,
+    /// Where virtual environments are built and cached.
+    #[arg(long, default_value = DEFAULT_VENV_CACHE)]
+    venv_cache: PathBuf,
+    /// Do not build missing environments (skip their instances instead).
+    #[arg(long)]
+    no_build: bool,
+    /// Most public tests (PASS_TO_PASS tests of the touched test files) per task.
+    #[arg(long, default_value_t = 10)]
+    max_public: usize,
+    /// The tasks' test timeout in seconds.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
+    /// Do not validate the emitted tasks.
+    #[arg(long)]
+    no_validate: bool,
+    /// Hidden runs with the reference patch during validation.
+    #[arg(long, default_value_t = 3)]
+    reference_runs: u32,
+    /// Worker threads (default: the number of cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `traparena import setup`.
+#[derive(Debug, clap::Args)]
+pub struct SetupArgs {
+    /// Task folders; those without a `setup` field are passed over.
+    #[arg(required = true)]
+    tasks: Vec<PathBuf>,
 }
 
 /// Formats `traparena export` writes.
 #[derive(Debug, clap::Subcommand)]
 pub enum ExportCmd {
-    /// SWE-bench predictions (`instance_id`, `model_name_or_path`, `model_patch`).
-    SwebenchPredictions {
-        /// The results folder.
-        results: PathBuf,
-    },
+    /// SWE-bench predictions (`instance_id`, `model_name_or_path`, `model_patch`), one per
+    /// (target, condition, task), from the episode at --round / --sample.
+    SwebenchPredictions(PredictionsArgs),
 }
 
+/// `traparena export swebench-predictions`.
+#[derive(Debug, clap::Args)]
+pub struct PredictionsArgs {
+    /// The results folder (or its episodes.jsonl).
+    results: PathBuf,
+    /// The predictions file (JSON Lines; a JSON array when it ends in .json). Needs a single
+    /// (target, condition) after --target / --condition.
+    #[arg(long, conflicts_with = "out_dir")]
+    out: Option<PathBuf>,
+    /// A folder for one predictions file per (target, condition).
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+    /// model_name_or_path for every prediction (default: <target>__<condition>).
+    #[arg(long)]
+    model: Option<String>,
+    /// Only this target.
+    #[arg(long)]
+    target: Option<String>,
+    /// Only this condition.
+    #[arg(long)]
+    condition: Option<String>,
+    /// The round whose episode is exported.
+    #[arg(long, default_value_t = 0)]
+    round: u32,
+    /// The sample whose episode is exported.
+    #[arg(long, default_value_t = 0)]
+    sample: u32,
+    /// Task folders, to map task ids to `metadata.instance_id` (default: the task id).
+    #[arg(long)]
+    tasks: Option<PathBuf>,
+}
+
+const BAD_INPUT: u8 = 2;
+
 /// Runs an import.
-pub fn run_import(_cmd: ImportCmd, _sandbox: Sandbox) -> Result<u8, Box<dyn std::error::Error>> {
-    Err("traparena import is being built".into())
+pub fn run_import(cmd: ImportCmd, sandbox: Sandbox) -> Result<u8, Box<dyn std::error::Error>> {
+    let result = match cmd {
+        ImportCmd::Humanevalfix(a) => humanevalfix(a, &sandbox),
+        ImportCmd::Swebench(a) => swebench(a, &sandbox),
+        ImportCmd::Setup(a) => setup(a),
+    };
+    finish(result)
 }
 
 /// Runs an export.
-pub fn run_export(_cmd: ExportCmd) -> Result<u8, Box<dyn std::error::Error>> {
-    Err("traparena export is being built".into())
+pub fn run_export(cmd: ExportCmd) -> Result<u8, Box<dyn std::error::Error>> {
+    finish(match cmd {
+        ExportCmd::SwebenchPredictions(a) => predictions(a),
+    })
+}
+
+/// Bad input gives exit status 2 with the message; a harness failure goes up (status 1).
+fn finish(r: Result<u8, ImportError>) -> Result<u8, Box<dyn std::error::Error>> {
+    match r {
+        Ok(code) => Ok(code),
+        Err(e) if e.is_bad_input() => {
+            eprintln!("traparena: {e}");
+            Ok(BAD_INPUT)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn jobs(j: Option<usize>) -> Result<usize, ImportError> {
+    match j {
+        Some(0) => Err(ImportError::Input("--jobs must be at least 1".into())),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(2, |n| n.get())),
+    }
+}
+
+fn humanevalfix(a: HumanEvalFixArgs, sb: &Sandbox) -> Result<u8, ImportError> {
+    if !(a.assertion_timeout.is_finite() && a.assertion_timeout > 0.0) {
+        return Err(ImportError::Input(
+            "--assertion-timeout must be a positive number of seconds".into(),
+        ));
+    }
+    let opts = HumanEvalFixOptions {
+        records: a.records,
+        max_public: a.max_public,
+        assertion_timeout: Duration::from_secs_f64(a.assertion_timeout),
+        timeout_s: a.timeout,
+        validate: !a.no_validate,
+        reference_runs: a.reference_runs,
+        jobs: jobs(a.jobs)?,
+    };
+    let report = import_humanevalfix(&a.jsonl, &a.out, sb, &opts)?;
+    print_report(&report, a.json)
+}
+
+/// Environment variables passed on to environment builds (pip's settings, proxies, CAs).
+fn build_env() -> Vec<(String, String)> {
+    std::env::vars()
+        .filter(|(k, _)| {
+            let l = k.to_ascii_lowercase();
+            k.starts_with("PIP_")
+                || matches!(
+                    l.as_str(),
+                    "http_proxy" | "https_proxy" | "no_proxy" | "all_proxy"
+                )
+                || matches!(
+                    k.as_str(),
+                    "SSL_CERT_FILE" | "SSL_CERT_DIR" | "REQUESTS_CA_BUNDLE"
+                )
+        })
+        .collect()
+}
+
+fn swebench(a: SweBenchArgs, sb: &Sandbox) -> Result<u8, ImportError> {
+    let pins = a.pins.as_deref().map(Pins::load).transpose()?;
+    let venv_cache = std::path::absolute(&a.venv_cache)
+        .map_err(|e| ImportError::Input(format!("{}: {e}", a.venv_cache.display())))?;
+    let opts = SweBenchOptions {
+        instances: a.instances,
+        pins,
+        venv_cache,
+        build: BuildOptions {
+            env: build_env(),
+            ..BuildOptions::default()
+        },
+        build_envs: !a.no_build,
+        max_public: a.max_public,
+        timeout_s: a.timeout,
+        validate: !a.no_validate,
+        reference_runs: a.reference_runs,
+        jobs: jobs(a.jobs)?,
+    };
+    let report = import_swebench(&a.input, &a.repo, &a.out, sb, &opts)?;
+    print_report(&report, a.json)
+}
+
+fn print_report(report: &ImportReport, json: bool) -> Result<u8, ImportError> {
+    let mut out = std::io::stdout().lock();
+    let r = if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(report).expect("the report serialises")
+        )
+    } else {
+        let skipped: String = report
+            .skipped
+            .iter()
+            .map(|s| format!("skipped  {}: {}: {}\n", s.record, s.reason, s.detail))
+            .collect();
+        write!(
+            out,
+            "{skipped}{}\nreport: {}\n",
+            report.summary(),
+            report.out.join(traparena_import::REPORT_TEXT).display()
+        )
+    };
+    r.map_err(|e| ImportError::Io {
+        path: "stdout".into(),
+        source: e,
+    })?;
+    Ok(0)
+}
+
+fn setup(a: SetupArgs) -> Result<u8, ImportError> {
+    let opts = BuildOptions {
+        env: build_env(),
+        ..BuildOptions::default()
+    };
+    let mut failed = 0;
+    for dir in &a.tasks {
+        let task = traparena::task::Task::load(dir)?;
+        let Some(s) = &task.spec.setup else {
+            println!("{}: no setup field", task.spec.id);
+            continue;
+        };
+        let built = traparena_import::is_built(s);
+        match ensure_env(s, &opts) {
+            Ok(()) => println!(
+                "{}: {} {} ({})",
+                task.spec.id,
+                s.key,
+                if built { "ready" } else { "built" },
+                s.venv.display()
+            ),
+            Err(e) => {
+                failed += 1;
+                eprintln!("traparena: {}: {e}", task.spec.id);
+            }
+        }
+    }
+    Ok(if failed == 0 { 0 } else { 1 })
+}
+
+fn file_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn predictions(a: PredictionsArgs) -> Result<u8, ImportError> {
+    let opts = ExportOptions {
+        target: a.target,
+        condition: a.condition,
+        round: a.round,
+        sample: a.sample,
+        model: a.model,
+        tasks_dir: a.tasks,
+    };
+    let sets = export_predictions(&a.results, &opts)?;
+    let results_dir = if a.results.is_dir() {
+        a.results.clone()
+    } else {
+        a.results
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    };
+    let per_set = |dir: &Path, s: &PredictionSet| {
+        dir.join(format!(
+            "{}__{}.jsonl",
+            file_name(&s.target),
+            file_name(&s.condition)
+        ))
+    };
+    let targets: Vec<(PathBuf, &PredictionSet)> = match (&a.out, &a.out_dir) {
+        (Some(file), _) => {
+            if sets.len() > 1 {
+                let pairs: Vec<String> = sets
+                    .iter()
+                    .map(|s| format!("{}/{}", s.target, s.condition))
+                    .collect();
+                return Err(ImportError::Input(format!(
+                    "the results hold {} (target, condition) pairs ({}); choose one with --target and --condition, or use --out-dir",
+                    sets.len(),
+                    pairs.join(", ")
+                )));
+            }
+            vec![(file.clone(), &sets[0])]
+        }
+        (None, Some(dir)) => sets.iter().map(|s| (per_set(dir, s), s)).collect(),
+        (None, None) if sets.len() == 1 => {
+            vec![(results_dir.join("predictions.jsonl"), &sets[0])]
+        }
+        (None, None) => {
+            let dir = results_dir.join("predictions");
+            sets.iter().map(|s| (per_set(&dir, s), s)).collect()
+        }
+    };
+    for (path, s) in targets {
+        write_predictions(&path, &s.predictions)?;
+        let mut notes = Vec::new();
+        if !s.missing.is_empty() {
+            notes.push(format!(
+                "{} task(s) without an episode at round {} sample {}",
+                s.missing.len(),
+                opts.round,
+                opts.sample
+            ));
+        }
+        if !s.infra_errors.is_empty() {
+            notes.push(format!(
+                "{} infrastructure error(s) left out",
+                s.infra_errors.len()
+            ));
+        }
+        println!(
+            "{}/{}: {} predictions written to {}{}",
+            s.target,
+            s.condition,
+            s.predictions.len(),
+            path.display(),
+            if notes.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", notes.join("; "))
+            }
+        );
+    }
+    Ok(0)
 }

@@ -7,9 +7,13 @@
 //! - [`Workspace`] is a private copy of a task's `repo/`, with exact patch application and the
 //!   candidate diff.
 //! - [`TestRun`] reads a test run through a report pipe filled by the harness's runner shim.
+//! - [`GitRepo`] reads commits, files and trees of a local clone without its history, and
+//!   [`run_host`] runs trusted setup commands (such as building a virtual environment) on the host.
 #![deny(missing_docs)]
 
 mod error;
+mod git;
+mod host;
 mod landlock_rules;
 mod sandbox;
 mod testrun;
@@ -17,6 +21,8 @@ mod tools;
 mod workspace;
 
 pub use error::EnvError;
+pub use git::GitRepo;
+pub use host::{HostCommand, run_host};
 pub use sandbox::{
     Backend, BackendChoice, Captured, Limits, Mounts, ProcessOutcome, REPORT_FD, RunSpec,
     SANDBOX_HARNESS, SANDBOX_WORKSPACE, Sandbox, SandboxConfig, UserLease,

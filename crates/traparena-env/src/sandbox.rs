@@ -281,6 +281,16 @@ impl Sandbox {
         })
     }
 
+    /// A sandbox that isolates nothing, for trusted harness commands (`run_host`).
+    pub(crate) fn unisolated(config: SandboxConfig) -> Sandbox {
+        Sandbox {
+            config,
+            backend: Backend::None,
+            root: false,
+            warnings: Vec::new(),
+        }
+    }
+
     /// The backend in use.
     pub fn backend(&self) -> Backend {
         self.backend

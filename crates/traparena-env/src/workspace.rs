@@ -270,7 +270,7 @@ impl Workspace {
 }
 
 /// A git command with no user or system configuration, hooks or repository discovery.
-fn git(root: &Path, cwd: &Path) -> Command {
+pub(crate) fn git(root: &Path, cwd: &Path) -> Command {
     let mut c = Command::new("git");
     c.current_dir(cwd)
         .env_clear()
@@ -315,7 +315,7 @@ fn git_in(root: &Path, git_dir: &Path, work_tree: &Path, index: &Path) -> Comman
     c
 }
 
-fn run_git(cmd: &mut Command) -> Result<String, EnvError> {
+pub(crate) fn run_git(cmd: &mut Command) -> Result<String, EnvError> {
     let args = cmd
         .get_args()
         .map(|a| a.to_string_lossy().into_owned())

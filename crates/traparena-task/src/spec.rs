@@ -29,6 +29,35 @@ pub struct TaskSpec {
     /// Free-form metadata (provenance, decoy locations, ...).
     #[serde(default)]
     pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// Environment setup for repository-level tasks: the Python virtual environment the test
+    /// commands run in. Absent for tasks that need nothing beyond the system's `python3`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Setup>,
+}
+
+/// A task's environment: a Python virtual environment built once per `key` and shared by every
+/// task with the same key and pins (see `docs/tasks.md`, "Environment setup").
+///
+/// The environment holds the dependencies only; the code under test is always imported from
+/// the workspace: `source_dirs` are put first on `sys.path` of every interpreter started with
+/// the workspace as working directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// What the environment is for, as `owner/name@version` (`pallets/flask@2.3`).
+    pub key: String,
+    /// Absolute path of the environment folder; the test commands name its interpreter. It
+    /// must be readable inside the sandbox (under `/opt`, or listed in
+    /// `SandboxConfig::read_only_paths`).
+    pub venv: std::path::PathBuf,
+    /// The base interpreter the environment is created from (`/usr/bin/python3`).
+    pub python: String,
+    /// pip requirement specifiers installed into the environment, in order.
+    #[serde(default)]
+    pub packages: Vec<String>,
+    /// Folders of the workspace put first on `sys.path` (`src` for a `src/` layout).
+    #[serde(default)]
+    pub source_dirs: Vec<RelPath>,
 }
 
 fn default_timeout() -> u64 {

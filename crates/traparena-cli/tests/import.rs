@@ -1,0 +1,349 @@
+//! `traparena import` and `traparena export swebench-predictions`: what they write, and exit
+//! status 2 with a clear message for bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use traparena::runner::{ConditionInfo, EpisodeKey, ResultLine};
+
+fn humanevalfix_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/humanevalfix/humanevalpack_python.jsonl")
+}
+
+fn traparena(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_traparena"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn humanevalfix_records_become_valid_tasks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tasks");
+    let data = humanevalfix_data();
+    let (code, stdout, stderr) = traparena(&[
+        "import",
+        "humanevalfix",
+        s(&data),
+        "--out",
+        s(&out),
+        "--record",
+        "Python/0",
+        "--record",
+        "Python/1",
+        "--record",
+        "Python/10",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // Python/1's bug breaks every assertion: it is skipped, with the reason.
+    assert!(
+        stdout.contains("skipped  Python/1: no assertion passes on the buggy code"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("humanevalfix: 3 records, 2 tasks emitted and validated, 1 skipped"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("import-report.json")).unwrap())
+            .unwrap();
+    let ids: Vec<&str> = report["emitted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["humanevalfix_0", "humanevalfix_10"]);
+    let (code, stdout, stderr) = traparena(&[
+        "validate",
+        s(&out.join("humanevalfix_0")),
+        s(&out.join("humanevalfix_10")),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (code, stdout, _) = traparena(&[
+        "run",
+        "--task",
+        s(&out.join("humanevalfix_0")),
+        "--agent",
+        "gold",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let run: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(run["accepted"], true, "{stdout}");
+}
+
+#[test]
+fn bad_import_input_exits_2_with_a_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"task_id\": \"Python/0\"}\n").unwrap();
+    let (code, _, stderr) = traparena(&["import", "humanevalfix", s(&bad), "--out", s(&out)]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("bad.jsonl:1:") && stderr.contains("missing field"),
+        "{stderr}"
+    );
+    std::fs::write(&bad, "not json\n").unwrap();
+    let (code, _, stderr) = traparena(&["import", "humanevalfix", s(&bad), "--out", s(&out)]);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = traparena(&[
+        "import",
+        "humanevalfix",
+        s(&humanevalfix_data()),
+        "--out",
+        s(&out),
+        "--record",
+        "Python/999",
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown record Python/999"), "{stderr}");
+    let (code, _, stderr) = traparena(&[
+        "import",
+        "humanevalfix",
+        s(&tmp.path().join("missing.jsonl")),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no such file"), "{stderr}");
+
+    // SWE-bench: an unknown instance, a missing clone, a folder that is no clone.
+    let inst = tmp.path().join("instances.jsonl");
+    let record = serde_json::json!({
+        "instance_id": "a__b-1", "repo": "a/b", "base_commit": "abc", "patch": "",
+        "test_patch": "", "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]"
+    });
+    std::fs::write(&inst, record.to_string() + "\n").unwrap();
+    let (code, _, stderr) = traparena(&[
+        "import",
+        "swebench",
+        s(&inst),
+        "--repo",
+        s(tmp.path()),
+        "--out",
+        s(&out),
+        "--instance",
+        "a__b-2",
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown instance a__b-2"), "{stderr}");
+    let (code, _, stderr) = traparena(&[
+        "import",
+        "swebench",
+        s(&inst),
+        "--repo",
+        s(&tmp.path().join("no-clone")),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no such git clone"), "{stderr}");
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let (code, _, stderr) = traparena(&[
+        "import",
+        "swebench",
+        s(&inst),
+        "--repo",
+        s(&plain),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not a git clone"), "{stderr}");
+    let pins = tmp.path().join("pins.json");
+    std::fs::write(&pins, "{\"a/b\": {\"1.0\": {\"pyton\": \"x\"}}}").unwrap();
+    let (code, _, stderr) = traparena(&[
+        "import",
+        "swebench",
+        s(&inst),
+        "--repo",
+        s(&plain),
+        "--out",
+        s(&out),
+        "--pins",
+        s(&pins),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("pyton"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+fn line(condition: &str, task: &str, round: u32, sample: u32, patch: &str) -> ResultLine {
+    let key = EpisodeKey {
+        target: "small-model".into(),
+        condition: condition.into(),
+        task: task.into(),
+        round,
+        sample,
+    };
+    let mut l = ResultLine::infra_failure(&key, &ConditionInfo::default(), 7, String::new());
+    l.infra_error = None;
+    l.patch = patch.into();
+    l
+}
+
+fn read_jsonl(p: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn results_export_as_swebench_predictions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let mut failed = line("scripted", "a__b-2", 0, 0, "");
+    failed.infra_error = Some("model server down".into());
+    let lines = [
+        line("baseline", "a__b-1", 0, 0, "diff-b1-s0"),
+        line("baseline", "a__b-1", 0, 1, "diff-b1-s1"),
+        line("baseline", "a__b-2", 0, 0, "diff-b2-s0"),
+        line("scripted", "a__b-1", 0, 0, "diff-s1-r0"),
+        line("scripted", "a__b-1", 1, 0, "diff-s1-r1"),
+        failed,
+    ];
+    let text: String = lines
+        .iter()
+        .map(|l| serde_json::to_string(l).unwrap() + "\n")
+        .collect();
+    std::fs::write(results.join("episodes.jsonl"), text).unwrap();
+
+    // Two (target, condition) pairs: one file each.
+    let (code, stdout, stderr) = traparena(&["export", "swebench-predictions", s(&results)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("1 infrastructure error(s) left out"),
+        "{stdout}"
+    );
+    let base = read_jsonl(&results.join("predictions/small-model__baseline.jsonl"));
+    assert_eq!(
+        base,
+        [
+            serde_json::json!({"instance_id": "a__b-1", "model_name_or_path": "small-model__baseline", "model_patch": "diff-b1-s0"}),
+            serde_json::json!({"instance_id": "a__b-2", "model_name_or_path": "small-model__baseline", "model_patch": "diff-b2-s0"}),
+        ]
+    );
+    let scripted = read_jsonl(&results.join("predictions/small-model__scripted.jsonl"));
+    assert_eq!(scripted.len(), 1);
+
+    // --out needs a single pair.
+    let out = tmp.path().join("p.jsonl");
+    let (code, _, stderr) = traparena(&[
+        "export",
+        "swebench-predictions",
+        s(&results),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("choose one with --target and --condition"),
+        "{stderr}"
+    );
+
+    // A chosen round and sample, a model name, a JSON array.
+    let out = tmp.path().join("p.json");
+    let (code, _, stderr) = traparena(&[
+        "export",
+        "swebench-predictions",
+        s(&results),
+        "--condition",
+        "scripted",
+        "--round",
+        "1",
+        "--model",
+        "my-model",
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let preds: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        preds,
+        serde_json::json!([{"instance_id": "a__b-1", "model_name_or_path": "my-model", "model_patch": "diff-s1-r1"}])
+    );
+    let (code, _, _) = traparena(&[
+        "export",
+        "swebench-predictions",
+        s(&results),
+        "--condition",
+        "baseline",
+        "--sample",
+        "1",
+        "--out-dir",
+        s(&tmp.path().join("dir")),
+    ]);
+    assert_eq!(code, 0);
+    let b = read_jsonl(&tmp.path().join("dir/small-model__baseline.jsonl"));
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0]["model_patch"], "diff-b1-s1");
+
+    // Instance ids from the task folders' metadata.
+    let tasks = tmp.path().join("tasks");
+    std::fs::create_dir_all(tasks.join("t1")).unwrap();
+    std::fs::write(
+        tasks.join("t1/task.json"),
+        r#"{"id": "a__b-2", "metadata": {"instance_id": "org__repo-42"}}"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("mapped.jsonl");
+    let (code, _, stderr) = traparena(&[
+        "export",
+        "swebench-predictions",
+        s(&results),
+        "--condition",
+        "baseline",
+        "--tasks",
+        s(&tasks),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let ids: Vec<String> = read_jsonl(&out)
+        .iter()
+        .map(|p| p["instance_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, ["a__b-1", "org__repo-42"]);
+
+    // Bad input.
+    let (code, _, stderr) = traparena(&[
+        "export",
+        "swebench-predictions",
+        s(&tmp.path().join("nowhere")),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no such results file"), "{stderr}");
+    std::fs::write(results.join("episodes.jsonl"), "{broken\n").unwrap();
+    let (code, _, stderr) = traparena(&["export", "swebench-predictions", s(&results)]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("episodes.jsonl:1:"), "{stderr}");
+}
+
+#[test]
+fn import_setup_builds_only_what_tasks_ask_for() {
+    let tasks = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tasks/clamp_overt");
+    let (code, stdout, stderr) = traparena(&["import", "setup", s(&tasks)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("clamp_overt: no setup field"), "{stdout}");
+    let (code, _, stderr) = traparena(&["import", "setup", "no/such/task"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no/such/task"), "{stderr}");
+}

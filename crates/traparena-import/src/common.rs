@@ -1,0 +1,196 @@
+//! What both importers share: reading records, the output folder, validation, parallelism.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::de::DeserializeOwned;
+use traparena_env::Sandbox;
+use traparena_eval::{ValidateOptions, validate};
+
+use crate::error::{ImportError, io};
+
+/// Reads records from a JSON Lines file (one object per line; blank lines ignored) or from a
+/// JSON file holding one array. Returns each record with its 1-based line (0 in an array).
+pub(crate) fn read_records<T: DeserializeOwned>(
+    path: &Path,
+) -> Result<Vec<(usize, T)>, ImportError> {
+    let text = match std::fs::read(path) {
+        Ok(b) => String::from_utf8(b)
+            .map_err(|_| ImportError::Input(format!("{}: is not UTF-8 text", path.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ImportError::Input(format!(
+                "{}: no such file",
+                path.display()
+            )));
+        }
+        Err(e) => return Err(io(path)(e)),
+    };
+    if text.trim_start().starts_with('[') {
+        let v: Vec<T> = serde_json::from_str(&text).map_err(|source| ImportError::Json {
+            path: path.to_owned(),
+            line: source.line(),
+            source,
+        })?;
+        return Ok(v.into_iter().map(|r| (0, r)).collect());
+    }
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let r: T = serde_json::from_str(line).map_err(|source| ImportError::Json {
+            path: path.to_owned(),
+            line: i + 1,
+            source,
+        })?;
+        out.push((i + 1, r));
+    }
+    if out.is_empty() {
+        return Err(ImportError::Input(format!(
+            "{}: holds no record",
+            path.display()
+        )));
+    }
+    Ok(out)
+}
+
+/// Maps `f` over `items` on `jobs` threads; results come back in input order.
+pub(crate) fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let jobs = jobs.clamp(1, items.len().max(1));
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    *slots[i].lock().expect("no panic while holding the lock") = Some(r);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .expect("not poisoned")
+                .expect("every item mapped")
+        })
+        .collect()
+}
+
+/// The default number of worker threads: the machine's cores.
+pub(crate) fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// Creates the output folder, refusing a file in the way.
+pub(crate) fn prepare_out(out: &Path) -> Result<PathBuf, ImportError> {
+    if out.exists() && !out.is_dir() {
+        return Err(ImportError::Input(format!(
+            "{}: exists and is not a folder",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    std::path::absolute(out).map_err(io(out))
+}
+
+/// Refuses to overwrite anything but a task folder (or an empty folder) at `out/id`.
+pub(crate) fn check_target(out: &Path, id: &str) -> Result<(), ImportError> {
+    let target = out.join(id);
+    if std::fs::symlink_metadata(&target).is_err() {
+        return Ok(());
+    }
+    let is_task = target.join("task.json").is_file();
+    let empty = std::fs::read_dir(&target).is_ok_and(|mut d| d.next().is_none());
+    if target.is_dir() && (is_task || empty) {
+        Ok(())
+    } else {
+        Err(ImportError::Input(format!(
+            "{}: exists and is not a task folder; refusing to replace it",
+            target.display()
+        )))
+    }
+}
+
+/// A fresh folder beside the final one, where a task is assembled before it is validated.
+pub(crate) fn partial_dir(out: &Path, id: &str) -> Result<PathBuf, ImportError> {
+    let p = out.join(format!(".{id}.partial-{}", std::process::id()));
+    if std::fs::symlink_metadata(&p).is_ok() {
+        std::fs::remove_dir_all(&p).map_err(io(&p))?;
+    }
+    std::fs::create_dir_all(&p).map_err(io(&p))?;
+    Ok(p)
+}
+
+/// Moves an assembled task into place, replacing an earlier import of the same task.
+pub(crate) fn finish(partial: &Path, out: &Path, id: &str) -> Result<(), ImportError> {
+    let target = out.join(id);
+    check_target(out, id)?;
+    if target.exists() {
+        std::fs::remove_dir_all(&target).map_err(io(&target))?;
+    }
+    std::fs::rename(partial, &target).map_err(io(&target))
+}
+
+/// Removes a folder, ignoring one that is already gone.
+pub(crate) fn discard(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Validates a task folder; `Ok(None)` when it is valid, else the failed checks.
+pub(crate) fn check_task(
+    dir: &Path,
+    sandbox: &Sandbox,
+    reference_runs: u32,
+) -> Result<Option<String>, ImportError> {
+    let report = validate(dir, sandbox, &ValidateOptions { reference_runs })?;
+    if report.valid {
+        return Ok(None);
+    }
+    let problems: Vec<String> = report
+        .problems()
+        .map(|c| format!("{}: {}", c.name, c.detail))
+        .collect();
+    Ok(Some(problems.join("; ")))
+}
+
+/// Writes `content` to `rel` under `root`, creating folders.
+pub(crate) fn write_file(root: &Path, rel: &str, content: &[u8]) -> Result<(), ImportError> {
+    let p = root.join(rel);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    std::fs::write(&p, content).map_err(io(&p))
+}
+
+/// A unified diff from `old` to `new` for the file `path`, with `a/` and `b/` headers.
+pub(crate) fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    let patch = diffy::create_patch(old, new).to_string();
+    let body = match patch.split_once("\n@@") {
+        Some((_, b)) => format!("@@{b}"),
+        None => String::new(),
+    };
+    format!("--- a/{path}\n+++ b/{path}\n{body}")
+}
+
+/// The last `n` lines of `text`, joined with ` / `.
+pub(crate) fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .take(n)
+        .collect();
+    lines.into_iter().rev().collect::<Vec<_>>().join(" / ")
+}

@@ -1,0 +1,224 @@
+//! A results folder → SWE-bench predictions (`instance_id`, `model_name_or_path`,
+//! `model_patch`), so that patches can be re-checked with the official harness.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ImportError, io};
+
+/// The results file of a results folder.
+pub const EPISODES_FILE: &str = "episodes.jsonl";
+
+/// One SWE-bench prediction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// The SWE-bench instance.
+    pub instance_id: String,
+    /// Who made the patch: `<target>__<condition>` unless a model name is given.
+    pub model_name_or_path: String,
+    /// The candidate patch (empty when the agent changed nothing).
+    pub model_patch: String,
+}
+
+/// The fields of an `episodes.jsonl` line the export reads (the line format is
+/// `traparena_runner::ResultLine`; other fields are ignored).
+#[derive(Debug, Clone, Deserialize)]
+struct Line {
+    target: String,
+    condition: String,
+    task: String,
+    round: u32,
+    sample: u32,
+    #[serde(default)]
+    infra_error: Option<String>,
+    #[serde(default)]
+    patch: String,
+}
+
+/// Which episodes become predictions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Only this target (all when `None`).
+    pub target: Option<String>,
+    /// Only this condition (all when `None`).
+    pub condition: Option<String>,
+    /// The round whose episode is taken (0 by default: the baseline has only round 0).
+    pub round: u32,
+    /// The sample whose episode is taken (0 by default).
+    pub sample: u32,
+    /// `model_name_or_path` for every prediction (only with a single (target, condition)).
+    pub model: Option<String>,
+    /// Task folders (each holding `task.json`) whose `metadata.instance_id` maps task ids to
+    /// instance ids; without it, the task id is the instance id (as `import swebench` names
+    /// tasks).
+    pub tasks_dir: Option<PathBuf>,
+}
+
+/// The predictions of one (target, condition).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PredictionSet {
+    /// The target.
+    pub target: String,
+    /// The condition.
+    pub condition: String,
+    /// One prediction per task, in task order.
+    pub predictions: Vec<Prediction>,
+    /// Tasks with lines for this (target, condition) but none at the chosen round and sample.
+    pub missing: Vec<String>,
+    /// Tasks whose chosen episode has an infrastructure error (no prediction is written).
+    pub infra_errors: Vec<String>,
+}
+
+/// Reads `<results>/episodes.jsonl` and picks, for every (target, condition, task), the episode
+/// at `opts.round` / `opts.sample`. Episodes with an infrastructure error give no prediction.
+pub fn export_predictions(
+    results: &Path,
+    opts: &ExportOptions,
+) -> Result<Vec<PredictionSet>, ImportError> {
+    let file = if results.is_dir() {
+        results.join(EPISODES_FILE)
+    } else {
+        results.to_owned()
+    };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ImportError::Input(format!(
+                "{}: no such results file",
+                file.display()
+            )));
+        }
+        Err(e) => return Err(io(&file)(e)),
+    };
+    let instance_ids = match &opts.tasks_dir {
+        Some(d) => instance_map(d)?,
+        None => BTreeMap::new(),
+    };
+    // (target, condition) → task → chosen line; tasks seen at all.
+    type Tasks = BTreeMap<String, Option<Line>>;
+    let mut groups: BTreeMap<(String, String), Tasks> = BTreeMap::new();
+    for (n, l) in text.lines().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let line: Line = serde_json::from_str(l).map_err(|source| ImportError::Json {
+            path: file.clone(),
+            line: n + 1,
+            source,
+        })?;
+        if opts.target.as_ref().is_some_and(|t| t != &line.target)
+            || opts
+                .condition
+                .as_ref()
+                .is_some_and(|c| c != &line.condition)
+        {
+            continue;
+        }
+        let tasks = groups
+            .entry((line.target.clone(), line.condition.clone()))
+            .or_default();
+        let slot = tasks.entry(line.task.clone()).or_default();
+        if line.round == opts.round && line.sample == opts.sample {
+            // A later line for the same key (a re-run after a resume) wins.
+            *slot = Some(line);
+        }
+    }
+    if groups.is_empty() {
+        return Err(ImportError::Input(format!(
+            "{}: no episode matches{}{}",
+            file.display(),
+            opts.target
+                .as_ref()
+                .map_or(String::new(), |t| format!(" target {t}")),
+            opts.condition
+                .as_ref()
+                .map_or(String::new(), |c| format!(" condition {c}"))
+        )));
+    }
+    if opts.model.is_some() && groups.len() > 1 {
+        return Err(ImportError::Input(format!(
+            "--model names one model, but the results hold {} (target, condition) pairs: {}; choose one with --target and --condition",
+            groups.len(),
+            pairs(&groups)
+        )));
+    }
+    let mut sets = Vec::new();
+    for ((target, condition), tasks) in groups {
+        let model = opts
+            .model
+            .clone()
+            .unwrap_or_else(|| format!("{target}__{condition}"));
+        let mut set = PredictionSet {
+            target,
+            condition,
+            predictions: Vec::new(),
+            missing: Vec::new(),
+            infra_errors: Vec::new(),
+        };
+        for (task, line) in tasks {
+            match line {
+                None => set.missing.push(task),
+                Some(l) if l.infra_error.is_some() => set.infra_errors.push(task),
+                Some(l) => set.predictions.push(Prediction {
+                    instance_id: instance_ids.get(&task).cloned().unwrap_or(task),
+                    model_name_or_path: model.clone(),
+                    model_patch: l.patch,
+                }),
+            }
+        }
+        sets.push(set);
+    }
+    Ok(sets)
+}
+
+fn pairs<T>(groups: &BTreeMap<(String, String), T>) -> String {
+    groups
+        .keys()
+        .map(|(t, c)| format!("{t}/{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Task id → `metadata.instance_id` for the task folders in `dir`.
+fn instance_map(dir: &Path) -> Result<BTreeMap<String, String>, ImportError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| ImportError::Input(format!("{}: {e}", dir.display())))?;
+    let mut m = BTreeMap::new();
+    for e in entries.flatten() {
+        let p = e.path().join("task.json");
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|source| ImportError::Json {
+                path: p.clone(),
+                line: source.line(),
+                source,
+            })?;
+        if let (Some(id), Some(inst)) = (
+            v.get("id").and_then(|x| x.as_str()),
+            v.pointer("/metadata/instance_id").and_then(|x| x.as_str()),
+        ) {
+            m.insert(id.to_owned(), inst.to_owned());
+        }
+    }
+    Ok(m)
+}
+
+/// Writes predictions as JSON Lines, or as one JSON array when `path` ends in `.json`.
+pub fn write_predictions(path: &Path, predictions: &[Prediction]) -> Result<(), ImportError> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    let text = if path.extension().is_some_and(|e| e == "json") {
+        serde_json::to_string_pretty(predictions).expect("predictions serialise") + "\n"
+    } else {
+        predictions
+            .iter()
+            .map(|p| serde_json::to_string(p).expect("a prediction serialises") + "\n")
+            .collect()
+    };
+    std::fs::write(path, text).map_err(io(path))
+}

@@ -1,0 +1,593 @@
+//! HumanEvalFix (HumanEvalPack, Python) records → tasks.
+//!
+//! One task per record: `repo/` holds the buggy module and public tests, `hidden/` the full
+//! `check` of the record's `test`, `reference.patch` the repair buggy → canonical. The public
+//! tests are the assertions of `test` that pass on the buggy code, each tried on its own in the
+//! sandbox (the docstring examples expose the bug in most records, so they cannot serve).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use traparena_env::{RunSpec, Sandbox, Workspace};
+use traparena_eval::analysis::patch_locations;
+use traparena_task::{Location, Patch, RelPath, Runner, TaskSpec, TestSpec};
+
+use crate::common::{
+    check_target, check_task, default_jobs, discard, finish, par_map, partial_dir, prepare_out,
+    read_records, write_file,
+};
+use crate::error::{ImportError, io};
+use crate::pyparse::CheckSuite;
+use crate::report::{Emitted, ImportReport, Skipped};
+
+const PROBE: &str = include_str!("probe.py");
+
+/// One record of the HumanEvalPack Python file (fields the importer uses; others are ignored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HumanEvalFixRecord {
+    /// `Python/0` … `Python/163`.
+    pub task_id: String,
+    /// Imports, signature and docstring.
+    pub prompt: String,
+    /// The correct function body.
+    pub canonical_solution: String,
+    /// The function body with the injected bug.
+    pub buggy_solution: String,
+    /// A `check(candidate)` function with assertions, then a call of it.
+    pub test: String,
+    /// The function under test.
+    pub entry_point: String,
+    /// The kind of injected bug (`value misuse`, `missing logic`, ...).
+    #[serde(default)]
+    pub bug_type: String,
+    /// What the bug does (`incorrect output`, `infinite loop`, `stackoverflow`).
+    #[serde(default)]
+    pub failure_symptoms: String,
+    /// The function's signature.
+    #[serde(default)]
+    pub signature: String,
+    /// The function's docstring, unindented.
+    #[serde(default)]
+    pub docstring: String,
+}
+
+/// Settings of a HumanEvalFix import.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HumanEvalFixOptions {
+    /// Import only these records (`Python/0`, ...; all when empty). An id not in the input is
+    /// an error.
+    pub records: Vec<String>,
+    /// Most public tests per task (the first passing assertions, in the order of `test`).
+    pub max_public: usize,
+    /// Wall-clock limit of one assertion tried alone on the buggy code.
+    pub assertion_timeout: Duration,
+    /// The tasks' `timeout_s`: the limit of one test run (contains infinite-loop bugs).
+    pub timeout_s: u64,
+    /// Validate every emitted task, and skip the ones that fail.
+    pub validate: bool,
+    /// Hidden runs with the reference patch during validation.
+    pub reference_runs: u32,
+    /// Worker threads.
+    pub jobs: usize,
+}
+
+impl Default for HumanEvalFixOptions {
+    fn default() -> Self {
+        HumanEvalFixOptions {
+            records: Vec::new(),
+            max_public: 3,
+            assertion_timeout: Duration::from_secs(1),
+            timeout_s: 10,
+            validate: true,
+            reference_runs: 3,
+            jobs: default_jobs(),
+        }
+    }
+}
+
+/// Reads the records of a HumanEvalPack file (JSON Lines, or a JSON array).
+pub fn read_humanevalfix(path: &Path) -> Result<Vec<HumanEvalFixRecord>, ImportError> {
+    Ok(read_records(path)?.into_iter().map(|(_, r)| r).collect())
+}
+
+/// The task id of a record: `humanevalfix_<n>` for `Python/<n>`.
+pub fn humanevalfix_task_id(task_id: &str) -> String {
+    let n = task_id.rsplit('/').next().unwrap_or(task_id);
+    let clean: String = n
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("humanevalfix_{clean}")
+}
+
+/// Imports every record of `input` into `out` (one folder per task, plus the report files),
+/// running tests in `sandbox`. Records that cannot become valid tasks are skipped and reported.
+pub fn import_humanevalfix(
+    input: &Path,
+    out: &Path,
+    sandbox: &Sandbox,
+    opts: &HumanEvalFixOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    if opts.max_public == 0 {
+        return Err(ImportError::Input("--max-public must be at least 1".into()));
+    }
+    if opts.timeout_s == 0 || opts.assertion_timeout.is_zero() {
+        return Err(ImportError::Input("timeouts must be positive".into()));
+    }
+    let mut records = read_humanevalfix(input)?;
+    for want in &opts.records {
+        if !records.iter().any(|r| &r.task_id == want) {
+            return Err(ImportError::Input(format!(
+                "unknown record {want}: {} holds {} records",
+                input.display(),
+                records.len()
+            )));
+        }
+    }
+    if !opts.records.is_empty() {
+        records.retain(|r| opts.records.contains(&r.task_id));
+    }
+    let out = prepare_out(out)?;
+    let mut items = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for r in records {
+        let id = humanevalfix_task_id(&r.task_id);
+        if !seen.insert(id.clone()) {
+            return Err(ImportError::Input(format!(
+                "{}: two records map to task id {id}",
+                input.display()
+            )));
+        }
+        check_target(&out, &id)?;
+        items.push((r, id));
+    }
+    let results = par_map(&items, opts.jobs, |(r, id)| {
+        import_one(r, id, &out, sandbox, opts)
+    });
+    let mut report = ImportReport {
+        source: "humanevalfix".into(),
+        input: std::path::absolute(input).unwrap_or_else(|_| input.to_owned()),
+        out: out.clone(),
+        records: items.len(),
+        emitted: Vec::new(),
+        skipped: Vec::new(),
+        validated: opts.validate,
+        backend: sandbox.backend(),
+        duration_ms: 0,
+    };
+    for r in results {
+        match r? {
+            Ok(e) => report.emitted.push(e),
+            Err(s) => report.skipped.push(s),
+        }
+    }
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    report.write(&out)?;
+    Ok(report)
+}
+
+type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
+
+fn skip(r: &HumanEvalFixRecord, reason: &str, detail: String) -> Outcome {
+    Ok(Err(Skipped {
+        record: r.task_id.clone(),
+        reason: reason.into(),
+        detail,
+    }))
+}
+
+/// Names that make an assertion's outcome depend on chance.
+const RANDOM_NAMES: &[&str] = &[
+    "random",
+    "randint",
+    "randrange",
+    "choice",
+    "choices",
+    "shuffle",
+    "sample",
+    "uniform",
+    "rng",
+];
+
+fn import_one(
+    r: &HumanEvalFixRecord,
+    id: &str,
+    out: &Path,
+    sandbox: &Sandbox,
+    opts: &HumanEvalFixOptions,
+) -> Outcome {
+    let entry = r.entry_point.as_str();
+    if !is_identifier(entry) {
+        return skip(
+            r,
+            "the entry point is not a Python identifier",
+            format!("{entry:?}"),
+        );
+    }
+    let suite = match CheckSuite::parse(&r.test) {
+        Ok(s) => s,
+        Err(e) => return skip(r, "the test has no usable check(candidate)", e),
+    };
+    let assertions = suite.assertions();
+    if assertions.is_empty() {
+        return skip(
+            r,
+            "the test has no assertion",
+            "check's body asserts nothing".into(),
+        );
+    }
+    let buggy = module_text(&r.prompt, &r.buggy_solution);
+    let fixed = module_text(&r.prompt, &r.canonical_solution);
+    if buggy == fixed {
+        return skip(
+            r,
+            "the buggy and canonical solutions are identical",
+            "there is no bug to repair".into(),
+        );
+    }
+    let results = probe(&suite, &assertions, entry, &buggy, sandbox, opts)?;
+    let eligible = |i: usize| {
+        let s = &suite.statements[i];
+        s.identifiers.contains(&suite.param)
+            && !RANDOM_NAMES.iter().any(|n| s.identifiers.contains(*n))
+    };
+    let describe = || -> String {
+        assertions
+            .iter()
+            .zip(&results)
+            .enumerate()
+            .map(|(n, (&i, (ok, why)))| {
+                let s = &suite.statements[i];
+                let outcome = if *ok { "passes" } else { why.as_str() };
+                let note = if !s.identifiers.contains(&suite.param) {
+                    format!(" (does not call {entry})")
+                } else if !eligible(i) {
+                    " (randomised)".to_owned()
+                } else {
+                    String::new()
+                };
+                format!("#{} {outcome}{note}", n + 1)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if results.iter().all(|(ok, _)| *ok) {
+        return skip(
+            r,
+            "every assertion passes on the buggy code on its own",
+            format!(
+                "{} assertions; the bug only shows when they run together",
+                assertions.len()
+            ),
+        );
+    }
+    if !assertions.iter().any(|&i| eligible(i)) {
+        return skip(
+            r,
+            "no assertion can serve as a public test",
+            format!(
+                "every assertion is randomised or does not call {entry}: {}",
+                describe()
+            ),
+        );
+    }
+    let public: Vec<usize> = assertions
+        .iter()
+        .zip(&results)
+        .filter(|(i, (ok, _))| *ok && eligible(**i))
+        .map(|(i, _)| *i)
+        .take(opts.max_public)
+        .collect();
+    if public.is_empty() {
+        return skip(r, "no assertion passes on the buggy code", describe());
+    }
+
+    let partial = partial_dir(out, id)?;
+    let emitted = Emitted {
+        record: r.task_id.clone(),
+        id: id.to_owned(),
+        public_tests: public.len(),
+        hidden_tests: assertions.len(),
+    };
+    let written = write_task(
+        r,
+        id,
+        &suite,
+        &public,
+        &assertions,
+        &buggy,
+        &fixed,
+        &partial,
+        opts,
+    );
+    if let Err(e) = written {
+        discard(&partial);
+        return Err(e);
+    }
+    if opts.validate {
+        match check_task(&partial, sandbox, opts.reference_runs) {
+            Ok(None) => {}
+            Ok(Some(problems)) => {
+                discard(&partial);
+                return skip(r, "the task fails validation", problems);
+            }
+            Err(e) => {
+                discard(&partial);
+                return Err(e);
+            }
+        }
+    }
+    if let Err(e) = finish(&partial, out, id) {
+        discard(&partial);
+        return Err(e);
+    }
+    Ok(Ok(emitted))
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn module_text(prompt: &str, body: &str) -> String {
+    let mut s = format!("{prompt}{body}");
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+/// Runs every assertion alone on the buggy module in one sandboxed Python process (restarted
+/// after the case it died on, when one kills it). Returns (passed, why not) per assertion.
+fn probe(
+    suite: &CheckSuite,
+    assertions: &[usize],
+    entry: &str,
+    buggy: &str,
+    sandbox: &Sandbox,
+    opts: &HumanEvalFixOptions,
+) -> Result<Vec<(bool, String)>, ImportError> {
+    let dir = tempfile::Builder::new()
+        .prefix("traparena-probe-")
+        .tempdir()
+        .map_err(io(std::env::temp_dir()))?;
+    let cases: Vec<String> = assertions
+        .iter()
+        .map(|&i| {
+            format!(
+                "{}\n{}",
+                suite.prelude,
+                suite.case_function("_traparena_case", i)
+            )
+        })
+        .collect();
+    write_file(dir.path(), &format!("{entry}.py"), buggy.as_bytes())?;
+    write_file(dir.path(), "_traparena_probe.py", PROBE.as_bytes())?;
+    let mut results: Vec<Option<(bool, String)>> = vec![None; cases.len()];
+    let mut start = 0;
+    while start < cases.len() {
+        let spec = serde_json::json!({
+            "module": entry,
+            "entry": entry,
+            "timeout": opts.assertion_timeout.as_secs_f64(),
+            "start": start,
+            "cases": cases,
+        });
+        write_file(
+            dir.path(),
+            "_traparena_probe.json",
+            spec.to_string().as_bytes(),
+        )?;
+        let ws = Workspace::materialize(dir.path(), sandbox)?;
+        let remaining = (cases.len() - start) as u32;
+        let run = sandbox.run(
+            ws.mounts(),
+            &RunSpec {
+                argv: vec!["python3".into(), "_traparena_probe.py".into()],
+                env: Vec::new(),
+                timeout: opts.assertion_timeout * remaining + Duration::from_secs(10),
+                report_pipe: true,
+            },
+        )?;
+        let report = run.report.unwrap_or_default();
+        let mut last = None;
+        for line in String::from_utf8_lossy(&report).lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if let Some(e) = v.get("import_error").and_then(|e| e.as_str()) {
+                let why = format!("the module does not import: {e}");
+                for slot in results.iter_mut().skip(start) {
+                    *slot = Some((false, why.clone()));
+                }
+                return Ok(results.into_iter().flatten().collect());
+            }
+            let (Some(i), Some(ok)) = (
+                v.get("case").and_then(|c| c.as_u64()),
+                v.get("ok").and_then(|o| o.as_bool()),
+            ) else {
+                continue;
+            };
+            let i = i as usize;
+            if i < results.len() {
+                let why = v.get("why").and_then(|w| w.as_str()).unwrap_or("");
+                results[i] = Some((ok, why.to_owned()));
+                last = Some(i);
+            }
+        }
+        let next = last.map_or(start, |l| l + 1);
+        if next >= cases.len() {
+            break;
+        }
+        // The process died on case `next` (a crash, or a loop the alarm could not break).
+        let why = if run.timed_out {
+            "timed out (the process was killed)".to_owned()
+        } else {
+            match (run.exit_code, run.signal) {
+                (_, Some(s)) => format!("the process died (signal {s})"),
+                (Some(c), _) => format!("the process exited with status {c}"),
+                _ => "the process died".to_owned(),
+            }
+        };
+        results[next] = Some((false, why));
+        start = next + 1;
+    }
+    Ok(results
+        .into_iter()
+        .map(|r| r.unwrap_or((false, "not run".into())))
+        .collect())
+}
+
+fn description(r: &HumanEvalFixRecord) -> String {
+    let entry = &r.entry_point;
+    let symptom = match r.failure_symptoms.trim() {
+        "" => String::new(),
+        s => format!(" Reported symptom: {s}."),
+    };
+    let mut d = format!(
+        "`{entry}` in `{entry}.py` does not do what its documentation says.{symptom} Repair it."
+    );
+    let signature = r.signature.trim();
+    let doc = r.docstring.trim();
+    if !signature.is_empty() || !doc.is_empty() {
+        d.push_str("\n\nExpected behaviour:\n\n");
+        if !signature.is_empty() {
+            d.push_str(&format!("    {signature}\n\n"));
+        }
+        for line in doc.lines() {
+            d.push_str(&format!("    {line}\n"));
+        }
+    }
+    d.trim_end().to_owned()
+}
+
+const HEADER: &str = "from {m} import *  # noqa: F401,F403 - the tests run in the module's namespace, as HumanEval's do\n";
+
+#[allow(clippy::too_many_arguments)]
+fn write_task(
+    r: &HumanEvalFixRecord,
+    id: &str,
+    suite: &CheckSuite,
+    public: &[usize],
+    assertions: &[usize],
+    buggy: &str,
+    fixed: &str,
+    dir: &Path,
+    opts: &HumanEvalFixOptions,
+) -> Result<(), ImportError> {
+    let entry = r.entry_point.as_str();
+    let module = format!("{entry}.py");
+    let import_line = HEADER.replace("{m}", entry);
+    let prelude = if suite.prelude.trim().is_empty() {
+        String::new()
+    } else {
+        format!("\n{}\n", suite.prelude.trim_end())
+    };
+
+    let mut pub_src = format!(
+        "\"\"\"Public tests of `{entry}`: assertions of the HumanEvalFix test ({}) that hold on the\ncurrent code. They are deliberately incomplete.\"\"\"\n\nimport unittest\n\n{import_line}{prelude}",
+        r.task_id
+    );
+    for (k, &i) in public.iter().enumerate() {
+        pub_src.push_str("\n\n");
+        pub_src.push_str(&suite.case_function(&format!("_assertion_{}", k + 1), i));
+    }
+    pub_src.push_str("\n\nclass PublicTest(unittest.TestCase):\n");
+    for k in 1..=public.len() {
+        pub_src.push_str(&format!(
+            "    def test_{k}(self):\n        _assertion_{k}({entry})\n\n"
+        ));
+    }
+    let pub_src = pub_src.trim_end().to_owned() + "\n";
+
+    let hidden_src = format!(
+        "\"\"\"Hidden tests of `{entry}`: the full HumanEvalFix test ({}).\"\"\"\n\nimport unittest\n\n{import_line}\n\n{}\n\n\nclass HiddenTest(unittest.TestCase):\n    def test_check(self):\n        check({entry})\n",
+        r.task_id,
+        suite.without_calls.trim_end()
+    );
+
+    let patch_text = crate::common::unified_diff(&module, buggy, fixed);
+    let patch = Patch::parse(&patch_text, Path::new("reference.patch"))?;
+    let locations = patch_locations(
+        &patch,
+        |p| (p == module).then(|| buggy.to_owned()),
+        |p| (p == module).then(|| fixed.to_owned()),
+    );
+    let reference_locations =
+        if !locations.is_empty() && locations.iter().all(|l| l.symbol.is_some()) {
+            Some(
+                locations
+                    .iter()
+                    .map(|l| Location {
+                        file: rel(&l.file),
+                        symbol: l.symbol.clone(),
+                    })
+                    .collect(),
+            )
+        } else {
+            None
+        };
+
+    let public_file = format!("tests/test_{entry}.py");
+    let hidden_file = format!("hidden_tests/test_{entry}_hidden.py");
+    let mut metadata = serde_json::Map::new();
+    let meta = [
+        ("task_id", serde_json::json!(r.task_id)),
+        ("entry_point", serde_json::json!(entry)),
+        ("bug_type", serde_json::json!(r.bug_type)),
+        ("failure_symptoms", serde_json::json!(r.failure_symptoms)),
+        ("assertions", serde_json::json!(assertions.len())),
+        (
+            "public_assertions",
+            serde_json::json!(
+                public
+                    .iter()
+                    .map(|i| assertions.iter().position(|a| a == i).unwrap_or(0) + 1)
+                    .collect::<Vec<_>>()
+            ),
+        ),
+    ];
+    for (k, v) in meta {
+        metadata.insert(k.into(), v);
+    }
+    let unittest = |dir: &str, file: &str| TestSpec {
+        command: ["python3", "-m", "unittest", "discover", "-s", dir, "-q"]
+            .map(String::from)
+            .to_vec(),
+        runner: Runner::Unittest,
+        files: vec![rel(file)],
+    };
+    let spec = TaskSpec {
+        id: id.to_owned(),
+        source: "humanevalfix".into(),
+        language: "python".into(),
+        description: description(r),
+        public_tests: unittest("tests", &public_file),
+        hidden_tests: unittest("hidden_tests", &hidden_file),
+        timeout_s: opts.timeout_s,
+        reference_locations,
+        metadata,
+        setup: None,
+    };
+    write_file(dir, &format!("repo/{module}"), buggy.as_bytes())?;
+    write_file(dir, &format!("repo/{public_file}"), pub_src.as_bytes())?;
+    write_file(dir, &format!("hidden/{hidden_file}"), hidden_src.as_bytes())?;
+    write_file(dir, "reference.patch", patch_text.as_bytes())?;
+    let json = serde_json::to_string_pretty(&spec).expect("a task spec serialises") + "\n";
+    write_file(dir, "task.json", json.as_bytes())
+}
+
+fn rel(s: &str) -> RelPath {
+    RelPath::new(s).expect("importer paths are relative")
+}

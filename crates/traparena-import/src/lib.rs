@@ -1,0 +1,52 @@
+//! TrapArena's task importers and the SWE-bench predictions export.
+//!
+//! - [`import_humanevalfix`]: HumanEvalFix (HumanEvalPack, Python) records → tasks.
+//! - [`import_swebench`]: SWE-bench instances plus a local git clone → tasks, with the Python
+//!   environment each one needs described in `task.json` and built once per (repository,
+//!   version, pins) by [`ensure_env`].
+//! - [`export_predictions`]: a results folder → SWE-bench predictions, for the official harness.
+//!
+//! Every importer writes one folder per task, validates each one (the checks of `traparena
+//! validate`; a task that fails is removed) and writes a report ([`ImportReport`]) of what it
+//! emitted and what it skipped, with reasons. `docs/tasks.md` describes the task layouts.
+//!
+//! ```no_run
+//! use traparena_env::{Sandbox, SandboxConfig};
+//! use traparena_import::{HumanEvalFixOptions, import_humanevalfix};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let sandbox = Sandbox::new(SandboxConfig::default())?;
+//! let report = import_humanevalfix(
+//!     "../shared/data/humanevalfix/humanevalpack_python.jsonl".as_ref(),
+//!     "/tmp/humanevalfix".as_ref(),
+//!     &sandbox,
+//!     &HumanEvalFixOptions::default(),
+//! )?;
+//! println!("{}", report.summary());
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod common;
+mod error;
+mod export;
+mod humanevalfix;
+mod pyparse;
+mod report;
+mod setup;
+mod swebench;
+
+pub use error::ImportError;
+pub use export::{
+    EPISODES_FILE, ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions,
+};
+pub use humanevalfix::{
+    HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_task_id, import_humanevalfix,
+    read_humanevalfix,
+};
+pub use report::{Emitted, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
+pub use setup::{
+    BuildOptions, DEFAULT_VENV_CACHE, PinEntry, Pins, SETUP_STAMP, WORKSPACE_PTH, ensure_env,
+    is_built, major_minor, setup_for, venv_python,
+};
+pub use swebench::{SweBenchInstance, SweBenchOptions, import_swebench, read_swebench};

@@ -1,0 +1,132 @@
+//! What an import did: the tasks it emitted and the records it skipped, with reasons.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use traparena_env::Backend;
+
+use crate::error::{ImportError, io};
+
+/// The file an import writes its report to, in the output folder.
+pub const REPORT_JSON: &str = "import-report.json";
+/// The text version of the report, in the output folder.
+pub const REPORT_TEXT: &str = "import-report.txt";
+
+/// The result of an import: every record is either emitted as a task or skipped with a reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportReport {
+    /// The task source (`humanevalfix` or `swebench`).
+    pub source: String,
+    /// The input file.
+    pub input: PathBuf,
+    /// The output folder.
+    pub out: PathBuf,
+    /// Records considered (after `--instance` filtering).
+    pub records: usize,
+    /// The tasks written, in input order.
+    pub emitted: Vec<Emitted>,
+    /// The records not turned into tasks, in input order.
+    pub skipped: Vec<Skipped>,
+    /// Whether every emitted task was validated (`traparena validate`'s checks).
+    pub validated: bool,
+    /// The sandbox backend tests ran under.
+    pub backend: Backend,
+    /// Wall-clock time of the whole import, in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// A task an import wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Emitted {
+    /// The record's own id (`Python/0`, `pallets__flask-4992`).
+    pub record: String,
+    /// The task id, which is also the task folder's name.
+    pub id: String,
+    /// Public tests (assertions or pytest node ids) the agent can run.
+    pub public_tests: usize,
+    /// Hidden tests: assertions of the full check, or `FAIL_TO_PASS` + `PASS_TO_PASS` node ids.
+    pub hidden_tests: usize,
+}
+
+/// A record an import did not turn into a task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// The record's own id.
+    pub record: String,
+    /// The reason, short and shared by records skipped for the same cause.
+    pub reason: String,
+    /// The particulars for this record.
+    pub detail: String,
+}
+
+impl ImportReport {
+    /// How many records were skipped for each reason.
+    pub fn reasons(&self) -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for s in &self.skipped {
+            *m.entry(s.reason.clone()).or_insert(0) += 1;
+        }
+        m
+    }
+
+    /// One line: records, emitted, skipped by reason, time.
+    pub fn summary(&self) -> String {
+        let reasons: Vec<String> = self
+            .reasons()
+            .into_iter()
+            .map(|(r, n)| format!("{r}: {n}"))
+            .collect();
+        let skipped = if reasons.is_empty() {
+            format!("{} skipped", self.skipped.len())
+        } else {
+            format!("{} skipped ({})", self.skipped.len(), reasons.join("; "))
+        };
+        format!(
+            "{}: {} records, {} tasks emitted{}, {skipped} in {:.1} s ({} sandbox)",
+            self.source,
+            self.records,
+            self.emitted.len(),
+            if self.validated {
+                " and validated"
+            } else {
+                " (not validated)"
+            },
+            self.duration_ms as f64 / 1000.0,
+            self.backend
+        )
+    }
+
+    /// The text report: a line per record, then the summary.
+    pub fn text(&self) -> String {
+        let mut lines: Vec<(String, String)> = Vec::new();
+        for e in &self.emitted {
+            lines.push((
+                e.record.clone(),
+                format!(
+                    "emitted  {} ({}): {} public, {} hidden tests",
+                    e.id, e.record, e.public_tests, e.hidden_tests
+                ),
+            ));
+        }
+        for s in &self.skipped {
+            lines.push((
+                s.record.clone(),
+                format!("skipped  {}: {}: {}", s.record, s.reason, s.detail),
+            ));
+        }
+        let mut out: String = lines.into_iter().map(|(_, l)| l + "\n").collect();
+        out.push_str(&self.summary());
+        out.push('\n');
+        out
+    }
+
+    /// Writes [`REPORT_JSON`] and [`REPORT_TEXT`] into `dir`.
+    pub fn write(&self, dir: &Path) -> Result<(), ImportError> {
+        let json = dir.join(REPORT_JSON);
+        let text = serde_json::to_string_pretty(self).expect("the report serialises") + "\n";
+        std::fs::write(&json, text).map_err(io(&json))?;
+        let txt = dir.join(REPORT_TEXT);
+        std::fs::write(&txt, self.text()).map_err(io(&txt))
+    }
+}

@@ -1,0 +1,377 @@
+//! Python environments for repository-level tasks: the pins file, and building a task's
+//! virtual environment once per (repository, version, pins), cached and shared.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use traparena_env::{HostCommand, ProcessOutcome, run_host};
+use traparena_task::{RelPath, Setup};
+
+use crate::error::{ImportError, io};
+
+/// The default folder virtual environments are cached in. It lies under `/opt`, which every
+/// sandbox backend shows read-only, so tasks run without extra sandbox configuration.
+pub const DEFAULT_VENV_CACHE: &str = "/opt/traparena/venvs";
+
+/// The file in a built environment that records what it was built from (and that it is done).
+pub const SETUP_STAMP: &str = "traparena-setup.json";
+
+/// The `.pth` file that puts the workspace's source folders first on `sys.path`.
+pub const WORKSPACE_PTH: &str = "traparena_workspace.pth";
+
+/// A pins file: per repository (`owner/name`), per version (`major.minor`, or `*` for any other
+/// version), what its environment holds.
+///
+/// ```json
+/// {
+///   "pallets/flask": {
+///     "2.3": {"python": "/usr/bin/python3", "packages": ["pytest==7.2.0"], "source_dirs": ["src"]}
+///   }
+/// }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Pins(pub BTreeMap<String, BTreeMap<String, PinEntry>>);
+
+/// What one (repository, version) environment holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinEntry {
+    /// The base interpreter (default `/usr/bin/python3`). It must be visible inside the sandbox
+    /// (under `/usr` or `/opt`).
+    #[serde(default = "default_python")]
+    pub python: String,
+    /// pip requirement specifiers, installed in one `pip install`.
+    #[serde(default)]
+    pub packages: Vec<String>,
+    /// Workspace folders put first on `sys.path` (`src` for a `src/` layout).
+    #[serde(default)]
+    pub source_dirs: Vec<RelPath>,
+}
+
+fn default_python() -> String {
+    "/usr/bin/python3".into()
+}
+
+impl Pins {
+    /// Reads a pins file, naming the offending field on error.
+    pub fn load(path: &Path) -> Result<Pins, ImportError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ImportError::Input(format!(
+                    "{}: no such pins file",
+                    path.display()
+                )));
+            }
+            Err(e) => return Err(io(path)(e)),
+        };
+        let pins: Pins = serde_json::from_str(&text).map_err(|source| ImportError::Json {
+            path: path.to_owned(),
+            line: source.line(),
+            source,
+        })?;
+        for (repo, versions) in &pins.0 {
+            for (v, e) in versions {
+                if e.python.trim().is_empty() {
+                    return Err(ImportError::Input(format!(
+                        "{}: {repo} {v}: `python` is empty",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        Ok(pins)
+    }
+
+    /// The entry for `repo` at `version`: the exact version, else its `major.minor`, else `*`.
+    /// Returns the version key matched.
+    pub fn lookup(&self, repo: &str, version: Option<&str>) -> Option<(&str, &PinEntry)> {
+        let versions = self.0.get(repo)?;
+        let mut keys: Vec<String> = Vec::new();
+        if let Some(v) = version {
+            keys.push(v.to_owned());
+            if let Some(mm) = major_minor(v) {
+                keys.push(mm);
+            }
+        }
+        keys.push("*".into());
+        keys.iter()
+            .find_map(|k| versions.get_key_value(k.as_str()))
+            .map(|(k, e)| (k.as_str(), e))
+    }
+}
+
+/// `major.minor` of a version string (`v5.4.1` → `5.4`, `2.15.0-dev0` → `2.15`).
+pub fn major_minor(v: &str) -> Option<String> {
+    let v = v.trim().trim_start_matches(['v', 'V']);
+    let mut parts = v.split('.');
+    let digits = |s: &str| -> Option<String> {
+        let d: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+        (!d.is_empty()).then_some(d)
+    };
+    let major = digits(parts.next()?)?;
+    let minor = digits(parts.next()?)?;
+    Some(format!("{major}.{minor}"))
+}
+
+/// The task field for an environment: its key, and a folder under `cache` named after the key
+/// and a hash of the pins (so that changed pins never reuse a stale environment).
+pub fn setup_for(key: &str, entry: &PinEntry, cache: &Path) -> Setup {
+    let fingerprint = serde_json::json!([entry.python, entry.packages, entry.source_dirs]);
+    let slug: String = key
+        .chars()
+        .map(|c| match c {
+            '/' => '_',
+            '@' => '-',
+            c if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' => c,
+            _ => '_',
+        })
+        .collect();
+    let name = format!(
+        "{slug}-{:08x}",
+        fnv1a(fingerprint.to_string().as_bytes()) as u32
+    );
+    Setup {
+        key: key.to_owned(),
+        venv: cache.join(name),
+        python: entry.python.clone(),
+        packages: entry.packages.clone(),
+        source_dirs: entry.source_dirs.clone(),
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The interpreter of a task's environment.
+pub fn venv_python(setup: &Setup) -> PathBuf {
+    setup.venv.join("bin").join("python")
+}
+
+/// True when the environment is built and matches `setup`.
+pub fn is_built(setup: &Setup) -> bool {
+    std::fs::read_to_string(setup.venv.join(SETUP_STAMP))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Setup>(&t).ok())
+        .is_some_and(|s| &s == setup)
+}
+
+/// Settings for [`ensure_env`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Environment variables for the build commands (proxies, `PIP_INDEX_URL`, ...); the rest of
+    /// the caller's environment is not passed on.
+    pub env: Vec<(String, String)>,
+    /// Limit of each build step.
+    pub timeout: Duration,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            env: Vec::new(),
+            timeout: Duration::from_secs(1800),
+        }
+    }
+}
+
+/// Builds the environment `setup` describes unless it is already built: `python -m venv`, one
+/// `pip install` of the packages, and a `.pth` file putting the workspace's `source_dirs` first
+/// on `sys.path`. Builds of the same environment are serialised by a lock file beside it (across
+/// processes too); a failed build leaves nothing behind. Runs on the host, with network access
+/// (see `traparena_env::run_host`).
+pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<(), ImportError> {
+    let fail = |message: String| ImportError::Setup {
+        key: setup.key.clone(),
+        message,
+    };
+    if !setup.venv.is_absolute() {
+        return Err(fail(format!(
+            "the environment folder {} is not absolute",
+            setup.venv.display()
+        )));
+    }
+    if is_built(setup) {
+        return Ok(());
+    }
+    let parent = setup
+        .venv
+        .parent()
+        .ok_or_else(|| fail("the environment folder has no parent".into()))?;
+    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    readable(parent);
+    let lock_path = PathBuf::from(format!("{}.lock", setup.venv.display()));
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(io(&lock_path))?;
+    lock.lock().map_err(io(&lock_path))?;
+    if is_built(setup) {
+        return Ok(());
+    }
+    let result = build(setup, opts);
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&setup.venv);
+    }
+    result.map_err(fail)
+}
+
+fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
+    let venv = &setup.venv;
+    if std::fs::symlink_metadata(venv).is_ok() {
+        std::fs::remove_dir_all(venv).map_err(|e| format!("{}: {e}", venv.display()))?;
+    }
+    let cwd = venv.parent().unwrap_or(Path::new("/")).to_owned();
+    let run = |step: &str, argv: Vec<String>| -> Result<ProcessOutcome, String> {
+        let out = run_host(&HostCommand {
+            argv,
+            cwd: cwd.clone(),
+            env: opts.env.clone(),
+            timeout: opts.timeout,
+        })
+        .map_err(|e| format!("{step}: {e}"))?;
+        if out.exit_code == Some(0) && !out.timed_out {
+            Ok(out)
+        } else {
+            let why = if out.timed_out {
+                "timed out".to_owned()
+            } else {
+                format!("exit status {:?}", out.exit_code)
+            };
+            let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
+            Err(format!(
+                "{step} failed ({why}): {}",
+                crate::common::tail(&text, 3)
+            ))
+        }
+    };
+    let py = venv_python(setup).to_string_lossy().into_owned();
+    run(
+        "creating the virtual environment",
+        vec![
+            setup.python.clone(),
+            "-m".into(),
+            "venv".into(),
+            venv.to_string_lossy().into_owned(),
+        ],
+    )?;
+    if !setup.packages.is_empty() {
+        let mut argv: Vec<String> = [
+            &py,
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+            "--quiet",
+        ]
+        .map(String::from)
+        .to_vec();
+        argv.extend(setup.packages.iter().cloned());
+        run("pip install", argv)?;
+    }
+    if !setup.source_dirs.is_empty() {
+        let out = run(
+            "locating site-packages",
+            vec![
+                py.clone(),
+                "-c".into(),
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])".into(),
+            ],
+        )?;
+        let site = PathBuf::from(out.stdout.text.trim());
+        let dirs: Vec<String> = setup
+            .source_dirs
+            .iter()
+            .map(|d| format!("{:?}", d.as_str()))
+            .collect();
+        // One line, run by `site` at every start: the folders are taken relative to the working
+        // directory of the first interpreter (the workspace) and passed on to child interpreters
+        // through TRAPARENA_SOURCE_DIRS.
+        let pth = format!(
+            "import os, sys; sys.path[0:0] = [p for p in os.environ.setdefault('TRAPARENA_SOURCE_DIRS', os.pathsep.join(os.path.join(os.getcwd(), d) for d in [{}])).split(os.pathsep) if p]\n",
+            dirs.join(", ")
+        );
+        let p = site.join(WORKSPACE_PTH);
+        std::fs::write(&p, pth).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    readable(venv);
+    let stamp = serde_json::to_string_pretty(setup).expect("a setup serialises") + "\n";
+    let p = venv.join(SETUP_STAMP);
+    std::fs::write(&p, stamp).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// Lets every user read (and enter) everything under `root`: the sandbox runs tests as another
+/// user.
+fn readable(root: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
+        let Ok(meta) = entry.path().symlink_metadata() else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        let mode = meta.permissions().mode();
+        let add = if meta.is_dir() || mode & 0o100 != 0 {
+            0o055
+        } else {
+            0o044
+        };
+        if mode & add != add {
+            let _ =
+                std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode | add));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_lookup() {
+        assert_eq!(major_minor("v5.4.1").as_deref(), Some("5.4"));
+        assert_eq!(major_minor("2.15.0-dev0").as_deref(), Some("2.15"));
+        assert_eq!(major_minor("2.3.0.dev").as_deref(), Some("2.3"));
+        assert_eq!(major_minor("3").as_deref(), None);
+        let pins: Pins = serde_json::from_str(
+            r#"{"a/b": {"2.3": {"packages": ["x"]}, "*": {"python": "python3.9"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(pins.lookup("a/b", Some("2.3.1")).unwrap().0, "2.3");
+        assert_eq!(pins.lookup("a/b", Some("2.4")).unwrap().0, "*");
+        assert_eq!(pins.lookup("a/b", None).unwrap().1.python, "python3.9");
+        assert!(pins.lookup("c/d", Some("2.3")).is_none());
+        assert!(serde_json::from_str::<Pins>(r#"{"a/b": {"1.0": {"pakages": []}}}"#).is_err());
+    }
+
+    #[test]
+    fn environment_folders_depend_on_key_and_pins() {
+        let e: PinEntry = serde_json::from_str(r#"{"packages": ["pytest==7.2.0"]}"#).unwrap();
+        let a = setup_for("pallets/flask@2.3", &e, Path::new("/c"));
+        assert!(
+            a.venv
+                .to_string_lossy()
+                .starts_with("/c/pallets_flask-2.3-")
+        );
+        let mut e2 = e.clone();
+        e2.packages.push("x".into());
+        assert_ne!(
+            setup_for("pallets/flask@2.3", &e2, Path::new("/c")).venv,
+            a.venv
+        );
+        assert_eq!(setup_for("pallets/flask@2.3", &e, Path::new("/c")), a);
+    }
+}

@@ -1,0 +1,691 @@
+//! SWE-bench instances + a local git clone → tasks.
+//!
+//! `repo/` is the tree at `base_commit`, exported without history, less the files `test_patch`
+//! touches. Those files, with `test_patch` applied, are the hidden files, at their own paths; the
+//! hidden command runs `FAIL_TO_PASS` and `PASS_TO_PASS` with pytest. The public tests are
+//! `PASS_TO_PASS` tests of the touched test files as they were at `base_commit`, in a renamed
+//! copy beside the original (`tests/test_x.py` → `tests/test_x_public.py`). The reference patch
+//! is `patch`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use traparena_env::{GitRepo, Sandbox, SandboxConfig, Workspace};
+use traparena_eval::python::PyFile;
+use traparena_task::{Patch, RelPath, Runner, Setup, TaskSpec, TestSpec};
+
+use crate::common::{
+    check_target, check_task, default_jobs, discard, finish, par_map, partial_dir, prepare_out,
+    read_records, write_file,
+};
+use crate::error::{ImportError, io};
+use crate::report::{Emitted, ImportReport, Skipped};
+use crate::setup::{
+    BuildOptions, DEFAULT_VENV_CACHE, Pins, ensure_env, major_minor, setup_for, venv_python,
+};
+
+/// One SWE-bench instance, in the field names of the published data set (fields the importer
+/// does not use are ignored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweBenchInstance {
+    /// `owner__name-number`; also the task id.
+    pub instance_id: String,
+    /// `owner/name`.
+    pub repo: String,
+    /// The commit the instance starts from.
+    pub base_commit: String,
+    /// The issue text: the task's description.
+    #[serde(default)]
+    pub problem_statement: String,
+    /// The reference fix (a `git diff`).
+    pub patch: String,
+    /// The tests added with the fix (a `git diff`).
+    pub test_patch: String,
+    /// Tests that fail before the fix and pass after it (pytest node ids). A JSON-encoded list
+    /// inside a string, as published, or a plain list.
+    #[serde(rename = "FAIL_TO_PASS", deserialize_with = "id_list")]
+    pub fail_to_pass: Vec<String>,
+    /// Tests that pass before and after the fix.
+    #[serde(rename = "PASS_TO_PASS", deserialize_with = "id_list", default)]
+    pub pass_to_pass: Vec<String>,
+    /// The repository's version (`2.3`), when the record has it.
+    #[serde(default, deserialize_with = "opt_version")]
+    pub version: Option<String>,
+    /// The commit SWE-bench builds the environment from, when the record has it.
+    #[serde(default)]
+    pub environment_setup_commit: Option<String>,
+}
+
+fn id_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    use serde::de::Error;
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => serde_json::from_str(&s)
+            .map_err(|e| D::Error::custom(format!("not a JSON list of test ids: {e}"))),
+        serde_json::Value::Array(items) => items
+            .into_iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => Ok(s),
+                other => Err(D::Error::custom(format!("test id {other} is not a string"))),
+            })
+            .collect(),
+        serde_json::Value::Null => Ok(Vec::new()),
+        other => Err(D::Error::custom(format!(
+            "expected a list of test ids, found {other}"
+        ))),
+    }
+}
+
+fn opt_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+/// Settings of a SWE-bench import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweBenchOptions {
+    /// Import only these instances (all when empty). An id not in the input is an error.
+    pub instances: Vec<String>,
+    /// The per-repository environment pins; without them the tests run with the system's
+    /// `python3` and no `setup` field is written.
+    pub pins: Option<Pins>,
+    /// Where environments are built and cached.
+    pub venv_cache: PathBuf,
+    /// Settings of environment builds.
+    pub build: BuildOptions,
+    /// Build missing environments (else an instance whose environment is missing is skipped).
+    pub build_envs: bool,
+    /// Most public tests per task.
+    pub max_public: usize,
+    /// The tasks' `timeout_s`.
+    pub timeout_s: u64,
+    /// Validate every emitted task, and skip the ones that fail.
+    pub validate: bool,
+    /// Hidden runs with the reference patch during validation.
+    pub reference_runs: u32,
+    /// Worker threads.
+    pub jobs: usize,
+}
+
+impl Default for SweBenchOptions {
+    fn default() -> Self {
+        SweBenchOptions {
+            instances: Vec::new(),
+            pins: None,
+            venv_cache: PathBuf::from(DEFAULT_VENV_CACHE),
+            build: BuildOptions::default(),
+            build_envs: true,
+            max_public: 10,
+            timeout_s: 300,
+            validate: true,
+            reference_runs: 3,
+            jobs: default_jobs(),
+        }
+    }
+}
+
+/// Reads SWE-bench instances (JSON Lines, or a JSON array).
+pub fn read_swebench(path: &Path) -> Result<Vec<SweBenchInstance>, ImportError> {
+    Ok(read_records(path)?.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Imports the instances of `input` whose base commit is in the clone `repo` into `out`.
+/// Instances that cannot become valid tasks (a base commit missing from the clone, a test patch
+/// that does not apply, no usable public test, a failed validation, ...) are skipped and
+/// reported.
+pub fn import_swebench(
+    input: &Path,
+    repo: &Path,
+    out: &Path,
+    sandbox: &Sandbox,
+    opts: &SweBenchOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    if opts.max_public == 0 {
+        return Err(ImportError::Input("--max-public must be at least 1".into()));
+    }
+    if opts.timeout_s == 0 {
+        return Err(ImportError::Input("--timeout must be at least 1".into()));
+    }
+    let all = read_swebench(input)?;
+    let mut seen = BTreeSet::new();
+    for i in &all {
+        if !seen.insert(i.instance_id.as_str()) {
+            return Err(ImportError::Input(format!(
+                "{}: instance {} appears twice",
+                input.display(),
+                i.instance_id
+            )));
+        }
+        RelPath::new(&i.instance_id)
+            .ok()
+            .filter(|p| !p.as_str().contains('/'))
+            .ok_or_else(|| {
+                ImportError::Input(format!(
+                    "{}: instance id {:?} cannot name a folder",
+                    input.display(),
+                    i.instance_id
+                ))
+            })?;
+    }
+    for want in &opts.instances {
+        if !seen.contains(want.as_str()) {
+            return Err(ImportError::Input(format!(
+                "unknown instance {want}: {} holds {} instances",
+                input.display(),
+                all.len()
+            )));
+        }
+    }
+    let selected: Vec<SweBenchInstance> = all
+        .into_iter()
+        .filter(|i| opts.instances.is_empty() || opts.instances.contains(&i.instance_id))
+        .collect();
+    if !repo.exists() {
+        return Err(ImportError::Input(format!(
+            "{}: no such git clone",
+            repo.display()
+        )));
+    }
+    let git = GitRepo::open(repo)
+        .map_err(|e| ImportError::Input(format!("{}: not a git clone: {e}", repo.display())))?;
+    let out = prepare_out(out)?;
+    for i in &selected {
+        check_target(&out, &i.instance_id)?;
+    }
+    let ctx = Ctx {
+        git,
+        out: out.clone(),
+        sandbox,
+        opts,
+        sandboxes: Mutex::new(BTreeMap::new()),
+    };
+    let results = par_map(&selected, opts.jobs, |inst| ctx.import_one(inst));
+    let mut report = ImportReport {
+        source: "swebench".into(),
+        input: std::path::absolute(input).unwrap_or_else(|_| input.to_owned()),
+        out: out.clone(),
+        records: selected.len(),
+        emitted: Vec::new(),
+        skipped: Vec::new(),
+        validated: opts.validate,
+        backend: sandbox.backend(),
+        duration_ms: 0,
+    };
+    for r in results {
+        match r? {
+            Ok(e) => report.emitted.push(e),
+            Err(s) => report.skipped.push(s),
+        }
+    }
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    report.write(&out)?;
+    Ok(report)
+}
+
+type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
+
+struct Ctx<'a> {
+    git: GitRepo,
+    out: PathBuf,
+    sandbox: &'a Sandbox,
+    opts: &'a SweBenchOptions,
+    /// Sandboxes that also show an environment folder, per folder.
+    sandboxes: Mutex<BTreeMap<PathBuf, Sandbox>>,
+}
+
+fn skip(i: &SweBenchInstance, reason: &str, detail: String) -> Outcome {
+    Ok(Err(Skipped {
+        record: i.instance_id.clone(),
+        reason: reason.into(),
+        detail,
+    }))
+}
+
+/// What an instance becomes before it is written.
+struct Plan {
+    hidden: Vec<(String, Vec<u8>)>,
+    remove: Vec<String>,
+    public: Vec<(String, Vec<u8>)>,
+    public_ids: Vec<String>,
+    public_source_ids: Vec<String>,
+}
+
+impl Ctx<'_> {
+    fn import_one(&self, inst: &SweBenchInstance) -> Outcome {
+        let id = inst.instance_id.as_str();
+        let Some(commit) = self.git.resolve_commit(&inst.base_commit)? else {
+            return skip(
+                inst,
+                "the base commit is not in the clone",
+                format!(
+                    "{} not found in {} (a clone of {}?)",
+                    inst.base_commit,
+                    self.git.git_dir().display(),
+                    inst.repo
+                ),
+            );
+        };
+        if inst.fail_to_pass.is_empty() {
+            return skip(
+                inst,
+                "the instance has no FAIL_TO_PASS test",
+                "FAIL_TO_PASS is empty: nothing would fail on the buggy code".into(),
+            );
+        }
+        let test_patch = match Patch::parse(&inst.test_patch, Path::new("test_patch")) {
+            Ok(p) if !p.is_empty() => p,
+            Ok(_) => return skip(inst, "the test patch is empty", "it changes no file".into()),
+            Err(e) => return skip(inst, "the test patch cannot be parsed", e.to_string()),
+        };
+        if let Err(e) = Patch::parse(&inst.patch, Path::new("patch")) {
+            return skip(inst, "the reference patch cannot be parsed", e.to_string());
+        }
+        let partial = partial_dir(&self.out, id)?;
+        let result = self.build_task(inst, &commit, &test_patch, &partial);
+        match result {
+            Ok(Ok(emitted)) => match finish(&partial, &self.out, id) {
+                Ok(()) => Ok(Ok(emitted)),
+                Err(e) => {
+                    discard(&partial);
+                    Err(e)
+                }
+            },
+            other => {
+                discard(&partial);
+                other
+            }
+        }
+    }
+
+    fn build_task(
+        &self,
+        inst: &SweBenchInstance,
+        commit: &str,
+        test_patch: &Patch,
+        dir: &Path,
+    ) -> Outcome {
+        let repo_dir = dir.join("repo");
+        self.git.export_tree(commit, &repo_dir)?;
+        let plan = match self.plan(inst, test_patch, &repo_dir)? {
+            Ok(p) => p,
+            Err((reason, detail)) => return skip(inst, &reason, detail),
+        };
+        let (version, version_source) = self.version(inst, commit, &repo_dir)?;
+        let key = format!(
+            "{}@{}",
+            inst.repo,
+            version
+                .as_deref()
+                .and_then(major_minor)
+                .unwrap_or_else(|| "unknown".into())
+        );
+        let setup: Option<Setup> = match &self.opts.pins {
+            None => None,
+            Some(pins) => match pins.lookup(&inst.repo, version.as_deref()) {
+                Some((_, entry)) => Some(setup_for(&key, entry, &self.opts.venv_cache)),
+                None => {
+                    return skip(
+                        inst,
+                        "the pins file has no entry for the repository's version",
+                        format!(
+                            "no pins for {} {} (nor `*`)",
+                            inst.repo,
+                            version.as_deref().unwrap_or("(unknown version)")
+                        ),
+                    );
+                }
+            },
+        };
+        if let Some(s) = &setup {
+            if self.opts.build_envs {
+                if let Err(e) = ensure_env(s, &self.opts.build) {
+                    return skip(inst, "the environment cannot be built", e.to_string());
+                }
+            } else if !crate::setup::is_built(s) {
+                return skip(
+                    inst,
+                    "the environment is not built",
+                    format!("{} is missing", s.venv.display()),
+                );
+            }
+        }
+        for rel in &plan.remove {
+            let p = repo_dir.join(rel);
+            if std::fs::symlink_metadata(&p).is_ok() {
+                std::fs::remove_file(&p).map_err(io(&p))?;
+            }
+        }
+        for (rel, bytes) in &plan.public {
+            write_file(&repo_dir, rel, bytes)?;
+        }
+        for (rel, bytes) in &plan.hidden {
+            write_file(&dir.join("hidden"), rel, bytes)?;
+        }
+        write_file(dir, "reference.patch", inst.patch.as_bytes())?;
+        let python = match &setup {
+            Some(s) => venv_python(s).to_string_lossy().into_owned(),
+            None => "python3".to_owned(),
+        };
+        let pytest = |ids: &[String], files: Vec<RelPath>| TestSpec {
+            command: [python.clone(), "-m".into(), "pytest".into()]
+                .into_iter()
+                .chain(ids.iter().cloned())
+                .collect(),
+            runner: Runner::Pytest,
+            files,
+        };
+        let hidden_ids: Vec<String> = inst
+            .fail_to_pass
+            .iter()
+            .chain(&inst.pass_to_pass)
+            .cloned()
+            .collect();
+        let rel = |s: &str| RelPath::new(s).map_err(|e| ImportError::Input(format!("{s}: {e}")));
+        let mut metadata = serde_json::Map::new();
+        let mut put = |k: &str, v: serde_json::Value| {
+            metadata.insert(k.to_owned(), v);
+        };
+        put("instance_id", inst.instance_id.clone().into());
+        put("repo", inst.repo.clone().into());
+        put("base_commit", commit.into());
+        put("version", version.clone().into());
+        put("version_source", version_source.into());
+        put("FAIL_TO_PASS", serde_json::json!(inst.fail_to_pass));
+        put("PASS_TO_PASS", serde_json::json!(inst.pass_to_pass));
+        put("public_tests", serde_json::json!(plan.public_source_ids));
+        if let Some(c) = &inst.environment_setup_commit {
+            put("environment_setup_commit", c.clone().into());
+        }
+        let description = if inst.problem_statement.trim().is_empty() {
+            format!(
+                "Repair the defect of {} behind SWE-bench instance {}.",
+                inst.repo, inst.instance_id
+            )
+        } else {
+            inst.problem_statement.trim().to_owned()
+        };
+        let spec = TaskSpec {
+            id: inst.instance_id.clone(),
+            source: "swebench".into(),
+            language: "python".into(),
+            description,
+            public_tests: pytest(
+                &plan.public_ids,
+                plan.public
+                    .iter()
+                    .map(|(p, _)| rel(p))
+                    .collect::<Result<_, _>>()?,
+            ),
+            hidden_tests: pytest(
+                &hidden_ids,
+                plan.hidden
+                    .iter()
+                    .map(|(p, _)| rel(p))
+                    .collect::<Result<_, _>>()?,
+            ),
+            timeout_s: self.opts.timeout_s,
+            reference_locations: None,
+            metadata,
+            setup: setup.clone(),
+        };
+        let json = serde_json::to_string_pretty(&spec).expect("a task spec serialises") + "\n";
+        write_file(dir, "task.json", json.as_bytes())?;
+        if self.opts.validate {
+            let sb = match &setup {
+                Some(s) => self.sandbox_for(&s.venv)?,
+                None => self.sandbox.clone(),
+            };
+            if let Some(problems) = check_task(dir, &sb, self.opts.reference_runs)? {
+                return skip(inst, "the task fails validation", problems);
+            }
+        }
+        Ok(Ok(Emitted {
+            record: inst.instance_id.clone(),
+            id: inst.instance_id.clone(),
+            public_tests: plan.public_ids.len(),
+            hidden_tests: hidden_ids.len(),
+        }))
+    }
+
+    /// Splits the test patch into hidden files and public copies.
+    #[allow(clippy::type_complexity)]
+    fn plan(
+        &self,
+        inst: &SweBenchInstance,
+        test_patch: &Patch,
+        repo_dir: &Path,
+    ) -> Result<Result<Plan, (String, String)>, ImportError> {
+        let refuse = |r: &str, d: String| Ok(Err((r.to_owned(), d)));
+        // The touched files' base versions, then test_patch applied to them.
+        let scratch = tempfile::Builder::new()
+            .prefix("traparena-testpatch-")
+            .tempdir()
+            .map_err(io(std::env::temp_dir()))?;
+        let mut base: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        for f in &test_patch.files {
+            for p in f.paths() {
+                let src = repo_dir.join(p.as_str());
+                if src.is_file() {
+                    let bytes = std::fs::read(&src).map_err(io(&src))?;
+                    write_file(scratch.path(), p.as_str(), &bytes)?;
+                    base.insert(p.as_str().to_owned(), bytes);
+                }
+            }
+        }
+        let mut ws = Workspace::materialize(scratch.path(), self.sandbox)?;
+        let applied = ws.apply_patch(&inst.test_patch)?;
+        if !applied.applied {
+            return refuse(
+                "the test patch does not apply at the base commit",
+                applied.message,
+            );
+        }
+        let mut hidden = Vec::new();
+        let mut remove = Vec::new();
+        for f in &test_patch.files {
+            let Some(new) = &f.new_path else { continue };
+            let p = ws.path().join(new.as_str());
+            let bytes = std::fs::read(&p).map_err(io(&p))?;
+            hidden.push((new.as_str().to_owned(), bytes));
+            remove.push(new.as_str().to_owned());
+        }
+        if hidden.is_empty() {
+            return refuse(
+                "the test patch only deletes files",
+                "no file is left to hold hidden tests".into(),
+            );
+        }
+        // Public tests: PASS_TO_PASS tests of touched test files that exist at base_commit.
+        let hidden_paths: BTreeSet<&str> = hidden.iter().map(|(p, _)| p.as_str()).collect();
+        let mut symbols: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut public_path: BTreeMap<String, String> = BTreeMap::new();
+        let mut public = Vec::new();
+        let mut public_ids = Vec::new();
+        let mut public_source_ids = Vec::new();
+        for node in &inst.pass_to_pass {
+            if public_ids.len() >= self.opts.max_public {
+                break;
+            }
+            let Some((file, rest)) = node.split_once("::") else {
+                continue;
+            };
+            if !hidden_paths.contains(file) || !file.ends_with(".py") {
+                continue;
+            }
+            let Some(text) = base.get(file) else { continue };
+            let defined = symbols.entry(file.to_owned()).or_insert_with(|| {
+                let text = String::from_utf8_lossy(text);
+                PyFile::parse(&text)
+                    .map(|f| f.symbols().into_iter().map(|s| s.name).collect())
+                    .unwrap_or_default()
+            });
+            let name = rest.split('[').next().unwrap_or(rest).replace("::", ".");
+            if !defined.contains(&name) {
+                continue;
+            }
+            let target = match public_path.get(file) {
+                Some(t) => t.clone(),
+                None => {
+                    let t = public_name(file, repo_dir, &hidden_paths);
+                    public.push((t.clone(), text.clone()));
+                    public_path.insert(file.to_owned(), t.clone());
+                    t
+                }
+            };
+            public_ids.push(format!("{target}::{rest}"));
+            public_source_ids.push(node.clone());
+        }
+        if public_ids.is_empty() {
+            return refuse(
+                "no public test",
+                "no PASS_TO_PASS test of the files the test patch touches exists at the base commit"
+                    .into(),
+            );
+        }
+        Ok(Ok(Plan {
+            hidden,
+            remove,
+            public,
+            public_ids,
+            public_source_ids,
+        }))
+    }
+
+    /// The repository's version: the record's, else `__version__` in the tree, else the
+    /// nearest tag.
+    fn version(
+        &self,
+        inst: &SweBenchInstance,
+        commit: &str,
+        repo_dir: &Path,
+    ) -> Result<(Option<String>, &'static str), ImportError> {
+        if let Some(v) = &inst.version {
+            return Ok((Some(v.clone()), "record"));
+        }
+        if let Some(v) = tree_version(repo_dir) {
+            return Ok((Some(v), "tree"));
+        }
+        if let Some(tag) = self.git.nearest_tag(commit)?
+            && major_minor(&tag).is_some()
+        {
+            return Ok((Some(tag.trim_start_matches(['v', 'V']).to_owned()), "tag"));
+        }
+        Ok((None, "unknown"))
+    }
+
+    fn sandbox_for(&self, venv: &Path) -> Result<Sandbox, ImportError> {
+        let mut map = self.sandboxes.lock().expect("not poisoned");
+        if let Some(sb) = map.get(venv) {
+            return Ok(sb.clone());
+        }
+        let mut config: SandboxConfig = self.sandbox.config().clone();
+        config.read_only_paths.push(venv.to_owned());
+        let sb = Sandbox::new(config)?;
+        map.insert(venv.to_owned(), sb.clone());
+        Ok(sb)
+    }
+}
+
+/// `dir/test_x.py` → `dir/test_x_public.py` (or `_public2`, ... when taken).
+fn public_name(file: &str, repo_dir: &Path, hidden: &BTreeSet<&str>) -> String {
+    let stem = file.strip_suffix(".py").unwrap_or(file);
+    (1..)
+        .map(|n| {
+            if n == 1 {
+                format!("{stem}_public.py")
+            } else {
+                format!("{stem}_public{n}.py")
+            }
+        })
+        .find(|c| !repo_dir.join(c).exists() && !hidden.contains(c.as_str()))
+        .expect("some name is free")
+}
+
+/// `__version__ = "x.y..."` from the package files near the top of the tree.
+fn tree_version(repo_dir: &Path) -> Option<String> {
+    const NAMES: &[&str] = &[
+        "__init__.py",
+        "__version__.py",
+        "__pkginfo__.py",
+        "version.py",
+    ];
+    const SKIP: &[&str] = &[
+        "tests", "test", "testing", "docs", "doc", "examples", ".github",
+    ];
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(repo_dir)
+        .max_depth(3)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            !(e.file_type().is_dir() && SKIP.contains(&e.file_name().to_string_lossy().as_ref()))
+        })
+        .flatten()
+        .filter(|e| {
+            e.file_type().is_file() && NAMES.contains(&e.file_name().to_string_lossy().as_ref())
+        })
+        .map(|e| e.into_path())
+        .collect();
+    files.sort_by_key(|p| p.components().count());
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Some(rest) = line.trim_start().strip_prefix("__version__") else {
+                continue;
+            };
+            let Some(rhs) = rest.trim_start().strip_prefix('=') else {
+                continue;
+            };
+            let v = rhs.trim().trim_matches(|c| c == '"' || c == '\'');
+            if major_minor(v).is_some() {
+                return Some(v.to_owned());
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_id_lists_are_decoded() {
+        let i: SweBenchInstance = serde_json::from_value(serde_json::json!({
+            "instance_id": "a__b-1", "repo": "a/b", "base_commit": "abc", "patch": "", "test_patch": "",
+            "FAIL_TO_PASS": "[\"t.py::test_a\"]", "PASS_TO_PASS": ["t.py::test_b"], "version": 2.3,
+            "hints_text": "ignored"
+        }))
+        .unwrap();
+        assert_eq!(i.fail_to_pass, ["t.py::test_a"]);
+        assert_eq!(i.pass_to_pass, ["t.py::test_b"]);
+        assert_eq!(i.version.as_deref(), Some("2.3"));
+        assert!(
+            serde_json::from_value::<SweBenchInstance>(serde_json::json!({
+                "instance_id": "a", "repo": "a/b", "base_commit": "abc", "patch": "", "test_patch": "",
+                "FAIL_TO_PASS": "not json"
+            }))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn versions_come_from_the_tree() {
+        let d = tempfile::tempdir().unwrap();
+        write_file(
+            d.path(),
+            "src/pkg/__init__.py",
+            b"__version__ = \"2.3.0.dev\"\n",
+        )
+        .unwrap();
+        write_file(d.path(), "tests/__init__.py", b"__version__ = '9.9'\n").unwrap();
+        assert_eq!(tree_version(d.path()).as_deref(), Some("2.3.0.dev"));
+    }
+}

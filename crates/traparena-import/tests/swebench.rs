@@ -1,0 +1,356 @@
+//! The SWE-bench importer on a synthetic git repository built here (no network for the
+//! repository; pytest comes from a virtual environment built once per machine and cached).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use traparena_env::{HostCommand, Sandbox, SandboxConfig, run_host};
+use traparena_import::{
+    BuildOptions, ImportError, PinEntry, Pins, SweBenchOptions, ensure_env, import_swebench,
+    setup_for,
+};
+use traparena_task::Task;
+
+fn sh(dir: &Path, script: &str) -> String {
+    let out = run_host(&HostCommand {
+        argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
+        cwd: dir.to_owned(),
+        env: [
+            ("GIT_CONFIG_GLOBAL", "/dev/null"),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+            ("GIT_AUTHOR_NAME", "t"),
+            ("GIT_AUTHOR_EMAIL", "t@localhost"),
+            ("GIT_COMMITTER_NAME", "t"),
+            ("GIT_COMMITTER_EMAIL", "t@localhost"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .to_vec(),
+        timeout: Duration::from_secs(60),
+    })
+    .unwrap();
+    assert_eq!(out.exit_code, Some(0), "{script}: {}", out.stderr.text);
+    out.stdout.text
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+const CALC_BUGGY: &str = "__version__ = \"1.0.0\"\n\n\ndef add(a, b):\n    return a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return x\n";
+const CALC_FIXED: &str = "__version__ = \"1.0.0\"\n\n\ndef add(a, b):\n    return a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n";
+const TESTS_BASE: &str = "from calc import add, clamp\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_clamp_low(bounds):\n    assert clamp(-5, *bounds) == 0\n\n\nclass TestMore:\n    def test_in_class(self):\n        assert clamp(5, 0, 10) == 5\n";
+const TESTS_NEW: &str = "import pathlib\n\nfrom calc import add, clamp\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_clamp_low(bounds):\n    assert clamp(-5, *bounds) == 0\n\n\nclass TestMore:\n    def test_in_class(self):\n        assert clamp(5, 0, 10) == 5\n\n\ndef test_new_passing():\n    assert add(0, 0) == 0\n\n\ndef test_clamp_high(bounds):\n    for line in (pathlib.Path(__file__).parent / \"data\" / \"cases.txt\").read_text().split():\n        assert clamp(int(line), *bounds) == 10\n";
+
+/// A clone with the base commit, the fix (code and tests) and a later commit; returns the
+/// clone, the base commit, the code patch and the test patch.
+fn synthetic_clone(root: &Path) -> (PathBuf, String, String, String) {
+    let d = root.join("calc-clone");
+    std::fs::create_dir_all(&d).unwrap();
+    write(&d, "pyproject.toml", "[project]\nname = \"calc\"\n");
+    write(&d, "src/calc/__init__.py", CALC_BUGGY);
+    write(
+        &d,
+        "tests/conftest.py",
+        "import pytest\n\n\n@pytest.fixture\ndef bounds():\n    return (0, 10)\n",
+    );
+    write(&d, "tests/test_calc.py", TESTS_BASE);
+    write(
+        &d,
+        "tests/test_other.py",
+        "def test_other():\n    assert True\n",
+    );
+    sh(&d, "git init -q . && git add -A && git commit -qm base");
+    let base = sh(&d, "git rev-parse HEAD").trim().to_owned();
+    write(&d, "src/calc/__init__.py", CALC_FIXED);
+    write(&d, "tests/test_calc.py", TESTS_NEW);
+    write(&d, "tests/data/cases.txt", "11\n99\n");
+    sh(&d, "git add -A && git commit -qm fix");
+    let patch = sh(&d, &format!("git diff {base} HEAD -- src"));
+    let test_patch = sh(&d, &format!("git diff {base} HEAD -- tests"));
+    write(&d, "LATER.md", "a later commit\n");
+    sh(&d, "git add -A && git commit -qm later");
+    (d, base, patch, test_patch)
+}
+
+fn instance(id: &str, base: &str, patch: &str, test_patch: &str) -> serde_json::Value {
+    serde_json::json!({
+        "instance_id": id,
+        "repo": "example/calc",
+        "base_commit": base,
+        "problem_statement": "clamp(x, lo, hi) returns x when x is above hi.",
+        "patch": patch,
+        "test_patch": test_patch,
+        "FAIL_TO_PASS": "[\"tests/test_calc.py::test_clamp_high\"]",
+        "PASS_TO_PASS": serde_json::to_string(&[
+            "tests/test_calc.py::test_add",
+            "tests/test_calc.py::test_clamp_low",
+            "tests/test_calc.py::TestMore::test_in_class",
+            "tests/test_calc.py::test_new_passing",
+        ]).unwrap(),
+        "created_at": "ignored",
+    })
+}
+
+/// The environment cache: outside /tmp (a sandbox's own /tmp hides it), kept across runs.
+fn venv_cache() -> PathBuf {
+    std::env::var_os("TRAPARENA_TEST_VENV_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/traparena-test-venvs"))
+}
+
+fn pins() -> Pins {
+    serde_json::from_value(serde_json::json!({
+        "example/calc": {"1.0": {"python": "/usr/bin/python3", "packages": ["pytest"], "source_dirs": ["src"]}}
+    }))
+    .unwrap()
+}
+
+fn build_env() -> Vec<(String, String)> {
+    std::env::vars()
+        .filter(|(k, _)| k.starts_with("PIP_") || k.to_ascii_lowercase().ends_with("_proxy"))
+        .collect()
+}
+
+/// Builds (or finds) the test environment; `None` when pytest cannot be had here.
+fn pytest_env() -> Option<PinEntry> {
+    let entry = pins().0["example/calc"]["1.0"].clone();
+    let setup = setup_for("example/calc@1.0", &entry, &venv_cache());
+    let opts = BuildOptions {
+        env: build_env(),
+        timeout: Duration::from_secs(600),
+    };
+    match ensure_env(&setup, &opts) {
+        Ok(()) => Some(entry),
+        Err(e) => {
+            eprintln!(
+                "SKIPPED: pytest cannot be installed into a virtual environment here ({e}); \
+                 the SWE-bench importer test needs /usr/bin/python3 -m venv and PyPI"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests() {
+    let Some(_) = pytest_env() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (clone, base, patch, test_patch) = synthetic_clone(tmp.path());
+    let input = tmp.path().join("instances.jsonl");
+    let lines = [
+        instance("example__calc-1", &base, &patch, &test_patch).to_string(),
+        instance(
+            "example__calc-2",
+            "0123456789abcdef0123456789abcdef01234567",
+            &patch,
+            &test_patch,
+        )
+        .to_string(),
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let out = tmp.path().join("tasks");
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let opts = SweBenchOptions {
+        pins: Some(pins()),
+        venv_cache: venv_cache(),
+        build: BuildOptions {
+            env: build_env(),
+            ..Default::default()
+        },
+        timeout_s: 60,
+        ..Default::default()
+    };
+    let report = import_swebench(&input, &clone, &out, &sb, &opts).unwrap();
+    println!("{}", report.text());
+    assert_eq!(report.emitted.len(), 1, "{}", report.text());
+    assert_eq!(report.emitted[0].id, "example__calc-1");
+    assert_eq!(report.emitted[0].public_tests, 3);
+    assert_eq!(report.emitted[0].hidden_tests, 5);
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].record, "example__calc-2");
+    assert_eq!(
+        report.skipped[0].reason,
+        "the base commit is not in the clone"
+    );
+
+    let task = Task::load(out.join("example__calc-1")).unwrap();
+    let repo = task.repo_dir();
+    // The tree at base_commit, without history and without the later commit.
+    assert!(!repo.join(".git").exists());
+    assert!(!repo.join("LATER.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/calc/__init__.py")).unwrap(),
+        CALC_BUGGY
+    );
+    assert!(repo.join("tests/test_other.py").is_file());
+    assert!(repo.join("tests/conftest.py").is_file());
+    // The touched test file is hidden (new content); its base version is the public copy.
+    assert!(!repo.join("tests/test_calc.py").exists());
+    assert!(!repo.join("tests/data").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.join("tests/test_calc_public.py")).unwrap(),
+        TESTS_BASE
+    );
+    let hidden = task.hidden_dir();
+    assert_eq!(
+        std::fs::read_to_string(hidden.join("tests/test_calc.py")).unwrap(),
+        TESTS_NEW
+    );
+    assert!(hidden.join("tests/data/cases.txt").is_file());
+    for entry in walkdir::WalkDir::new(&repo) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            assert!(
+                !text.contains("test_clamp_high"),
+                "{}",
+                entry.path().display()
+            );
+        }
+    }
+    // The task's fields.
+    let spec = &task.spec;
+    assert_eq!(spec.source, "swebench");
+    let setup = spec.setup.as_ref().expect("a setup field");
+    assert_eq!(setup.key, "example/calc@1.0");
+    assert!(setup.venv.starts_with(venv_cache()));
+    let python = setup.venv.join("bin/python").to_string_lossy().into_owned();
+    assert_eq!(
+        spec.hidden_tests.command[..3],
+        [python.as_str(), "-m", "pytest"]
+    );
+    assert_eq!(
+        spec.hidden_tests.command[3..],
+        [
+            "tests/test_calc.py::test_clamp_high",
+            "tests/test_calc.py::test_add",
+            "tests/test_calc.py::test_clamp_low",
+            "tests/test_calc.py::TestMore::test_in_class",
+            "tests/test_calc.py::test_new_passing",
+        ]
+    );
+    assert_eq!(
+        spec.public_tests.command[3..],
+        [
+            "tests/test_calc_public.py::test_add",
+            "tests/test_calc_public.py::test_clamp_low",
+            "tests/test_calc_public.py::TestMore::test_in_class",
+        ]
+    );
+    assert_eq!(spec.metadata["version"], "1.0.0");
+    assert_eq!(spec.metadata["version_source"], "tree");
+    assert_eq!(task.reference_patch_text, patch);
+
+    // Valid by `traparena validate`'s checks, with the environment visible read-only; and the
+    // reference patch is an accepted repair.
+    let sb = Sandbox::new(SandboxConfig {
+        read_only_paths: vec![setup.venv.clone()],
+        ..SandboxConfig::default()
+    })
+    .unwrap();
+    let v = traparena_eval::validate(task.dir.as_path(), &sb, &Default::default()).unwrap();
+    assert!(v.valid, "{:?}", v.problems().collect::<Vec<_>>());
+    let ev = traparena_eval::Evaluator::new(&task, &sb).unwrap();
+    assert!(ev.evaluate(&patch, true).unwrap().verdict.accepted);
+    assert!(!ev.evaluate("", true).unwrap().verdict.accepted);
+}
+
+#[test]
+fn bad_input_is_reported_not_panicked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (clone, base, patch, test_patch) = synthetic_clone(tmp.path());
+    let input = tmp.path().join("instances.jsonl");
+    std::fs::write(
+        &input,
+        instance("example__calc-1", &base, &patch, &test_patch).to_string() + "\n",
+    )
+    .unwrap();
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let out = tmp.path().join("out");
+    let opts = SweBenchOptions {
+        instances: vec!["nope__nope-1".into()],
+        ..Default::default()
+    };
+    let err = import_swebench(&input, &clone, &out, &sb, &opts).unwrap_err();
+    assert!(
+        err.is_bad_input() && err.to_string().contains("unknown instance nope__nope-1"),
+        "{err}"
+    );
+    let err = import_swebench(
+        &input,
+        &tmp.path().join("no-clone"),
+        &out,
+        &sb,
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.is_bad_input() && err.to_string().contains("no such git clone"),
+        "{err}"
+    );
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let err = import_swebench(&input, &plain, &out, &sb, &Default::default()).unwrap_err();
+    assert!(
+        err.is_bad_input() && err.to_string().contains("not a git clone"),
+        "{err}"
+    );
+    std::fs::write(&input, "{\"instance_id\": \"x\"}\n").unwrap();
+    let err = import_swebench(&input, &clone, &out, &sb, &Default::default()).unwrap_err();
+    assert!(matches!(err, ImportError::Json { line: 1, .. }), "{err}");
+    // A pins file with a typo names the field.
+    let pins = tmp.path().join("pins.json");
+    std::fs::write(&pins, r#"{"a/b": {"1.0": {"pakages": []}}}"#).unwrap();
+    let err = Pins::load(&pins).unwrap_err();
+    assert!(err.to_string().contains("pakages"), "{err}");
+}
+
+#[test]
+fn without_pins_the_instance_is_validated_with_the_system_python() {
+    // With no pins the task runs `python3 -m pytest`; where the system python has no pytest
+    // (a fresh machine) validation fails and the instance is skipped with that reason.
+    let tmp = tempfile::tempdir().unwrap();
+    let (clone, base, patch, test_patch) = synthetic_clone(tmp.path());
+    let input = tmp.path().join("instances.json");
+    std::fs::write(
+        &input,
+        serde_json::json!([instance("example__calc-1", &base, &patch, &test_patch)]).to_string(),
+    )
+    .unwrap();
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let report = import_swebench(
+        &input,
+        &clone,
+        &tmp.path().join("out"),
+        &sb,
+        &SweBenchOptions {
+            timeout_s: 30,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(report.records, 1);
+    match report.skipped.first() {
+        Some(s) => assert_eq!(s.reason, "the task fails validation", "{s:?}"),
+        None => {
+            let t = Task::load(tmp.path().join("out/example__calc-1")).unwrap();
+            assert!(t.spec.setup.is_none());
+            assert_eq!(t.spec.hidden_tests.command[0], "python3");
+        }
+    }
+    // --no-validate emits the task as it is.
+    let report = import_swebench(
+        &input,
+        &clone,
+        &tmp.path().join("out2"),
+        &sb,
+        &SweBenchOptions {
+            validate: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(report.emitted.len(), 1);
+}
