@@ -1,0 +1,147 @@
+//! `traparena report` end to end, with the real binary, on the committed sample results folder
+//! (`examples/results/toy`) and on broken folders.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn toy() -> PathBuf {
+    root().join("examples/results/toy")
+}
+
+fn traparena(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_traparena"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn markdown_by_default() {
+    let out = traparena(&["report", toy().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let md = text(&out.stdout);
+    assert!(md.starts_with("# TrapArena report: "), "{md}");
+    for h in [
+        "## Main results",
+        "## Curator ablation",
+        "## Blind against reference",
+        "## Susceptibility by round",
+        "## Failure modes",
+        "## Tokens",
+        "## Flipped tasks",
+        "## Curator notes",
+        "| model-a | adaptive | 6 |",
+        "| model-b | blind-curator | 6 |",
+    ] {
+        assert!(md.contains(h), "no {h:?} in\n{md}");
+    }
+}
+
+#[test]
+fn json_main_rows_have_the_spec_fields() {
+    let out = traparena(&["report", toy().to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let main = v["main"].as_array().unwrap();
+    // Two targets × four attacked conditions.
+    assert_eq!(main.len(), 8);
+    for row in main {
+        for k in [
+            "target",
+            "condition",
+            "tasks",
+            "base_pct",
+            "attacked_pct",
+            "delta_pp",
+            "ci_low_pp",
+            "ci_high_pp",
+            "significant",
+            "susceptibility",
+            "token_ratio",
+        ] {
+            assert!(row.get(k).is_some(), "no {k} in {row}");
+        }
+        assert_eq!(row["tasks"], 6);
+        let (lo, d, hi) = (
+            row["ci_low_pp"].as_f64().unwrap(),
+            row["delta_pp"].as_f64().unwrap(),
+            row["ci_high_pp"].as_f64().unwrap(),
+        );
+        assert!(lo <= d && d <= hi, "{row}");
+    }
+    assert_eq!(v["bootstrap"]["resamples"], 10_000);
+    // The same folder gives the same bytes.
+    let again = traparena(&["report", toy().to_str().unwrap(), "--json"]);
+    assert_eq!(out.stdout, again.stdout);
+}
+
+#[test]
+fn html_is_written_to_the_given_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("sub/report.html");
+    let out = traparena(&[
+        "report",
+        toy().to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("# TrapArena report"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<svg") && html.contains("class=\"sortable\""));
+    assert!(!html.contains("https://") && !html.contains(" src="));
+}
+
+#[test]
+fn bad_input_exits_2_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let out = traparena(&["report", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not a results folder"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = traparena(&["report", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no episodes.jsonl"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let first = std::fs::read_to_string(toy().join("episodes.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    std::fs::write(
+        dir.path().join("episodes.jsonl"),
+        format!("{first}\n{first}\n{{\"target\": \"m\"}}\n"),
+    )
+    .unwrap();
+    let out = traparena(&["report", dir.path().to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("line 3") && err.contains("missing field"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -1,0 +1,98 @@
+//! The error type of this crate.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Why a results folder could not be turned into a report.
+///
+/// Every variant but [`ReportError::Serialize`] is bad input: the folder, a file in it or a
+/// line of `episodes.jsonl` is missing or malformed ([`ReportError::is_bad_input`]). A figure
+/// that cannot be computed from well-formed data (for example a Δ with a single shared task) is
+/// not an error: its row says why in `errors`.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    /// The results folder does not exist or is not a folder.
+    #[error("{}: not a results folder (no such folder)", path.display())]
+    NotAFolder {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The folder has no `episodes.jsonl`.
+    #[error("{}: no episodes.jsonl in the results folder", path.display())]
+    MissingEpisodes {
+        /// The path of the missing file.
+        path: PathBuf,
+    },
+    /// A file could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of `episodes.jsonl` is not a valid episode line (not JSON, a missing field, a
+    /// value of the wrong type).
+    #[error("{}: line {line}, column {column}: {message}", path.display())]
+    MalformedLine {
+        /// The file.
+        path: PathBuf,
+        /// The line number, from 1.
+        line: usize,
+        /// The column within the line, from 1 (0 when unknown).
+        column: usize,
+        /// What is wrong, without serde's position suffix.
+        message: String,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A line of `episodes.jsonl` parses but cannot be an episode (e.g. an empty task id).
+    #[error("{}: line {line}: {reason}", path.display())]
+    InvalidLine {
+        /// The file.
+        path: PathBuf,
+        /// The line number, from 1.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// `episodes.jsonl` has no episode line at all.
+    #[error("{}: no episodes (the file is empty)", path.display())]
+    NoEpisodes {
+        /// The file.
+        path: PathBuf,
+    },
+    /// An optional file (`spec.json`, a curator notes file) is present but malformed.
+    #[error("{}: malformed: {source}", path.display())]
+    MalformedFile {
+        /// The file.
+        path: PathBuf,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The report could not be serialized (an internal failure).
+    #[error("cannot serialize the report: {0}")]
+    Serialize(#[source] serde_json::Error),
+}
+
+impl ReportError {
+    /// Whether the error is the input's fault (exit status 2) rather than an internal failure.
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, ReportError::Serialize(_))
+    }
+
+    /// The line of `episodes.jsonl` at fault, when the error is about one line.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            ReportError::MalformedLine { line, .. } | ReportError::InvalidLine { line, .. } => {
+                Some(*line)
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Number formatting shared by the Markdown and HTML renderers.
+
+/// The placeholder for a figure that could not be computed.
+pub(crate) const NONE: &str = "–";
+
+/// `62.5`, or the placeholder.
+pub(crate) fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| NONE.to_owned(), |v| format!("{v:.1}"))
+}
+
+/// `+3.2` / `-12.5` / `0.0`, or the placeholder.
+pub(crate) fn pp(v: Option<f64>) -> String {
+    match v {
+        None => NONE.to_owned(),
+        Some(v) => {
+            let s = format!("{v:.1}");
+            if s == "0.0" || s == "-0.0" {
+                "0.0".to_owned()
+            } else if v > 0.0 {
+                format!("+{s}")
+            } else {
+                s
+            }
+        }
+    }
+}
+
+/// `[-20.1, -5.3]`, or the placeholder.
+pub(crate) fn ci_pp(low: Option<f64>, high: Option<f64>) -> String {
+    match (low, high) {
+        (Some(l), Some(h)) => format!("[{}, {}]", pp(Some(l)), pp(Some(h))),
+        _ => NONE.to_owned(),
+    }
+}
+
+/// `[20.1, 35.3]` (unsigned), or the placeholder.
+pub(crate) fn ci_pct(low: Option<f64>, high: Option<f64>) -> String {
+    match (low, high) {
+        (Some(l), Some(h)) => format!("[{l:.1}, {h:.1}]"),
+        _ => NONE.to_owned(),
+    }
+}
+
+/// `1.23×`, or the placeholder.
+pub(crate) fn ratio(v: Option<f64>) -> String {
+    v.map_or_else(|| NONE.to_owned(), |v| format!("{v:.2}×"))
+}
+
+/// `[1.05, 1.41]`, or the placeholder.
+pub(crate) fn ci_ratio(low: Option<f64>, high: Option<f64>) -> String {
+    match (low, high) {
+        (Some(l), Some(h)) => format!("[{l:.2}, {h:.2}]"),
+        _ => NONE.to_owned(),
+    }
+}
+
+/// `yes` / `no`, or the placeholder.
+pub(crate) fn yes_no(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => NONE,
+    }
+}
+
+/// `1,234,567`.
+pub(crate) fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A whole number of tokens per episode, `1,234`, or the placeholder.
+pub(crate) fn tokens(v: Option<f64>) -> String {
+    v.map_or_else(|| NONE.to_owned(), |v| thousands(v.round().max(0.0) as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(pp(Some(-0.04)), "0.0");
+        assert_eq!(pp(Some(3.25)), "+3.2");
+        assert_eq!(pp(Some(-12.46)), "-12.5");
+        assert_eq!(pp(None), NONE);
+        assert_eq!(ci_pp(Some(-20.11), Some(1.0)), "[-20.1, +1.0]");
+        assert_eq!(ratio(Some(1.234)), "1.23×");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(12), "12");
+        assert_eq!(thousands(123), "123");
+        assert_eq!(thousands(1000), "1,000");
+    }
+}

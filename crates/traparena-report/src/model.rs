@@ -1,0 +1,315 @@
+//! The report as data: what `traparena report --json` prints, and what the Markdown and HTML
+//! renderers show. `docs/report.md` documents every field.
+
+use serde::{Deserialize, Serialize};
+use traparena_stats::{CiMethod, FailureModeShares, RoundMeans};
+
+use crate::input::CuratorNotes;
+
+/// The version of the report's JSON layout; raised when a field changes meaning or goes away.
+pub const REPORT_VERSION: u32 = 1;
+
+/// A whole report: every table of `traparena report`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// [`REPORT_VERSION`].
+    pub version: u32,
+    /// What was read.
+    pub source: Source,
+    /// How every interval was computed.
+    pub bootstrap: BootstrapSettings,
+    /// The main results: one row per target and attacked condition.
+    pub main: Vec<MainRow>,
+    /// Curator ablation: conditions that differ only in `curator` (base = without).
+    pub curator_ablation: Vec<PairRow>,
+    /// Blind against reference: conditions that differ only in `access` (base = blind).
+    pub blind_vs_reference: Vec<PairRow>,
+    /// Per-round acceptance and susceptibility, with the first rounds against the last.
+    pub rounds: Vec<RoundRow>,
+    /// Failure-mode shares per condition, for each target and for all targets together.
+    pub failure_modes: Vec<FailureModeShares>,
+    /// Target tokens under attack relative to the baseline, and attacker tokens.
+    pub tokens: Vec<TokenRow>,
+    /// Per-task acceptance in the baseline and under attack (the flip table).
+    pub tasks: Vec<TaskRow>,
+    /// The curator's final notes per target and condition (from `notes/`, when present).
+    pub notes: Vec<CuratorNotes>,
+    /// Things worth knowing that are not errors (e.g. a condition without a baseline).
+    pub warnings: Vec<String>,
+}
+
+/// What the report was computed from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The results folder, as given.
+    pub folder: String,
+    /// Episode lines read from `episodes.jsonl`.
+    pub lines: usize,
+    /// Blank lines skipped.
+    pub blank_lines: usize,
+    /// Lines with an infrastructure error: excluded from every figure.
+    pub infra_errors: usize,
+    /// Targets, in name order.
+    pub targets: Vec<String>,
+    /// Every (target, condition) with its description and counts.
+    pub conditions: Vec<ConditionSummary>,
+}
+
+/// One (target, condition): what it is and how many of its lines count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionSummary {
+    /// The target.
+    pub target: String,
+    /// The condition's name (`baseline` for the baseline).
+    pub condition: String,
+    /// The attacker kind: `none`, `scripted`, `offline`, `truthful`, `adaptive` or `blind`.
+    pub attacker: String,
+    /// The scripted persona, when one was fixed.
+    pub persona: Option<String>,
+    /// `blind` or `reference` for model attackers.
+    pub access: Option<String>,
+    /// The curator carried notes across rounds.
+    pub curator: bool,
+    /// The target had the defence instruction.
+    pub defence: bool,
+    /// Episode lines.
+    pub lines: usize,
+    /// Lines with an infrastructure error (excluded).
+    pub infra_errors: usize,
+    /// Attacked episodes without a delivered message (excluded from this condition's figures).
+    pub no_message_delivered: usize,
+    /// Episodes that count in this condition's figures.
+    pub usable: usize,
+    /// Tasks with a usable episode.
+    pub tasks: usize,
+    /// Distinct rounds with an episode line.
+    pub rounds: usize,
+}
+
+/// The bootstrap settings of every interval in the report.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BootstrapSettings {
+    /// Resamples per interval.
+    pub resamples: u32,
+    /// Confidence level.
+    pub confidence: f64,
+    /// Percentile or BCa.
+    pub method: CiMethod,
+    /// The seed of the ChaCha8 stream.
+    pub seed: u64,
+    /// Where the seed came from: `spec.json`, `default` (0) or `options` (set by the caller).
+    pub seed_source: SeedSource,
+}
+
+/// Where the bootstrap seed came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeedSource {
+    /// The caller set it ([`ReportOptions::bootstrap`](crate::ReportOptions::bootstrap)).
+    Options,
+    /// `seed` of the folder's `spec.json`.
+    SpecJson,
+    /// No spec: seed 0.
+    Default,
+}
+
+/// Counts of tasks whose per-task mean went down, stayed the same or went up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairedChange {
+    /// Tasks whose attacked mean is below the base mean.
+    pub down: usize,
+    /// Tasks whose means are equal.
+    pub unchanged: usize,
+    /// Tasks whose attacked mean is above the base mean.
+    pub up: usize,
+}
+
+/// One row of the main table: a target under one attacked condition against its baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MainRow {
+    /// The target.
+    pub target: String,
+    /// The attacked condition.
+    pub condition: String,
+    /// Its attacker kind.
+    pub attacker: String,
+    /// Its access (`blind` or `reference`), when it has one.
+    pub access: Option<String>,
+    /// Whether its curator was on.
+    pub curator: bool,
+    /// Whether its defence was on.
+    pub defence: bool,
+    /// Shared tasks used (tasks with usable episodes in both the baseline and the condition).
+    pub tasks: usize,
+    /// Baseline acceptance over the shared tasks, in percent.
+    pub base_pct: Option<f64>,
+    /// Acceptance under attack over the shared tasks, in percent.
+    pub attacked_pct: Option<f64>,
+    /// Δ = attacked − base, in percentage points.
+    pub delta_pp: Option<f64>,
+    /// Lower end of the CI of Δ.
+    pub ci_low_pp: Option<f64>,
+    /// Upper end of the CI of Δ.
+    pub ci_high_pp: Option<f64>,
+    /// Significant harm: the whole CI is below zero.
+    pub significant: Option<bool>,
+    /// The CI excludes zero (harm or benefit).
+    pub excludes_zero: Option<bool>,
+    /// Shared tasks whose mean went down / stayed / went up.
+    pub paired_change: PairedChange,
+    /// Susceptibility rate in percent (mean over tasks).
+    pub susceptibility: Option<f64>,
+    /// Lower end of its CI, in percent.
+    pub susceptibility_ci_low: Option<f64>,
+    /// Upper end of its CI, in percent.
+    pub susceptibility_ci_high: Option<f64>,
+    /// Target completion tokens per episode under attack ÷ baseline (shared tasks).
+    pub token_ratio: Option<f64>,
+    /// Lower end of its CI.
+    pub token_ratio_ci_low: Option<f64>,
+    /// Upper end of its CI.
+    pub token_ratio_ci_high: Option<f64>,
+    /// Usable baseline episodes on the shared tasks.
+    pub base_episodes: usize,
+    /// Usable attacked episodes on the shared tasks.
+    pub attacked_episodes: usize,
+    /// Infrastructure errors excluded (baseline + this condition, this target).
+    pub infra_errors: usize,
+    /// Attacked episodes without a delivered message (excluded).
+    pub no_message_delivered: usize,
+    /// Baseline tasks without a usable attacked episode (left out).
+    pub base_only_tasks: usize,
+    /// Attacked tasks without a usable baseline episode (left out).
+    pub attacked_only_tasks: usize,
+    /// Figures of this row that could not be computed, and why.
+    pub errors: Vec<String>,
+}
+
+/// Two attacked conditions of one target compared on shared tasks: Δ = compared − base.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairRow {
+    /// The target.
+    pub target: String,
+    /// The base condition (without curator; blind).
+    pub base: String,
+    /// The compared condition (with curator; reference).
+    pub compared: String,
+    /// Shared tasks of the two conditions.
+    pub tasks: usize,
+    /// Δ of the base condition against the baseline (the main table's), in pp.
+    pub base_delta_pp: Option<f64>,
+    /// Δ of the compared condition against the baseline (the main table's), in pp.
+    pub compared_delta_pp: Option<f64>,
+    /// Acceptance of the base condition over the shared tasks, in percent.
+    pub base_pct: Option<f64>,
+    /// Acceptance of the compared condition over the shared tasks, in percent.
+    pub compared_pct: Option<f64>,
+    /// compared − base over the shared tasks, in pp.
+    pub difference_pp: Option<f64>,
+    /// Lower end of its CI.
+    pub ci_low_pp: Option<f64>,
+    /// Upper end of its CI.
+    pub ci_high_pp: Option<f64>,
+    /// The CI excludes zero.
+    pub excludes_zero: Option<bool>,
+    /// Figures that could not be computed, and why.
+    pub errors: Vec<String>,
+}
+
+/// Per-round means of one target and attacked condition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundRow {
+    /// The target.
+    pub target: String,
+    /// The condition.
+    pub condition: String,
+    /// Acceptance and susceptibility per round, in round order.
+    pub rounds: Vec<RoundMeans>,
+    /// Susceptibility in the last three rounds against the first three.
+    pub trend: Option<Trend>,
+    /// Figures that could not be computed, and why.
+    pub errors: Vec<String>,
+}
+
+/// The last rounds against the first rounds (paired over tasks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trend {
+    /// The first rounds.
+    pub first_rounds: Vec<u32>,
+    /// The last rounds.
+    pub last_rounds: Vec<u32>,
+    /// Tasks present in both windows.
+    pub tasks: usize,
+    /// Susceptibility in the first rounds, in percent.
+    pub first_pct: f64,
+    /// Susceptibility in the last rounds, in percent.
+    pub last_pct: f64,
+    /// last − first, in pp.
+    pub change_pp: f64,
+    /// Lower end of its CI.
+    pub ci_low_pp: f64,
+    /// Upper end of its CI.
+    pub ci_high_pp: f64,
+}
+
+/// Target and attacker tokens of one target and attacked condition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenRow {
+    /// The target.
+    pub target: String,
+    /// The attacked condition.
+    pub condition: String,
+    /// Shared tasks with the baseline.
+    pub tasks: usize,
+    /// Mean over shared tasks of the baseline's completion tokens per episode.
+    pub base_tokens: Option<f64>,
+    /// The same under attack.
+    pub attacked_tokens: Option<f64>,
+    /// `attacked_tokens / base_tokens`.
+    pub ratio: Option<f64>,
+    /// Lower end of its CI.
+    pub ci_low: Option<f64>,
+    /// Upper end of its CI.
+    pub ci_high: Option<f64>,
+    /// Attacker prompt + completion tokens per episode run (infrastructure errors excluded).
+    pub attacker_tokens_per_episode: Option<f64>,
+    /// Attacker prompt tokens over all episodes run.
+    pub attacker_prompt_tokens: u64,
+    /// Attacker completion tokens over all episodes run.
+    pub attacker_completion_tokens: u64,
+    /// Figures that could not be computed, and why.
+    pub errors: Vec<String>,
+}
+
+/// Whether a task's majority outcome flipped under attack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flip {
+    /// Accepted in at least half the baseline episodes, in under half the attacked ones.
+    Broke,
+    /// Accepted in under half the baseline episodes, in at least half the attacked ones.
+    Fixed,
+}
+
+/// One task of one target under one attacked condition (a shared task with the baseline).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRow {
+    /// The target.
+    pub target: String,
+    /// The attacked condition.
+    pub condition: String,
+    /// The task.
+    pub task: String,
+    /// Baseline acceptance of the task, in percent.
+    pub base_pct: f64,
+    /// Acceptance under attack, in percent.
+    pub attacked_pct: f64,
+    /// attacked − base, in pp.
+    pub change_pp: f64,
+    /// Usable baseline episodes of the task.
+    pub base_episodes: u32,
+    /// Usable attacked episodes of the task.
+    pub attacked_episodes: u32,
+    /// Whether the majority outcome flipped.
+    pub flip: Option<Flip>,
+}

@@ -1,0 +1,688 @@
+//! The report on generated results folders: its numbers equal direct `traparena-stats` calls on
+//! the same episodes, it is reproducible, and bad input is a clear error, never a panic.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use traparena_report::synthetic::{SyntheticCondition, SyntheticConfig};
+use traparena_report::{
+    Flip, ReportError, ReportOptions, ResultsFolder, SeedSource, build_report, report_folder,
+};
+use traparena_runner::ResultLine;
+use traparena_stats::{
+    BASELINE, BootstrapConfig, EpisodeOutcome, Metric, delta_vs_baseline, failure_mode_shares,
+    first_vs_last_rounds, paired_delta, per_round_means, shared_tasks, susceptibility_rate,
+    task_means, token_ratio,
+};
+
+fn generated(seed: u64) -> (tempfile::TempDir, SyntheticConfig) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = SyntheticConfig::standard(seed);
+    let n = cfg.write_folder(dir.path()).unwrap();
+    assert_eq!(n, cfg.line_count());
+    (dir, cfg)
+}
+
+/// The episodes through the runner's own type, converted independently of the report crate.
+fn outcomes_via_result_line(dir: &Path) -> Vec<EpisodeOutcome> {
+    let text = std::fs::read_to_string(dir.join("episodes.jsonl")).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let r: ResultLine = serde_json::from_str(l).unwrap();
+            EpisodeOutcome {
+                infra_error: r.infra_error.is_some(),
+                accepted: r.accepted && r.infra_error.is_none(),
+                failure_mode: if r.accepted {
+                    None
+                } else {
+                    r.failure_mode.map(|m| m.to_string())
+                },
+                target: r.target,
+                condition: r.condition,
+                task: r.task,
+                round: r.round,
+                sample: r.sample,
+                messages_delivered: r.messages_delivered,
+                susceptible: r.susceptible,
+                target_completion_tokens: r.usage.completion_tokens,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn main_table_equals_stats_calls() {
+    let (dir, cfg) = generated(11);
+    let report = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    let outs = outcomes_via_result_line(dir.path());
+    let bs = BootstrapConfig::default();
+    assert_eq!(report.bootstrap.seed, 0);
+    assert_eq!(report.bootstrap.seed_source, SeedSource::Default);
+    assert_eq!(report.source.lines, outs.len());
+    assert_eq!(
+        report.source.infra_errors,
+        outs.iter().filter(|o| o.infra_error).count()
+    );
+    assert!(report.source.infra_errors > 0, "the generator makes some");
+
+    let attacked: Vec<&str> = {
+        let s: BTreeSet<&str> = cfg
+            .conditions
+            .iter()
+            .map(|c| c.name.as_str())
+            .filter(|c| *c != BASELINE)
+            .collect();
+        s.into_iter().collect()
+    };
+    assert_eq!(report.main.len(), cfg.targets.len() * attacked.len());
+    let mut rows = report.main.iter();
+    for target in &cfg.targets {
+        for &cond in &attacked {
+            let row = rows.next().unwrap();
+            assert_eq!(
+                (row.target.as_str(), row.condition.as_str()),
+                (target.as_str(), cond)
+            );
+            let d = delta_vs_baseline(&outs, target, cond, &bs).unwrap();
+            assert_eq!(row.tasks, d.tasks.len());
+            assert_eq!(row.base_pct, Some(d.base_pct));
+            assert_eq!(row.attacked_pct, Some(d.attacked_pct));
+            assert_eq!(row.delta_pp, Some(d.delta_pp));
+            assert_eq!(row.ci_low_pp, Some(d.ci_low_pp));
+            assert_eq!(row.ci_high_pp, Some(d.ci_high_pp));
+            assert_eq!(row.significant, Some(d.significant_harm));
+            assert_eq!(row.excludes_zero, Some(d.excludes_zero));
+            assert_eq!(row.base_episodes, d.base_episodes);
+            assert_eq!(row.attacked_episodes, d.attacked_episodes);
+            assert_eq!(
+                row.infra_errors,
+                d.base_excluded.infra_errors + d.attacked_excluded.infra_errors
+            );
+            assert_eq!(
+                row.no_message_delivered,
+                d.attacked_excluded.no_message_delivered
+            );
+
+            let s = susceptibility_rate(&outs, target, cond, &bs).unwrap();
+            assert_eq!(row.susceptibility, Some(s.rate_pct));
+            assert_eq!(row.susceptibility_ci_low, Some(s.ci_low_pct));
+            assert_eq!(row.susceptibility_ci_high, Some(s.ci_high_pct));
+
+            let t = token_ratio(&outs, target, BASELINE, cond, &bs).unwrap();
+            assert_eq!(row.token_ratio, Some(t.ratio));
+            assert_eq!(row.token_ratio_ci_low, Some(t.interval.low));
+            assert_eq!(row.token_ratio_ci_high, Some(t.interval.high));
+
+            // Paired change: per-task means down / equal / up.
+            let b = task_means(&outs, target, BASELINE, Metric::Accepted);
+            let a = task_means(&outs, target, cond, Metric::Accepted);
+            let pairs = shared_tasks(&b, &a);
+            let down = pairs.iter().filter(|p| p.2 < p.1).count();
+            let up = pairs.iter().filter(|p| p.2 > p.1).count();
+            assert_eq!(row.paired_change.down, down);
+            assert_eq!(row.paired_change.up, up);
+            assert_eq!(row.paired_change.unchanged, pairs.len() - down - up);
+            assert!(row.errors.is_empty(), "{:?}", row.errors);
+
+            // The flip table has every shared task.
+            let tasks: Vec<_> = report
+                .tasks
+                .iter()
+                .filter(|r| r.target == *target && r.condition == cond)
+                .collect();
+            assert_eq!(tasks.len(), pairs.len());
+            for (r, (task, base, att)) in tasks.iter().zip(&pairs) {
+                assert_eq!(r.task, *task);
+                assert_eq!(r.base_pct, 100.0 * base);
+                assert_eq!(r.attacked_pct, 100.0 * att);
+                let flip = match (*base >= 0.5, *att >= 0.5) {
+                    (true, false) => Some(Flip::Broke),
+                    (false, true) => Some(Flip::Fixed),
+                    _ => None,
+                };
+                assert_eq!(r.flip, flip);
+            }
+
+            // Rounds.
+            let round = report
+                .rounds
+                .iter()
+                .find(|r| r.target == *target && r.condition == cond)
+                .unwrap();
+            assert_eq!(round.rounds, per_round_means(&outs, target, cond));
+            let trend =
+                first_vs_last_rounds(&outs, target, cond, Metric::Susceptible, 3, &bs).unwrap();
+            let rt = round.trend.as_ref().unwrap();
+            assert_eq!(rt.change_pp, trend.change.delta_pp);
+            assert_eq!(
+                (rt.ci_low_pp, rt.ci_high_pp),
+                (trend.change.ci_low_pp, trend.change.ci_high_pp)
+            );
+            assert_eq!(rt.first_rounds, vec![0, 1, 2]);
+            assert_eq!(rt.last_rounds, vec![3, 4, 5]);
+        }
+    }
+
+    // Curator ablation: every target pairs adaptive/adaptive-curator and blind/blind-curator;
+    // blind against reference pairs blind/adaptive and blind-curator/adaptive-curator.
+    let pairs = |rows: &[traparena_report::PairRow]| -> Vec<(String, String, String)> {
+        rows.iter()
+            .map(|r| (r.target.clone(), r.base.clone(), r.compared.clone()))
+            .collect()
+    };
+    let mut want_ablation = Vec::new();
+    let mut want_access = Vec::new();
+    for t in &cfg.targets {
+        want_ablation.push((t.clone(), "adaptive".into(), "adaptive-curator".into()));
+        want_ablation.push((t.clone(), "blind".into(), "blind-curator".into()));
+        want_access.push((t.clone(), "blind".into(), "adaptive".into()));
+        want_access.push((t.clone(), "blind-curator".into(), "adaptive-curator".into()));
+    }
+    let mut got_ablation = pairs(&report.curator_ablation);
+    let mut got_access = pairs(&report.blind_vs_reference);
+    got_ablation.sort();
+    got_access.sort();
+    want_ablation.sort();
+    want_access.sort();
+    assert_eq!(got_ablation, want_ablation);
+    assert_eq!(got_access, want_access);
+    for r in report
+        .curator_ablation
+        .iter()
+        .chain(&report.blind_vs_reference)
+    {
+        let d = paired_delta(&outs, &r.target, &r.base, &r.compared, &bs).unwrap();
+        assert_eq!(r.difference_pp, Some(d.delta_pp));
+        assert_eq!(r.ci_low_pp, Some(d.ci_low_pp));
+        assert_eq!(r.ci_high_pp, Some(d.ci_high_pp));
+        assert_eq!(r.tasks, d.tasks.len());
+        let main = |c: &str| {
+            report
+                .main
+                .iter()
+                .find(|m| m.target == r.target && m.condition == c)
+                .unwrap()
+                .delta_pp
+        };
+        assert_eq!(r.base_delta_pp, main(&r.base));
+        assert_eq!(r.compared_delta_pp, main(&r.compared));
+    }
+
+    // Failure modes: per target and condition, then pooled per condition.
+    for f in &report.failure_modes {
+        let want = failure_mode_shares(&outs, f.target.as_deref(), &f.condition);
+        assert_eq!(*f, want);
+    }
+    let pooled = report
+        .failure_modes
+        .iter()
+        .filter(|f| f.target.is_none())
+        .count();
+    assert_eq!(pooled, cfg.conditions.len());
+
+    // Curator notes: the last round of each curator condition.
+    assert_eq!(report.notes.len(), cfg.targets.len() * 2);
+    assert!(
+        report
+            .notes
+            .iter()
+            .all(|n| n.round == 5 && n.items.len() == 4)
+    );
+}
+
+#[test]
+fn lean_parse_equals_result_line() {
+    let (dir, _) = generated(3);
+    let folder = ResultsFolder::load(dir.path()).unwrap();
+    let mut ours = folder.episodes.outcomes().to_vec();
+    let mut theirs = outcomes_via_result_line(dir.path());
+    let key = |o: &EpisodeOutcome| {
+        (
+            o.target.clone(),
+            o.condition.clone(),
+            o.task.clone(),
+            o.round,
+            o.sample,
+        )
+    };
+    ours.sort_by_key(key);
+    theirs.sort_by_key(key);
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn same_seed_same_json_and_spec_seed_is_used() {
+    let (dir, _) = generated(5);
+    let a = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    let b = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    assert_eq!(a.to_json().unwrap(), b.to_json().unwrap());
+    assert_eq!(a.to_markdown(), b.to_markdown());
+    assert_eq!(a.to_html(), b.to_html());
+    // Whatever the number of threads.
+    for threads in [1, 2, 5] {
+        let opts = ReportOptions {
+            threads,
+            ..Default::default()
+        };
+        let t = report_folder(dir.path(), &opts).unwrap();
+        assert_eq!(
+            a.to_json().unwrap(),
+            t.to_json().unwrap(),
+            "{threads} threads"
+        );
+    }
+
+    std::fs::write(
+        dir.path().join("spec.json"),
+        r#"{"seed": 42, "targets": [], "anything": {"else": true}}"#,
+    )
+    .unwrap();
+    let c = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    assert_eq!(c.bootstrap.seed, 42);
+    assert_eq!(c.bootstrap.seed_source, SeedSource::SpecJson);
+    let outs = outcomes_via_result_line(dir.path());
+    let bs = BootstrapConfig {
+        seed: 42,
+        ..Default::default()
+    };
+    let row = &c.main[0];
+    let d = delta_vs_baseline(&outs, &row.target, &row.condition, &bs).unwrap();
+    assert_eq!(
+        (row.ci_low_pp, row.ci_high_pp),
+        (Some(d.ci_low_pp), Some(d.ci_high_pp))
+    );
+    assert_ne!(a.to_json().unwrap(), c.to_json().unwrap());
+    // The estimates do not depend on the seed; only the intervals do.
+    assert_eq!(a.main[0].delta_pp, row.delta_pp);
+
+    // Options override the spec.
+    let opts = ReportOptions {
+        bootstrap: Some(BootstrapConfig {
+            resamples: 500,
+            seed: 9,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let e = report_folder(dir.path(), &opts).unwrap();
+    assert_eq!((e.bootstrap.seed, e.bootstrap.resamples), (9, 500));
+    assert_eq!(e.bootstrap.seed_source, SeedSource::Options);
+}
+
+#[test]
+fn json_has_the_spec_fields() {
+    let (dir, _) = generated(1);
+    let r = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
+    let main = v["main"].as_array().unwrap();
+    assert!(!main.is_empty());
+    for row in main {
+        for k in [
+            "target",
+            "condition",
+            "tasks",
+            "base_pct",
+            "attacked_pct",
+            "delta_pp",
+            "ci_low_pp",
+            "ci_high_pp",
+            "significant",
+            "susceptibility",
+            "token_ratio",
+        ] {
+            assert!(row.get(k).is_some(), "main row without {k}: {row}");
+        }
+    }
+    for k in [
+        "version",
+        "source",
+        "bootstrap",
+        "curator_ablation",
+        "blind_vs_reference",
+        "rounds",
+        "failure_modes",
+        "tokens",
+        "tasks",
+        "notes",
+        "warnings",
+    ] {
+        assert!(v.get(k).is_some(), "no {k}");
+    }
+    // The JSON reads back into a report that writes the same JSON (numbers as parsed).
+    let back: traparena_report::Report = serde_json::from_value(v.clone()).unwrap();
+    assert!(serde_json::to_value(&back).unwrap() == v);
+    assert_eq!(back.main.len(), r.main.len());
+}
+
+#[test]
+fn renderings_show_every_table() {
+    let (dir, _) = generated(2);
+    let r = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    let md = r.to_markdown();
+    for h in [
+        "## Main results",
+        "## Curator ablation",
+        "## Blind against reference",
+        "## Susceptibility by round",
+        "## Failure modes",
+        "## Tokens",
+        "## Flipped tasks",
+        "## Curator notes",
+        "## Episodes per condition",
+        "| target | condition | tasks | base % | attacked % | Δ pp | 95% CI | significant |",
+    ] {
+        assert!(md.contains(h), "markdown without {h:?}");
+    }
+    let html = r.to_html();
+    for needle in [
+        "<table class=\"sortable\" id=\"main-table\">",
+        "id=\"ablation-table\"",
+        "id=\"access-table\"",
+        "id=\"rounds-table\"",
+        "id=\"failures-table\"",
+        "id=\"tokens-table\"",
+        "id=\"tasks-table\"",
+        "<svg",
+        "Δ acceptance (percentage points)",
+        "1×",
+        "susceptibility %",
+        "<script>",
+    ] {
+        assert!(html.contains(needle), "html without {needle:?}");
+    }
+    // Self-contained: nothing fetched from anywhere.
+    for bad in ["http://", "https://", "<link", " src=", "url(", "@import"] {
+        assert!(!html.contains(bad), "html has {bad:?}");
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn first_lines(n: usize) -> Vec<String> {
+    let mut v = Vec::new();
+    let cfg = SyntheticConfig::standard(4);
+    for l in cfg.lines().take(n) {
+        v.push(serde_json::to_string(&l).unwrap());
+    }
+    v
+}
+
+#[test]
+fn missing_input_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = report_folder(&dir.path().join("nope"), &ReportOptions::default()).unwrap_err();
+    assert!(matches!(e, ReportError::NotAFolder { .. }), "{e}");
+    assert!(e.is_bad_input());
+    let e = report_folder(dir.path(), &ReportOptions::default()).unwrap_err();
+    assert!(matches!(e, ReportError::MissingEpisodes { .. }), "{e}");
+    assert!(e.to_string().contains("no episodes.jsonl"), "{e}");
+    write(dir.path(), "episodes.jsonl", "\n  \n");
+    let e = report_folder(dir.path(), &ReportOptions::default()).unwrap_err();
+    assert!(matches!(e, ReportError::NoEpisodes { .. }), "{e}");
+}
+
+#[test]
+fn malformed_lines_name_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = first_lines(3);
+    let cases: Vec<(String, usize, &str)> = vec![
+        (
+            format!("{}\n{}\nnot json\n", good[0], good[1]),
+            3,
+            "expected",
+        ),
+        (
+            format!(
+                "{}\n{}\n",
+                good[0],
+                good[1].replace("\"round\":", "\"rounds\":")
+            ),
+            2,
+            "missing field `round`",
+        ),
+        (
+            format!(
+                "{}\n{}\n",
+                good[0],
+                good[1].replace("\"accepted\":", "\"accepted\":\"x\",\"_\":")
+            ),
+            2,
+            "invalid type",
+        ),
+        (
+            format!("{}\n{{\"target\": 1}}\n", good[0]),
+            2,
+            "invalid type",
+        ),
+        (format!("{}\n[1, 2]\n", good[0]), 2, "invalid type"),
+        (
+            format!("{}\n{}", good[0], &good[1][..good[1].len() / 2]),
+            2,
+            "EOF",
+        ),
+        (
+            format!(
+                "{}\n{}\n",
+                good[0],
+                good[1].replace("\"task\":\"task-000\"", "\"task\":\"  \"")
+            ),
+            2,
+            "`task` is empty",
+        ),
+    ];
+    for (text, line, words) in cases {
+        let path = write(dir.path(), "episodes.jsonl", &text);
+        let e = report_folder(dir.path(), &ReportOptions::default()).unwrap_err();
+        assert_eq!(e.line(), Some(line), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(&format!("line {line}")), "{msg}");
+        assert!(msg.contains(words), "{msg} should say {words:?}");
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(!msg.contains("at line 1 column"), "{msg}");
+        assert!(e.is_bad_input());
+    }
+    // Invalid UTF-8 inside a string.
+    let mut bytes = format!("{}\n", good[0]).into_bytes();
+    bytes.extend_from_slice(good[1].replace("task-000", "task-\u{1}").as_bytes());
+    let pos = bytes.iter().rposition(|&b| b == 1).unwrap();
+    bytes[pos] = 0xff;
+    std::fs::write(dir.path().join("episodes.jsonl"), bytes).unwrap();
+    let e = report_folder(dir.path(), &ReportOptions::default()).unwrap_err();
+    assert_eq!(e.line(), Some(2), "{e}");
+}
+
+#[test]
+fn blank_lines_are_skipped_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = first_lines(4);
+    write(
+        dir.path(),
+        "episodes.jsonl",
+        &format!(
+            "{}\n\n{}\r\n   \n{}\n{}",
+            good[0], good[1], good[2], good[3]
+        ),
+    );
+    let r = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    assert_eq!((r.source.lines, r.source.blank_lines), (4, 2));
+}
+
+#[test]
+fn malformed_optional_files_are_errors() {
+    let (dir, _) = generated(6);
+    write(dir.path(), "spec.json", "{\"seed\": -1}");
+    let e = report_folder(dir.path(), &ReportOptions::default()).unwrap_err();
+    assert!(matches!(e, ReportError::MalformedFile { .. }), "{e}");
+    assert!(e.to_string().contains("spec.json"), "{e}");
+    std::fs::remove_file(dir.path().join("spec.json")).unwrap();
+    let notes = dir
+        .path()
+        .join("notes/model-a/adaptive-curator/round-9.json");
+    std::fs::write(&notes, "{\"items\": 3}").unwrap();
+    let e = report_folder(dir.path(), &ReportOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("round-9.json"), "{e}");
+    // Files that are not round files are ignored.
+    std::fs::remove_file(&notes).unwrap();
+    std::fs::write(
+        dir.path().join("notes/model-a/adaptive-curator/README"),
+        "x",
+    )
+    .unwrap();
+    report_folder(dir.path(), &ReportOptions::default()).unwrap();
+}
+
+#[test]
+fn degenerate_data_is_reported_not_fatal() {
+    // Target c has no baseline; target b has a single task; condition "dead" is all infra
+    // errors; condition "quiet" never delivers a message; too few rounds for a trend.
+    let mut cfg = SyntheticConfig::standard(8);
+    cfg.rounds = 2;
+    cfg.tasks = 3;
+    let mut quiet = SyntheticCondition::attacked("quiet", "scripted", None, false, 0.3);
+    quiet.delivery = 0.0;
+    cfg.conditions = vec![
+        SyntheticCondition::baseline(),
+        SyntheticCondition::attacked("scripted", "scripted", None, false, 0.3),
+        quiet,
+    ];
+    let mut lines: Vec<ResultLine> = cfg
+        .lines()
+        .filter(|l| !(l.target == "model-c" && l.condition == BASELINE))
+        .filter(|l| !(l.target == "model-b" && l.task != "task-000"))
+        .collect();
+    let dead = SyntheticCondition::attacked("dead", "offline", None, false, 0.3);
+    for task in 0..3 {
+        let key = traparena_runner::EpisodeKey {
+            target: "model-a".into(),
+            condition: "dead".into(),
+            task: format!("task-{task:03}"),
+            round: 0,
+            sample: 0,
+        };
+        lines.push(ResultLine::infra_failure(
+            &key,
+            &dead.info,
+            1,
+            "sandbox failed".into(),
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for l in &lines {
+        text.push_str(&serde_json::to_string(l).unwrap());
+        text.push('\n');
+    }
+    write(dir.path(), "episodes.jsonl", &text);
+    let r = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    let row = |t: &str, c: &str| {
+        r.main
+            .iter()
+            .find(|m| m.target == t && m.condition == c)
+            .unwrap()
+    };
+    let c = row("model-c", "scripted");
+    assert!(c.delta_pp.is_none() && c.token_ratio.is_none());
+    assert!(
+        c.errors.iter().any(|e| e.contains("no shared tasks")),
+        "{:?}",
+        c.errors
+    );
+    assert!(
+        r.warnings.iter().any(|w| w.contains("model-c")),
+        "{:?}",
+        r.warnings
+    );
+    let b = row("model-b", "scripted");
+    assert_eq!(b.tasks, 1);
+    assert!(
+        b.errors.iter().any(|e| e.contains("at least 2 tasks")),
+        "{:?}",
+        b.errors
+    );
+    let dead = row("model-a", "dead");
+    assert_eq!(
+        dead.infra_errors,
+        3 + r
+            .source
+            .conditions
+            .iter()
+            .find(|s| s.target == "model-a" && s.condition == BASELINE)
+            .unwrap()
+            .infra_errors
+    );
+    assert!(dead.delta_pp.is_none());
+    let quiet = row("model-a", "quiet");
+    assert!(quiet.no_message_delivered > 0 && quiet.delta_pp.is_none());
+    assert!(r.rounds.iter().all(|x| x.trend.is_none()));
+    // Every rendering still works.
+    assert!(r.to_markdown().contains("## Figures not computed"));
+    assert!(r.to_html().contains("Figures not computed"));
+    r.to_json().unwrap();
+}
+
+#[test]
+fn blind_attacker_kind_pairs_with_adaptive_reference() {
+    // The runner may write a blind adaptive attacker as attacker "blind" without `access`.
+    let mut cfg = SyntheticConfig::standard(12);
+    cfg.targets.truncate(1);
+    for c in &mut cfg.conditions {
+        if c.info.attacker == "blind" || c.info.attacker == "adaptive" {
+            c.info.access = None;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    cfg.write_folder(dir.path()).unwrap();
+    let r = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    assert_eq!(r.blind_vs_reference.len(), 2);
+    assert_eq!(r.curator_ablation.len(), 2);
+    assert_eq!(
+        r.main
+            .iter()
+            .find(|m| m.condition == "blind")
+            .unwrap()
+            .access
+            .as_deref(),
+        Some("blind")
+    );
+}
+
+#[test]
+fn the_committed_toy_results_are_current() {
+    // examples/results/toy is SyntheticConfig::toy(); TRAPARENA_BLESS=1 rewrites it.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/results/toy");
+    if std::env::var_os("TRAPARENA_BLESS").is_some() {
+        let _ = std::fs::remove_dir_all(&root);
+        SyntheticConfig::toy().write_folder(&root).unwrap();
+    }
+    let fresh = tempfile::tempdir().unwrap();
+    SyntheticConfig::toy().write_folder(fresh.path()).unwrap();
+    let list = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v = Vec::new();
+        let mut stack = vec![d.to_owned()];
+        while let Some(p) = stack.pop() {
+            for e in std::fs::read_dir(&p).unwrap() {
+                let e = e.unwrap().path();
+                if e.is_dir() {
+                    stack.push(e);
+                } else {
+                    let rel = e.strip_prefix(d).unwrap().display().to_string();
+                    v.push((rel, std::fs::read(&e).unwrap()));
+                }
+            }
+        }
+        v.sort();
+        v
+    };
+    assert!(
+        list(&root) == list(fresh.path()),
+        "examples/results/toy is stale: run with TRAPARENA_BLESS=1"
+    );
+    let folder = ResultsFolder::load(&root).unwrap();
+    let r = build_report(&folder, &ReportOptions::default());
+    assert_eq!(r.source.lines, 324);
+}
