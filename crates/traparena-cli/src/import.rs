@@ -128,7 +128,7 @@ pub struct PredictionsArgs {
     /// A folder for one predictions file per (target, condition).
     #[arg(long)]
     out_dir: Option<PathBuf>,
-    /// model_name_or_path for every prediction (default: <target>__<condition>).
+    /// model_name_or_path for every prediction (default: `<target>__<condition>`).
     #[arg(long)]
     model: Option<String>,
     /// Only this target.
