@@ -279,32 +279,10 @@ fn validate_all(
     sb: &Sandbox,
     opts: &ValidateOptions,
 ) -> Result<Vec<ValidationReport>, traparena::eval::EvalError> {
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(tasks.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<
-        std::sync::Mutex<Option<Result<ValidationReport, traparena::eval::EvalError>>>,
-    > = tasks.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(dir) = tasks.get(i) else { break };
-                    let r = validate(dir, sb, opts);
-                    *results[i].lock().expect("no panics while holding the lock") = Some(r);
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .expect("not poisoned")
-                .expect("every task validated")
-        })
+    use rayon::prelude::*;
+    tasks
+        .par_iter()
+        .map(|dir| validate(dir, sb, opts))
         .collect()
 }
 

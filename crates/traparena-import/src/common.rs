@@ -1,8 +1,6 @@
 //! What both importers share: reading records, the output folder, validation, parallelism.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::de::DeserializeOwned;
 use traparena_env::Sandbox;
@@ -59,31 +57,16 @@ pub(crate) fn read_records<T: DeserializeOwned>(
 pub(crate) fn par_map<T: Sync, R: Send>(
     items: &[T],
     jobs: usize,
-    f: impl Fn(&T) -> R + Sync,
+    f: impl Fn(&T) -> R + Sync + Send,
 ) -> Vec<R> {
-    let jobs = jobs.clamp(1, items.len().max(1));
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = f(item);
-                    *slots[i].lock().expect("no panic while holding the lock") = Some(r);
-                }
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .expect("not poisoned")
-                .expect("every item mapped")
-        })
-        .collect()
+    use rayon::prelude::*;
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+    {
+        Ok(pool) => pool.install(|| items.par_iter().map(&f).collect()),
+        Err(_) => items.iter().map(f).collect(),
+    }
 }
 
 /// The default number of worker threads: the machine's cores.

@@ -1,8 +1,6 @@
 //! Computing the report's figures from a results folder with `traparena-stats`.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use traparena_runner::ConditionInfo;
 use traparena_stats::{
@@ -362,30 +360,16 @@ fn target_part(
 fn map_parallel<T: Sync, R: Send>(
     items: &[T],
     threads: usize,
-    f: impl Fn(&T) -> R + Sync,
+    f: impl Fn(&T) -> R + Sync + Send,
 ) -> Vec<R> {
-    let workers = threads.clamp(1, items.len().max(1));
-    if workers == 1 {
+    use rayon::prelude::*;
+    if threads <= 1 || items.len() <= 1 {
         return items.iter().map(f).collect();
     }
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = f(item);
-                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-                }
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .filter_map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
-        .collect()
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool.install(|| items.par_iter().map(&f).collect()),
+        Err(_) => items.iter().map(f).collect(),
+    }
 }
 
 fn round_row(
