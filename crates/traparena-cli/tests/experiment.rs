@@ -81,6 +81,40 @@ fn summary(dir: &Path) -> (Vec<String>, Vec<(String, String)>) {
     (lines, notes)
 }
 
+/// Starts an experiment in the background.
+fn spawn_experiment(
+    spec: &Path,
+    out: &Path,
+    concurrency: &str,
+    stderr: Stdio,
+) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_traparena"))
+        .args([
+            "experiment",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--concurrency",
+            concurrency,
+        ])
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (at most two minutes) until `dir/episodes.jsonl` has `n` lines.
+fn wait_for_episodes(dir: &Path, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_to_string(dir.join("episodes.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < n
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn run_full(spec: &Path, out: &Path) {
     let (code, err) = traparena(&[
         "experiment",
@@ -106,28 +140,8 @@ fn sigkill_midway_then_resume_equals_an_uninterrupted_run() {
     assert!(!expected_notes.is_empty(), "the curator wrote notes");
 
     let killed = tmp.path().join("killed");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_traparena"))
-        .args([
-            "experiment",
-            spec.to_str().unwrap(),
-            "--out",
-            killed.to_str().unwrap(),
-            "--concurrency",
-            "2",
-        ])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let n = std::fs::read_to_string(killed.join("episodes.jsonl"))
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
-        if n >= 12 || Instant::now() > deadline {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = spawn_experiment(&spec, &killed, "2", Stdio::null());
+    wait_for_episodes(&killed, 12);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let partial = std::fs::read_to_string(killed.join("episodes.jsonl"))
@@ -357,27 +371,8 @@ fn ctrl_c_keeps_finished_episodes_and_resume_completes() {
     let whole = tmp.path().join("whole");
     run_full(&spec, &whole);
     let out = tmp.path().join("interrupted");
-    let child = Command::new(env!("CARGO_BIN_EXE_traparena"))
-        .args([
-            "experiment",
-            spec.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--concurrency",
-            "1",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while std::fs::read_to_string(out.join("episodes.jsonl"))
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-        < 3
-        && Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = spawn_experiment(&spec, &out, "1", Stdio::piped());
+    wait_for_episodes(&out, 3);
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -152,26 +152,15 @@ pub fn import_humanevalfix(
     let results = par_map(&items, opts.jobs, |(r, id)| {
         import_one(r, id, &out, sandbox, opts)
     });
-    let mut report = ImportReport {
-        source: "humanevalfix".into(),
-        input: std::path::absolute(input).unwrap_or_else(|_| input.to_owned()),
-        out: out.clone(),
-        records: items.len(),
-        emitted: Vec::new(),
-        skipped: Vec::new(),
-        validated: opts.validate,
-        backend: sandbox.backend(),
-        duration_ms: 0,
-    };
-    for r in results {
-        match r? {
-            Ok(e) => report.emitted.push(e),
-            Err(s) => report.skipped.push(s),
-        }
-    }
-    report.duration_ms = started.elapsed().as_millis() as u64;
-    report.write(&out)?;
-    Ok(report)
+    ImportReport::gather(
+        "humanevalfix",
+        input,
+        &out,
+        opts.validate,
+        sandbox.backend(),
+        started,
+        results,
+    )
 }
 
 type Outcome = Result<Result<Emitted, Skipped>, ImportError>;

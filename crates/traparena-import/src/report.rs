@@ -121,6 +121,39 @@ impl ImportReport {
         out
     }
 
+    /// Gathers the per-record outcomes of an import (in input order) into its report, writes
+    /// the report into `out` and returns it.
+    pub(crate) fn gather(
+        source: &str,
+        input: &Path,
+        out: &Path,
+        validated: bool,
+        backend: Backend,
+        started: std::time::Instant,
+        results: Vec<Result<Result<Emitted, Skipped>, ImportError>>,
+    ) -> Result<ImportReport, ImportError> {
+        let mut report = ImportReport {
+            source: source.into(),
+            input: std::path::absolute(input).unwrap_or_else(|_| input.to_owned()),
+            out: out.to_owned(),
+            records: results.len(),
+            emitted: Vec::new(),
+            skipped: Vec::new(),
+            validated,
+            backend,
+            duration_ms: 0,
+        };
+        for r in results {
+            match r? {
+                Ok(e) => report.emitted.push(e),
+                Err(s) => report.skipped.push(s),
+            }
+        }
+        report.duration_ms = started.elapsed().as_millis() as u64;
+        report.write(out)?;
+        Ok(report)
+    }
+
     /// Writes [`REPORT_JSON`] and [`REPORT_TEXT`] into `dir`.
     pub fn write(&self, dir: &Path) -> Result<(), ImportError> {
         let json = dir.join(REPORT_JSON);

@@ -206,26 +206,15 @@ pub fn import_swebench(
         sandboxes: Mutex::new(BTreeMap::new()),
     };
     let results = par_map(&selected, opts.jobs, |inst| ctx.import_one(inst));
-    let mut report = ImportReport {
-        source: "swebench".into(),
-        input: std::path::absolute(input).unwrap_or_else(|_| input.to_owned()),
-        out: out.clone(),
-        records: selected.len(),
-        emitted: Vec::new(),
-        skipped: Vec::new(),
-        validated: opts.validate,
-        backend: sandbox.backend(),
-        duration_ms: 0,
-    };
-    for r in results {
-        match r? {
-            Ok(e) => report.emitted.push(e),
-            Err(s) => report.skipped.push(s),
-        }
-    }
-    report.duration_ms = started.elapsed().as_millis() as u64;
-    report.write(&out)?;
-    Ok(report)
+    ImportReport::gather(
+        "swebench",
+        input,
+        &out,
+        opts.validate,
+        sandbox.backend(),
+        started,
+        results,
+    )
 }
 
 type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
