@@ -398,3 +398,27 @@ fn ctrl_c_keeps_finished_episodes_and_resume_completes() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(summary(&out), summary(&whole));
 }
+
+#[test]
+fn curator_tokens_are_recorded_and_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), true);
+    let out = tmp.path().join("out");
+    run_full(&spec, &out);
+    let usage_file = out.join("notes/credulous/offline_curated/curator-usage.json");
+    let usage: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&usage_file).unwrap()).unwrap();
+    // The built-in tally curator needs no model, so it spends no tokens.
+    assert_eq!(usage["prompt_tokens"], 0);
+    assert_eq!(usage["completion_tokens"], 0);
+    let report = Command::new(env!("CARGO_BIN_EXE_traparena"))
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains("Curator tokens over all rounds: 0 prompt, 0 completion."),
+        "{text}"
+    );
+}

@@ -1009,11 +1009,19 @@ pub fn to_html(r: &Report) -> String {
         for n in &r.notes {
             let _ = write!(
                 out,
-                "<h3>{} / {} <small>(round {})</small></h3><ol class=\"notes\">",
+                "<h3>{} / {} <small>(round {})</small></h3>",
                 esc(&n.target),
                 esc(&n.condition),
                 n.round
             );
+            if let Some(u) = &n.usage {
+                let _ = write!(
+                    out,
+                    "<p class=\"note\">Curator tokens over all rounds: {} prompt, {} completion.</p>",
+                    u.prompt_tokens, u.completion_tokens
+                );
+            }
+            out.push_str("<ol class=\"notes\">");
             for item in &n.items {
                 let _ = write!(out, "<li>{}</li>", esc(item));
             }

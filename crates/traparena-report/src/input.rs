@@ -359,6 +359,10 @@ pub struct CuratorNotes {
     pub items: Vec<String>,
     /// The file, relative to the results folder.
     pub file: String,
+    /// Tokens the curator spent on this target and condition (`curator-usage.json`), when
+    /// recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<traparena_task::Usage>,
 }
 
 #[derive(Deserialize)]
@@ -470,6 +474,16 @@ fn read_notes(dir: &Path) -> Result<Vec<CuratorNotes>, ReportError> {
             })?;
             let notes: NotesFile = serde_json::from_slice(&text)
                 .map_err(|source| ReportError::MalformedFile { path, source })?;
+            let usage_path = cdir.join("curator-usage.json");
+            let usage = match std::fs::read(&usage_path) {
+                Ok(bytes) => Some(serde_json::from_slice(&bytes).map_err(|source| {
+                    ReportError::MalformedFile {
+                        path: usage_path.clone(),
+                        source,
+                    }
+                })?),
+                Err(_) => None,
+            };
             out.push(CuratorNotes {
                 items: notes
                     .items
@@ -483,6 +497,7 @@ fn read_notes(dir: &Path) -> Result<Vec<CuratorNotes>, ReportError> {
                 target: target.clone(),
                 condition,
                 round,
+                usage,
             });
         }
     }

@@ -350,6 +350,13 @@ pub fn to_markdown(r: &Report) -> String {
                 "### {} / {} (round {})\n",
                 n.target, n.condition, n.round
             );
+            if let Some(u) = &n.usage {
+                let _ = writeln!(
+                    out,
+                    "Curator tokens over all rounds: {} prompt, {} completion.\n",
+                    u.prompt_tokens, u.completion_tokens
+                );
+            }
             if n.items.is_empty() {
                 out.push_str("(no notes)\n");
             }

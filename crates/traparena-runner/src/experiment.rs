@@ -392,8 +392,20 @@ async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Result<(), Ru
                     }
                     let evidence = evidence(&s, &target.name, &cond.name, round - 1)?;
                     let c = curator.as_mut().expect("built above");
+                    let before = c.usage();
                     notes = c.curate(&notes, &evidence).await.map_err(curator_err)?;
                     ResultsDir::write_notes(&dir, &target.name, &cond.name, round, &notes)?;
+                    let after = c.usage();
+                    let spent = traparena_task::Usage {
+                        prompt_tokens: after.prompt_tokens.saturating_sub(before.prompt_tokens),
+                        completion_tokens: after
+                            .completion_tokens
+                            .saturating_sub(before.completion_tokens),
+                        reasoning_tokens: after
+                            .reasoning_tokens
+                            .saturating_sub(before.reasoning_tokens),
+                    };
+                    ResultsDir::add_curator_usage(&dir, &target.name, &cond.name, spent)?;
                     s.report.lock().unwrap_or_else(|p| p.into_inner()).curated += 1;
                     s.progress.note(&format!(
                         "{}/{}: curator wrote {} notes for round {round}",

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use traparena_attack::{AttackError, Notes};
-use traparena_task::Step;
+use traparena_task::{Step, Usage};
 
 use crate::error::RunError;
 use crate::results::{EpisodeKey, ResultLine};
@@ -250,6 +250,38 @@ impl ResultsDir {
         let p = Self::notes_path(dir, target, condition, round);
         std::fs::create_dir_all(p.parent().expect("has a parent")).map_err(|e| io_err(&p, e))?;
         write_atomic(&p, &serde_json::to_vec_pretty(notes).expect("serialisable"))
+    }
+
+    /// Where a target's condition keeps the curator's tokens (cumulative over rounds).
+    pub fn curator_usage_path(dir: &Path, target: &str, condition: &str) -> PathBuf {
+        dir.join("notes")
+            .join(target)
+            .join(condition)
+            .join("curator-usage.json")
+    }
+
+    /// Adds tokens the curator spent to the condition's running total.
+    pub fn add_curator_usage(
+        dir: &Path,
+        target: &str,
+        condition: &str,
+        spent: Usage,
+    ) -> Result<(), RunError> {
+        let p = Self::curator_usage_path(dir, target, condition);
+        let mut total: Usage = match std::fs::read_to_string(&p) {
+            Ok(t) => serde_json::from_str(&t).map_err(|e| RunError::Results {
+                path: p.clone(),
+                message: format!("unreadable curator usage: {e}"),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Usage::default(),
+            Err(e) => return Err(io_err(&p, e)),
+        };
+        total += spent;
+        std::fs::create_dir_all(p.parent().expect("has a parent")).map_err(|e| io_err(&p, e))?;
+        write_atomic(
+            &p,
+            &serde_json::to_vec_pretty(&total).expect("serialisable"),
+        )
     }
 
     /// Reads notes, when present.
