@@ -274,10 +274,7 @@ pub(crate) fn git(root: &Path, cwd: &Path) -> Command {
     let mut c = Command::new("git");
     c.current_dir(cwd)
         .env_clear()
-        .env(
-            "PATH",
-            std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
-        )
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .env("HOME", root)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
