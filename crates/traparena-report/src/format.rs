@@ -81,6 +81,21 @@ pub(crate) fn tokens(v: Option<f64>) -> String {
     v.map_or_else(|| NONE.to_owned(), |v| thousands(v.round().max(0.0) as u64))
 }
 
+/// The column headers of a table pairing two conditions `b` and `c` (curator ablation, blind
+/// against reference), shared by the Markdown and HTML renderers.
+pub(crate) fn pair_header(b: &str, c: &str) -> Vec<String> {
+    vec![
+        "target".to_owned(),
+        b.to_owned(),
+        c.to_owned(),
+        "tasks".to_owned(),
+        format!("Δ {b} (pp)"),
+        format!("Δ {c} (pp)"),
+        format!("{c} − {b} (pp)"),
+        "95% CI".to_owned(),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

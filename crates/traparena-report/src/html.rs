@@ -6,7 +6,9 @@ use std::fmt::Write;
 
 use traparena_stats::{FAILURE_MODES, FailureModeShares};
 
-use crate::format::{NONE, ci_pct, ci_pp, ci_ratio, pct, pp, ratio, thousands, tokens, yes_no};
+use crate::format::{
+    NONE, ci_pct, ci_pp, ci_ratio, pair_header, pct, pp, ratio, thousands, tokens, yes_no,
+};
 use crate::markdown::{problems, summary_sentence};
 use crate::model::{Flip, PairRow, Report};
 
@@ -629,17 +631,8 @@ fn pair_section(out: &mut String, id: &str, title: &str, rows: &[PairRow], names
             "the attacker's access to the reference repair"
         }
     );
-    let header = [
-        "target".to_owned(),
-        b.to_owned(),
-        c.to_owned(),
-        "tasks".to_owned(),
-        format!("Δ {b} (pp)"),
-        format!("Δ {c} (pp)"),
-        format!("{c} − {b} (pp)"),
-        "95% CI".to_owned(),
-        "excludes 0".to_owned(),
-    ];
+    let mut header = pair_header(b, c);
+    header.push("excludes 0".to_owned());
     let numeric = [false, false, false, true, true, true, true, true, false];
     let cols: Vec<(&str, bool)> = header.iter().map(String::as_str).zip(numeric).collect();
     let data: Vec<Vec<Td>> = rows

@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use traparena_stats::{CiMethod, FAILURE_MODES, FailureModeShares};
 
-use crate::format::{NONE, ci_pp, ci_ratio, pct, pp, ratio, thousands, tokens, yes_no};
+use crate::format::{
+    NONE, ci_pp, ci_ratio, pair_header, pct, pp, ratio, thousands, tokens, yes_no,
+};
 use crate::model::{Flip, PairRow, Report, SeedSource};
 
 /// Escapes text for a Markdown table cell.
@@ -78,16 +80,7 @@ pub(crate) fn summary_sentence(r: &Report) -> String {
 
 fn pair_table(out: &mut String, rows: &[PairRow], names: [&str; 2]) {
     let [b, c] = names;
-    let header = [
-        "target".to_owned(),
-        b.to_owned(),
-        c.to_owned(),
-        "tasks".to_owned(),
-        format!("Δ {b} (pp)"),
-        format!("Δ {c} (pp)"),
-        format!("{c} − {b} (pp)"),
-        "95% CI".to_owned(),
-    ];
+    let header = pair_header(b, c);
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let rows: Vec<Vec<String>> = rows
         .iter()
