@@ -115,6 +115,17 @@ fn wait_for_episodes(dir: &Path, n: usize) {
     }
 }
 
+/// Resumes the experiment of `spec` in `out`: (exit status, stderr).
+fn resume(spec: &Path, out: &Path) -> (i32, String) {
+    traparena(&[
+        "experiment",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ])
+}
+
 fn run_full(spec: &Path, out: &Path) {
     let (code, err) = traparena(&[
         "experiment",
@@ -153,13 +164,7 @@ fn sigkill_midway_then_resume_equals_an_uninterrupted_run() {
         "killed midway: {partial} of {}",
         expected.len()
     );
-    let (code, err) = traparena(&[
-        "experiment",
-        spec.to_str().unwrap(),
-        "--out",
-        killed.to_str().unwrap(),
-        "--resume",
-    ]);
+    let (code, err) = resume(&spec, &killed);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("were already done"), "{err}");
     assert_eq!(summary(&killed), (expected, expected_notes));
@@ -185,13 +190,7 @@ fn a_torn_last_line_is_redone_not_duplicated() {
         format!("{}\n{half}", keep.join("\n")),
     )
     .unwrap();
-    let (code, err) = traparena(&[
-        "experiment",
-        spec.to_str().unwrap(),
-        "--out",
-        torn.to_str().unwrap(),
-        "--resume",
-    ]);
+    let (code, err) = resume(&spec, &torn);
     assert_eq!(code, 0, "{err}");
     assert_eq!(summary(&torn), expected);
 }
@@ -313,13 +312,7 @@ fn bad_specs_and_mismatched_resumes_are_refused() {
         serde_json::from_str(&std::fs::read_to_string(&spec).unwrap()).unwrap();
     v["budget"] = 21.into();
     std::fs::write(&spec, v.to_string()).unwrap();
-    let (code, err) = traparena(&[
-        "experiment",
-        spec.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--resume",
-    ]);
+    let (code, err) = resume(&spec, &out);
     assert_eq!(code, 2);
     assert!(err.contains("spec differs"), "{err}");
 }
@@ -388,13 +381,7 @@ fn ctrl_c_keeps_finished_episodes_and_resume_completes() {
     assert!(String::from_utf8_lossy(&result.stderr).contains("--resume"));
     let text = std::fs::read_to_string(out.join("episodes.jsonl")).unwrap();
     assert!(text.ends_with('\n'), "no torn line after Ctrl-C");
-    let (code, err) = traparena(&[
-        "experiment",
-        spec.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--resume",
-    ]);
+    let (code, err) = resume(&spec, &out);
     assert_eq!(code, 0, "{err}");
     assert_eq!(summary(&out), summary(&whole));
 }
