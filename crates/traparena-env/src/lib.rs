@@ -24,8 +24,9 @@ pub use error::EnvError;
 pub use git::GitRepo;
 pub use host::{HostCommand, run_host};
 pub use sandbox::{
-    Backend, BackendChoice, Captured, Limits, Mounts, ProcessOutcome, REPORT_FD, RunSpec,
-    SANDBOX_HARNESS, SANDBOX_WORKSPACE, Sandbox, SandboxConfig, UserLease,
+    BUILTIN_CAVEATS, Backend, BackendChoice, Captured, INSTALL_BUBBLEWRAP, Limits, Mounts,
+    ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, Sandbox, SandboxConfig,
+    UserLease,
 };
 pub use testrun::TestRun;
 pub use tools::{Environment, ToolLimits};

@@ -27,6 +27,25 @@ pub enum Backend {
     None,
 }
 
+/// How to get bubblewrap, the strongest backend, said wherever it is missing.
+pub const INSTALL_BUBBLEWRAP: &str = "install bubblewrap for full isolation: `apt-get install bubblewrap` (Debian, Ubuntu) or `dnf install bubblewrap` (Fedora)";
+
+/// What the builtin backend does not guarantee, next to bubblewrap (a clause about "it").
+pub const BUILTIN_CAVEATS: &str = "it has no mount namespace, so tested code sees the host's file tree (read-only outside the workspace and a scratch folder) under real paths rather than /workspace, and shares IPC and the host name with the harness";
+
+impl Backend {
+    /// What this backend does not guarantee that bubblewrap does (`None` for bubblewrap).
+    pub fn caveats(self) -> Option<&'static str> {
+        match self {
+            Backend::Bubblewrap => None,
+            Backend::Builtin => Some(BUILTIN_CAVEATS),
+            Backend::None => Some(
+                "it isolates nothing: tested code can read and write anything the harness can, and reach the network",
+            ),
+        }
+    }
+}
+
 impl std::fmt::Display for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -244,11 +263,18 @@ impl Sandbox {
         let mut warnings = Vec::new();
         let backend = match config.backend {
             BackendChoice::Bubblewrap => {
-                probe_bwrap(root, &config).map_err(|reason| unavailable("bubblewrap", reason))?;
+                probe_bwrap(root, &config).map_err(|reason| {
+                    unavailable("bubblewrap", format!("{reason}; {INSTALL_BUBBLEWRAP}"))
+                })?;
                 Backend::Bubblewrap
             }
             BackendChoice::Builtin => {
                 probe_builtin(root, &config).map_err(|reason| unavailable("builtin", reason))?;
+                if let Err(why) = probe_bwrap(root, &config) {
+                    warnings.push(format!(
+                        "using the builtin sandbox as asked (bubblewrap: {why}): {BUILTIN_CAVEATS}; {INSTALL_BUBBLEWRAP}"
+                    ));
+                }
                 Backend::Builtin
             }
             BackendChoice::None => {
@@ -260,13 +286,13 @@ impl Sandbox {
                 Err(e1) => match probe_builtin(root, &config) {
                     Ok(()) => {
                         warnings.push(format!(
-                            "bubblewrap unavailable ({e1}); using the builtin sandbox"
+                            "bubblewrap unavailable ({e1}); using the builtin sandbox: {BUILTIN_CAVEATS}; {INSTALL_BUBBLEWRAP}"
                         ));
                         Backend::Builtin
                     }
                     Err(e2) => {
                         warnings.push(format!(
-                            "no sandbox available (bubblewrap: {e1}; builtin: {e2}): tested code is NOT isolated"
+                            "no sandbox available (bubblewrap: {e1}; builtin: {e2}): tested code is NOT isolated; {INSTALL_BUBBLEWRAP}"
                         ));
                         Backend::None
                     }

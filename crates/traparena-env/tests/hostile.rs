@@ -29,6 +29,18 @@ fn run_code(env: &mut Environment, body: &str) -> Observation {
     env.step(&Action::RunPublicTests).unwrap()
 }
 
+/// Every test here that runs on `isolating_sandboxes()` covers bubblewrap only where it is
+/// installed; this one says so instead of letting the gap pass silently.
+#[test]
+#[ignore = "needs bubblewrap: apt-get install bubblewrap (CI installs it)"]
+fn bubblewrap_is_covered() {
+    let backends: Vec<_> = isolating_sandboxes().iter().map(|s| s.backend()).collect();
+    assert!(
+        backends.contains(&traparena_env::Backend::Bubblewrap),
+        "bubblewrap is not usable here, so the hostile-code tests covered only {backends:?}"
+    );
+}
+
 #[test]
 fn path_traversal_read_and_write_are_refused() {
     let (tmp, task) = make_task(10);

@@ -350,3 +350,33 @@ fn walkdir(p: &std::path::Path) -> Vec<String> {
     }
     v
 }
+
+/// unittest reports a failed subTest once per subtest; the counts are of test methods, so
+/// failed and errored never exceed run.
+#[test]
+fn failing_subtests_count_once_per_test_method() {
+    let (_t, task) = make_task(10);
+    let sb = isolating_sandboxes().remove(0);
+    let mut env = Environment::new(&task, &sb, ToolLimits::default()).unwrap();
+    let tests = "import unittest\n\nclass T(unittest.TestCase):\n    def test_many(self):\n        for i in range(5):\n            with self.subTest(i=i):\n                self.assertEqual(i, -1)\n\n    def test_errors(self):\n        for i in range(3):\n            with self.subTest(i=i):\n                raise ValueError(i)\n\n    def test_ok(self):\n        pass\n";
+    env.step(&Action::Write {
+        path: "tests/test_m.py".into(),
+        content: tests.into(),
+    })
+    .unwrap();
+    let obs = env.step(&Action::RunPublicTests).unwrap();
+    let counts = obs.tests.unwrap();
+    assert_eq!(
+        (counts.run, counts.failed, counts.errored),
+        (3, 1, 1),
+        "{}",
+        obs.output
+    );
+    assert!(
+        obs.output.ends_with(
+            "[public tests: FAILED: 3 run, 1 failed, 1 errored, 0 skipped; exit status 1]"
+        ),
+        "{}",
+        obs.output
+    );
+}

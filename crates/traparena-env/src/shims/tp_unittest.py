@@ -30,12 +30,23 @@ _program = unittest.main(module=None, exit=False)
 _result = _program.result
 sys.stdout.flush()
 sys.stderr.flush()
+
+
+def _method(test):
+    # A failed subTest is reported once per subtest; count the test method it belongs to, so
+    # that the counts are of the tests `tests_run` counts.
+    return getattr(test, "test_case", test).id()
+
+
+_failed = {_method(t) for t, _ in _result.failures} | {_method(t) for t in _result.unexpectedSuccesses}
+_errored = {_method(t) for t, _ in _result.errors} - _failed
+_skipped = {_method(t) for t, _ in _result.skipped} - _failed - _errored
 if _report is not None:
     _data = '{"runner": "unittest", "tests_run": %d, "failed": %d, "errored": %d, "skipped": %d}' % (
         _result.testsRun,
-        len(_result.failures) + len(_result.unexpectedSuccesses),
-        len(_result.errors),
-        len(_result.skipped),
+        len(_failed),
+        len(_errored),
+        len(_skipped),
     )
     os.write(_report, _data.encode())
     os.close(_report)
