@@ -111,6 +111,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
+        Err(e) if is_unavailable_backend(e.as_ref()) => {
+            // A backend asked for by name that this machine lacks is bad input, not a failure.
+            eprintln!("traparena: {e}");
+            ExitCode::from(BAD_INPUT)
+        }
         Err(e) => {
             eprintln!("traparena: error: {e}");
             let mut src = std::error::Error::source(e.as_ref());
@@ -121,6 +126,14 @@ fn main() -> ExitCode {
             ExitCode::from(INTERNAL)
         }
     }
+}
+
+fn is_unavailable_backend(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<traparena::env::EnvError>(),
+        Some(traparena::env::EnvError::BackendUnavailable { backend, .. })
+            if backend == "bubblewrap" || backend == "builtin"
+    )
 }
 
 fn sandbox(arg: SandboxArg) -> Result<Sandbox, Box<dyn std::error::Error>> {

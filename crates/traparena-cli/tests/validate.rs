@@ -293,3 +293,36 @@ fn evaluate_reports_verdicts_and_rejects_bad_input() {
     );
     assert_eq!(code, 2);
 }
+
+/// Whichever sandbox this machine has, the command says what it runs under: without bubblewrap
+/// the builtin backend's caveats and the install hint once on stderr, and a backend asked for
+/// by name that is missing is bad input (exit 2) with the hint, not an internal failure.
+#[test]
+fn a_missing_bubblewrap_is_explained_once_and_asking_for_it_exits_2() {
+    let bubblewrap = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]
+        .iter()
+        .any(|p| Path::new(p).is_file());
+    let clamp = tasks_dir().join("clamp_overt");
+    let (code, stdout, stderr) = validate(&[&clamp], &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let warnings = stderr.matches("traparena: warning:").count();
+    if bubblewrap {
+        assert_eq!(warnings, 0, "{stderr}");
+        assert!(stdout.contains("(bubblewrap sandbox"), "{stdout}");
+    } else {
+        assert_eq!(warnings, 1, "{stderr}");
+        assert!(stderr.contains("no mount namespace"), "{stderr}");
+        assert!(stderr.contains("apt-get install bubblewrap"), "{stderr}");
+    }
+    let (code, stdout, stderr) = validate(&[&clamp], &["--sandbox", "bubblewrap"]);
+    if bubblewrap {
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+    } else {
+        assert_eq!(code, 2, "{stdout}\n{stderr}");
+        assert!(
+            stderr.starts_with("traparena: sandbox backend bubblewrap is unavailable: bwrap is not installed; install bubblewrap"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("error:"), "{stderr}");
+    }
+}
