@@ -1,6 +1,6 @@
 //! `traparena run --agent llm --attacker adaptive` against a real OpenAI-compatible model
-//! server, only when `TRAPARENA_TEST_LLM_BASE_URL` is set (CI starts llama.cpp serving
-//! SmolLM2-135M with `.ci/llama-server.sh`); otherwise it prints "skipped: ..." and passes.
+//! server at `TRAPARENA_TEST_LLM_BASE_URL` (CI starts llama.cpp serving SmolLM2-135M with
+//! `.ci/llama-server.sh`). Ignored by default; `--include-ignored` without the variable fails.
 //! `TRAPARENA_TEST_LLM_MODEL` and `TRAPARENA_TEST_LLM_API_KEY` are optional.
 
 use std::path::{Path, PathBuf};
@@ -118,11 +118,11 @@ fn episode(base_url: &str, seed: u64, out: &Path) -> (Value, Value) {
 }
 
 #[test]
+#[ignore = "needs a model server: `.ci/llama-server.sh start`, then set TRAPARENA_TEST_LLM_BASE_URL"]
 fn llm_agent_and_adaptive_attacker_against_a_real_model() {
-    let Ok(base_url) = std::env::var("TRAPARENA_TEST_LLM_BASE_URL") else {
-        println!("skipped: TRAPARENA_TEST_LLM_BASE_URL is not set");
-        return;
-    };
+    let base_url = std::env::var("TRAPARENA_TEST_LLM_BASE_URL").expect(
+        "needs a model server: `.ci/llama-server.sh start`, then set TRAPARENA_TEST_LLM_BASE_URL",
+    );
     // The attacker speaks after the agent's first step unless the agent submits at once; try a
     // few seeds until an episode lasts that long.
     for seed in 0..3u64 {

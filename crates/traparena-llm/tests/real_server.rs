@@ -1,7 +1,8 @@
 //! Against a real OpenAI-compatible server, only when `TRAPARENA_TEST_LLM_BASE_URL` is set
 //! (for example by `.ci/llama-server.sh`, which serves SmolLM2-135M through llama.cpp).
 //! `TRAPARENA_TEST_LLM_MODEL` and `TRAPARENA_TEST_LLM_API_KEY` are optional.
-//! Without the variable every test prints "skipped: ..." and passes.
+//! The tests are ignored by default (`cargo test -- --include-ignored` runs them, as CI does);
+//! run without the variable they fail and say how to start a server.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,18 +14,18 @@ use traparena_llm::{
     Recorder, ResponseFormat, Role, UsageLedger,
 };
 
-fn endpoint(test: &str) -> Option<EndpointConfig> {
-    let Ok(base_url) = std::env::var("TRAPARENA_TEST_LLM_BASE_URL") else {
-        println!("skipped: {test}: TRAPARENA_TEST_LLM_BASE_URL is not set");
-        return None;
-    };
+const NEEDS: &str =
+    "needs a model server: `.ci/llama-server.sh start`, then set TRAPARENA_TEST_LLM_BASE_URL";
+
+fn endpoint() -> EndpointConfig {
+    let base_url = std::env::var("TRAPARENA_TEST_LLM_BASE_URL").expect(NEEDS);
     let model = std::env::var("TRAPARENA_TEST_LLM_MODEL")
         .unwrap_or_else(|_| "smollm2-135m-instruct".into());
     let mut config = EndpointConfig::new(base_url, model);
     config.api_key = std::env::var("TRAPARENA_TEST_LLM_API_KEY").ok();
     config.timeout = Duration::from_secs(120);
     config.max_retries = 1;
-    Some(config)
+    config
 }
 
 async fn bounded<F: std::future::Future>(body: F) -> F::Output {
@@ -34,10 +35,9 @@ async fn bounded<F: std::future::Future>(body: F) -> F::Output {
 }
 
 #[tokio::test]
+#[ignore = "needs a model server: `.ci/llama-server.sh start`, then set TRAPARENA_TEST_LLM_BASE_URL"]
 async fn plain_chat_returns_text_and_usage() {
-    let Some(config) = endpoint("plain_chat_returns_text_and_usage") else {
-        return;
-    };
+    let config = endpoint();
     bounded(async {
         let client: Arc<dyn ChatModel> = Arc::new(ChatClient::new(config).unwrap());
         let ledger = Arc::new(UsageLedger::new());
@@ -69,10 +69,9 @@ async fn plain_chat_returns_text_and_usage() {
 }
 
 #[tokio::test]
+#[ignore = "needs a model server: `.ci/llama-server.sh start`, then set TRAPARENA_TEST_LLM_BASE_URL"]
 async fn json_schema_mode_returns_schema_valid_json() {
-    let Some(config) = endpoint("json_schema_mode_returns_schema_valid_json") else {
-        return;
-    };
+    let config = endpoint();
     bounded(async {
         let client = ChatClient::new(config).unwrap();
         let schema = json!({
@@ -116,10 +115,9 @@ async fn json_schema_mode_returns_schema_valid_json() {
 }
 
 #[tokio::test]
+#[ignore = "needs a model server: `.ci/llama-server.sh start`, then set TRAPARENA_TEST_LLM_BASE_URL"]
 async fn a_recorded_real_call_replays_offline() {
-    let Some(config) = endpoint("a_recorded_real_call_replays_offline") else {
-        return;
-    };
+    let config = endpoint();
     bounded(async {
         let model = config.model.clone();
         let dir = tempfile::tempdir().unwrap();
