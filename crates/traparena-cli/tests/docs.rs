@@ -1,6 +1,12 @@
-//! Every `traparena` command in a `console` block of `docs/*.md` and the README runs and exits
-//! as the page says (`# exit N` after a command; 0 otherwise). `cargo` commands are left to
-//! CI itself, which runs them.
+//! Every command shown in a `console` block of `docs/*.md` and the README (`$ ` lines) runs
+//! verbatim from the repository root, exits as the page says (`# exit N` after a command; 0
+//! otherwise) and prints what the page shows under it: stdout, then stderr, compared with
+//! snapbox, where `[..]` stands for the rest of a line's varying part and a line `...` for any
+//! number of lines. A command that shows no output must print none. Lines warning about the
+//! sandbox backend depend on the machine (bubblewrap installed or not) and are not compared.
+//!
+//! `cargo` commands are left to CI itself, which runs them. A block with a command that reads
+//! `$TRAPARENA_DATA_DIR` runs only in the ignored test (CI runs it with the data set).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,8 +18,18 @@ fn root() -> PathBuf {
         .unwrap()
 }
 
-/// (page, command, expected exit status) for every `$ traparena ...` line.
-fn documented_commands() -> Vec<(String, String, i32)> {
+/// One `$ traparena ...` line and what the page shows for it.
+#[derive(Debug)]
+struct Shown {
+    page: String,
+    line: usize,
+    command: String,
+    exit: i32,
+    output: String,
+}
+
+/// The documented commands, one list per console block, in page order.
+fn documented_blocks() -> Vec<Vec<Shown>> {
     let mut pages: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -21,40 +37,64 @@ fn documented_commands() -> Vec<(String, String, i32)> {
         .collect();
     pages.push(root().join("README.md"));
     pages.sort();
-    let mut out = Vec::new();
+    let mut blocks = Vec::new();
     for page in pages {
+        let name = page.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&page).unwrap();
-        let mut in_console = false;
-        for line in text.lines() {
-            let t = line.trim_start();
-            if t.starts_with("```") {
-                in_console = !in_console && t.trim_start_matches('`').trim() == "console";
-                continue;
+        let mut block: Option<Vec<Shown>> = None;
+        // `cargo` lines (and what a page shows under them) are CI's own steps, not run here.
+        let mut ours = false;
+        for (n, line) in text.lines().enumerate() {
+            let fence = line.trim_start().starts_with("```");
+            match (&mut block, fence) {
+                (None, true) if line.trim_start().trim_start_matches('`').trim() == "console" => {
+                    block = Some(Vec::new());
+                }
+                (None, _) => {}
+                (Some(_), true) => blocks.push(block.take().unwrap()),
+                (Some(b), false) => {
+                    if let Some(cmd) = line.strip_prefix("$ ") {
+                        ours = !cmd.starts_with("cargo ");
+                        if !ours {
+                            continue;
+                        }
+                        let (command, exit) = match cmd.split_once("# exit ") {
+                            Some((c, n)) => (c.trim().to_owned(), n.trim().parse().unwrap()),
+                            None => (cmd.trim().to_owned(), 0),
+                        };
+                        b.push(Shown {
+                            page: name.clone(),
+                            line: n + 1,
+                            command,
+                            exit,
+                            output: String::new(),
+                        });
+                    } else if ours && let Some(last) = b.last_mut() {
+                        last.output.push_str(line);
+                        last.output.push('\n');
+                    }
+                }
             }
-            if !in_console {
-                continue;
-            }
-            let Some(cmd) = t.strip_prefix("$ ") else {
-                continue;
-            };
-            if !cmd.starts_with("traparena ") {
-                continue;
-            }
-            let (cmd, code) = match cmd.split_once("# exit ") {
-                Some((c, n)) => (c.trim().to_owned(), n.trim().parse().unwrap()),
-                None => (cmd.trim().to_owned(), 0),
-            };
-            let name = page.file_name().unwrap().to_string_lossy().into_owned();
-            out.push((name, cmd, code));
         }
+        assert!(block.is_none(), "{name}: a console block is not closed");
     }
-    out
+    blocks.retain(|b| !b.is_empty());
+    blocks
 }
 
-#[test]
-fn documented_commands_behave_as_documented() {
-    let cmds = documented_commands();
-    assert!(cmds.len() >= 3, "found only {cmds:?}");
+fn needs_data(block: &[Shown]) -> bool {
+    block
+        .iter()
+        .any(|s| s.command.contains("$TRAPARENA_DATA_DIR"))
+}
+
+/// Whether `line` is the machine-dependent sandbox warning.
+fn sandbox_warning(line: &str) -> bool {
+    line.starts_with("traparena: warning: ")
+        && (line.contains("builtin sandbox") || line.contains("sandbox backend"))
+}
+
+fn run_blocks(blocks: &[Vec<Shown>]) {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_traparena"))
         .parent()
         .unwrap()
@@ -64,20 +104,88 @@ fn documented_commands_behave_as_documented() {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    for (page, cmd, expected) in cmds {
+    let mut failures = Vec::new();
+    for shown in blocks.iter().flatten() {
         let out = Command::new("/bin/sh")
             .arg("-c")
-            .arg(&cmd)
+            .arg(&shown.command)
             .current_dir(root())
             .env("PATH", &path)
+            .env("NO_COLOR", "1")
+            .env_remove("TRAPARENA_LLM_MODEL")
+            .env_remove("TRAPARENA_LLM_BASE_URL")
+            .env_remove("TRAPARENA_ATTACKER_MODEL")
+            .env_remove("TRAPARENA_CURATOR_MODEL")
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(expected),
-            "{page}: `{cmd}`\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        let mut actual = String::from_utf8_lossy(&out.stdout).into_owned();
+        for line in String::from_utf8_lossy(&out.stderr).lines() {
+            if !sandbox_warning(line) {
+                actual.push_str(line);
+                actual.push('\n');
+            }
+        }
+        let at = format!("{}:{}: `{}`", shown.page, shown.line, shown.command);
+        if out.status.code() != Some(shown.exit) {
+            failures.push(format!(
+                "{at}: exit status {:?}, the page says {}\n{actual}",
+                out.status.code(),
+                shown.exit
+            ));
+            continue;
+        }
+        let matched = snapbox::Assert::new().try_eq(
+            Some(&at),
+            snapbox::Data::text(actual.clone()),
+            snapbox::Data::text(shown.output.clone()),
         );
+        if let Err(e) = matched {
+            failures.push(format!("{at}: the output differs from the page\n{e}"));
+        }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn documented_commands_behave_as_documented() {
+    let blocks: Vec<_> = documented_blocks()
+        .into_iter()
+        .filter(|b| !needs_data(b))
+        .collect();
+    assert!(blocks.len() >= 8, "found only {blocks:?}");
+    run_blocks(&blocks);
+}
+
+#[test]
+#[ignore = "needs TRAPARENA_DATA_DIR holding humanevalfix/humanevalpack_python.jsonl (HumanEvalPack); see ARCHITECTURE.md, Testing"]
+fn documented_commands_on_the_data_set_behave_as_documented() {
+    let dir = std::env::var_os("TRAPARENA_DATA_DIR").expect("set TRAPARENA_DATA_DIR");
+    assert!(Path::new(&dir).is_dir(), "{dir:?} is not a folder");
+    let blocks: Vec<_> = documented_blocks()
+        .into_iter()
+        .filter(|b| needs_data(b))
+        .collect();
+    assert!(
+        !blocks.is_empty(),
+        "no documented command reads $TRAPARENA_DATA_DIR"
+    );
+    run_blocks(&blocks);
+}
+
+/// The page rules the test relies on hold: a command's shown output is taken verbatim, and
+/// `# exit N` is read.
+#[test]
+fn the_page_parser_reads_commands_outputs_and_exit_statuses() {
+    let blocks = documented_blocks();
+    let all: Vec<&Shown> = blocks.iter().flatten().collect();
+    assert!(all.iter().any(|s| s.exit == 2), "no `# exit 2` example");
+    let silent = |s: &&&Shown| s.command.starts_with("traparena ") && s.output.is_empty();
+    assert!(
+        !all.iter().any(|s| silent(&s)),
+        "a documented traparena command shows no output: {:?}",
+        all.iter()
+            .filter(silent)
+            .map(|s| format!("{}:{}", s.page, s.line))
+            .collect::<Vec<_>>()
+    );
 }
