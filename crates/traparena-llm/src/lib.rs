@@ -80,7 +80,9 @@ mod error;
 mod extract;
 mod model;
 pub mod prompts;
+mod reasoning;
 mod scripted;
+mod textcalls;
 mod types;
 mod usage;
 
@@ -98,7 +100,9 @@ pub use curator::{LlmCurator, LlmCuratorConfig, notes_schema};
 pub use error::LlmError;
 pub use extract::{extract_json, extract_json_object};
 pub use model::ChatModel;
+pub use reasoning::{Reply, split_reasoning};
 pub use scripted::ScriptedModel;
+pub use textcalls::tool_calls_in_text;
 pub use types::{
     ChatRequest, ChatResponse, Choice, CompletionTokensDetails, FunctionCall, FunctionDefinition,
     JsonSchema, Message, MessageRole, ResponseFormat, ResponseMessage, Tool, ToolCall, ToolKind,

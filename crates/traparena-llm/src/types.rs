@@ -138,13 +138,15 @@ impl ToolCall {
     }
 
     /// The arguments as a JSON value. Empty arguments read as `{}`; arguments wrapped in prose
-    /// or a fenced block are unwrapped with [`extract_json_object`](crate::extract_json_object).
+    /// or a fenced block are unwrapped with [`extract_json_object`](crate::extract_json_object);
+    /// arguments encoded twice (a JSON string holding the JSON object) are decoded.
     pub fn arguments_value(&self) -> Result<Value, LlmError> {
         let text = self.function.arguments.trim();
         if text.is_empty() {
             return Ok(Value::Object(Map::new()));
         }
         match serde_json::from_str::<Value>(text) {
+            Ok(v @ Value::String(_)) => Ok(crate::textcalls::decode_arguments(&v).unwrap_or(v)),
             Ok(v) => Ok(v),
             Err(source) => {
                 crate::extract::extract_json_object(text).ok_or_else(|| LlmError::ToolArguments {
