@@ -37,6 +37,54 @@ struct Inner {
     http: reqwest::Client,
     limiter: Arc<Semaphore>,
     backoff: Mutex<Backoff>,
+    /// Parameters the server refused, learnt once and kept for every later call.
+    adapted: Mutex<Adapted>,
+}
+
+/// What the client changed after a server refused a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Adapted {
+    max_completion_tokens: bool,
+    omit_temperature: bool,
+}
+
+/// A parameter a server refused, read from its 400 message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    MaxTokens,
+    Temperature,
+}
+
+/// Which parameter a 400/422 message refuses, if it refuses one this client can drop or rename.
+fn refused(e: &LlmError) -> Option<Refused> {
+    let LlmError::Status {
+        status, message, ..
+    } = e
+    else {
+        return None;
+    };
+    if *status != 400 && *status != 422 {
+        return None;
+    }
+    let m = message.to_lowercase();
+    let refusing = [
+        "unsupported",
+        "not supported",
+        "does not support",
+        "only the default",
+        "not allowed",
+        "use 'max_completion_tokens'",
+        "use max_completion_tokens",
+    ]
+    .iter()
+    .any(|w| m.contains(w));
+    if m.contains("max_tokens") && (refusing || m.contains("max_completion_tokens")) {
+        Some(Refused::MaxTokens)
+    } else if m.contains("temperature") && refusing {
+        Some(Refused::Temperature)
+    } else {
+        None
+    }
 }
 
 impl fmt::Debug for ChatClient {
@@ -84,6 +132,11 @@ impl ChatClient {
                 http,
                 limiter,
                 backoff: Mutex::new(Backoff::new(&config)),
+                adapted: Mutex::new(Adapted {
+                    max_completion_tokens: config.max_tokens_field
+                        == MaxTokensField::MaxCompletionTokens,
+                    omit_temperature: config.omit_temperature,
+                }),
                 config,
             }),
         })
@@ -110,8 +163,18 @@ impl ChatClient {
     }
 
     /// The JSON body sent for `request`: its fields plus `model` (and `max_tokens` renamed
-    /// when the endpoint asks for `max_completion_tokens`).
+    /// when the endpoint asks for `max_completion_tokens`, the temperature left out when it
+    /// takes none, both as configured or as learnt from a refusal).
     pub fn request_body(&self, request: &ChatRequest) -> Result<Value, LlmError> {
+        let adapted = *self
+            .inner
+            .adapted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.body_with(request, adapted)
+    }
+
+    fn body_with(&self, request: &ChatRequest, adapted: Adapted) -> Result<Value, LlmError> {
         let value = serde_json::to_value(request).map_err(|source| LlmError::Encode { source })?;
         let Value::Object(mut body) = value else {
             unreachable!("a ChatRequest serializes to a JSON object")
@@ -120,10 +183,13 @@ impl ChatClient {
             "model".to_owned(),
             Value::String(self.inner.config.model.clone()),
         );
-        if self.inner.config.max_tokens_field == MaxTokensField::MaxCompletionTokens
+        if adapted.max_completion_tokens
             && let Some(n) = body.remove("max_tokens")
         {
             body.insert("max_completion_tokens".to_owned(), n);
+        }
+        if adapted.omit_temperature {
+            body.remove("temperature");
         }
         Ok(Value::Object(body))
     }
@@ -195,13 +261,49 @@ impl ChatModel for ChatClient {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let body = serde_json::to_vec(&self.request_body(request)?)
-            .map_err(|source| LlmError::Encode { source })?;
+        let lock = || {
+            self.inner
+                .adapted
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        let mut adapted = *lock();
+        let encode = |a| {
+            serde_json::to_vec(&self.body_with(request, a)?)
+                .map_err(|source| LlmError::Encode { source })
+        };
+        let mut body = encode(adapted)?;
+        let mut adjustments = Vec::new();
         let mut attempts = 0;
         loop {
             attempts += 1;
             match self.attempt(&body).await {
-                Ok(response) => return Ok(response),
+                Ok(mut response) => {
+                    response.adjustments = adjustments;
+                    return Ok(response);
+                }
+                // A refused parameter is renamed or dropped once, without counting as a retry.
+                Err(e) if let Some(r) = refused(&e) => {
+                    let before = adapted;
+                    let note = match r {
+                        Refused::MaxTokens if !adapted.max_completion_tokens => {
+                            adapted.max_completion_tokens = true;
+                            "sent `max_completion_tokens` instead of `max_tokens`"
+                        }
+                        Refused::Temperature
+                            if !adapted.omit_temperature && request.temperature.is_some() =>
+                        {
+                            adapted.omit_temperature = true;
+                            "sent no temperature"
+                        }
+                        _ => return Err(e),
+                    };
+                    debug_assert_ne!(before, adapted);
+                    adjustments.push(format!("the server refused a parameter ({e}); {note}"));
+                    *lock() = adapted;
+                    body = encode(adapted)?;
+                    attempts -= 1;
+                }
                 Err(e) if !e.is_retryable() => return Err(e),
                 Err(e) if attempts > self.inner.config.max_retries => {
                     return Err(LlmError::RetriesExhausted {
@@ -244,10 +346,10 @@ fn parse_completion(url: &str, bytes: &[u8]) -> Result<ChatResponse, LlmError> {
     };
     if !object.contains_key("choices") {
         if let Some(message) = object.get("error").map(error_text) {
-            return Err(malformed(
-                format!("the server reported an error: {message}"),
-                None,
-            ));
+            return Err(LlmError::ErrorBody {
+                url: url.to_owned(),
+                message,
+            });
         }
         return Err(malformed("field `choices` is missing".to_owned(), None));
     }

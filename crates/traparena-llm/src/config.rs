@@ -47,8 +47,13 @@ pub struct EndpointConfig {
     pub max_concurrency: usize,
     /// Seed of the ChaCha RNG that draws the backoff jitter.
     pub jitter_seed: u64,
-    /// How the maximum response length is named in the body.
+    /// How the maximum response length is named in the body. A server that refuses
+    /// `max_tokens` (hosted reasoning models want `max_completion_tokens`) is met by one
+    /// automatic retry with the other name, which the response records.
     pub max_tokens_field: MaxTokensField,
+    /// Never send a temperature (models that accept only their default). A server that refuses
+    /// the temperature is met by one automatic retry without it, which the response records.
+    pub omit_temperature: bool,
     /// An HTTP(S) proxy for every request (`http://proxy:3128`); `None` connects directly.
     /// Proxy environment variables are not consulted.
     pub proxy: Option<String>,
@@ -70,6 +75,7 @@ impl EndpointConfig {
             max_concurrency: 4,
             jitter_seed: 0,
             max_tokens_field: MaxTokensField::MaxTokens,
+            omit_temperature: false,
             proxy: None,
         }
     }
@@ -139,6 +145,7 @@ impl fmt::Debug for EndpointConfig {
             .field("max_concurrency", &self.max_concurrency)
             .field("jitter_seed", &self.jitter_seed)
             .field("max_tokens_field", &self.max_tokens_field)
+            .field("omit_temperature", &self.omit_temperature)
             .field("proxy", &self.proxy)
             .finish()
     }

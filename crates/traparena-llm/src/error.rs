@@ -76,6 +76,15 @@ pub enum LlmError {
         #[source]
         source: Option<serde_json::Error>,
     },
+    /// A 2xx response whose body is an error object and no completion (OpenRouter reports
+    /// transient upstream provider failures so): retried like a 5xx.
+    #[error("{url}: the server answered 2xx with an error: {message}")]
+    ErrorBody {
+        /// The URL called.
+        url: String,
+        /// The error's message.
+        message: String,
+    },
     /// A retryable failure persisted through every attempt.
     #[error("gave up after {attempts} attempt(s): {last}")]
     RetriesExhausted {
@@ -175,7 +184,9 @@ impl LlmError {
     /// truncated bodies), per-call timeouts, and HTTP 408, 429 and 5xx.
     pub fn is_retryable(&self) -> bool {
         match self {
-            LlmError::Transport { .. } | LlmError::Timeout { .. } => true,
+            LlmError::Transport { .. } | LlmError::Timeout { .. } | LlmError::ErrorBody { .. } => {
+                true
+            }
             LlmError::Status { status, .. } => {
                 *status == 408 || *status == 429 || (500..=599).contains(status)
             }

@@ -36,12 +36,23 @@
 //! [`LlmError::RetriesExhausted`] holding the last attempt's error. Other 4xx statuses fail at
 //! once with the server's message ([`LlmError::Status`]).
 //!
-//! A 2xx response whose body is not a chat completion (not JSON, a field of the wrong type, an
-//! `error` object, no choices) is [`LlmError::Malformed`], naming what was wrong, and is **not
-//! retried**: the server has already produced (and a hosted API has billed) a completion, and
+//! A 2xx response whose body is an `error` object and no completion is
+//! [`LlmError::ErrorBody`] and is retried like a 5xx: OpenRouter reports transient upstream
+//! provider failures that way. Any other 2xx body that is not a chat completion (not JSON, a
+//! field of the wrong type, no choices) is [`LlmError::Malformed`], naming what was wrong, and
+//! is **not retried**: the server has already produced (and a hosted API has billed) a completion, and
 //! such a body comes from a misconfiguration — a wrong base URL, a proxy's error page, an
 //! incompatible server — that a retry would only hide. Bodies that end early are transport
 //! failures and are retried.
+//!
+//! # Refused parameters
+//!
+//! A 400 (or 422) that refuses `max_tokens` (hosted reasoning models want
+//! `max_completion_tokens`) or the temperature (models that take only their default) is met by
+//! one more attempt with the parameter renamed or left out, not counted as a retry. The client
+//! keeps the change for every later call and lists it in [`ChatResponse::adjustments`] of the
+//! response that needed it. [`EndpointConfig::max_tokens_field`] and
+//! [`EndpointConfig::omit_temperature`] set the same from the start.
 //!
 //! # Example
 //!

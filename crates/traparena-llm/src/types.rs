@@ -355,6 +355,14 @@ pub struct ChatResponse {
     /// Token counts, when the server reports them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// Parameters the client changed to get this response, after the server refused them
+    /// (`max_tokens` renamed, the temperature dropped), one line each; empty normally. Kept
+    /// in cassettes so that a replay reproduces the record.
+    #[serde(
+        rename = "x_traparena_adjustments",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub adjustments: Vec<String>,
     /// Every other field the server sent (`object`, `created`, `system_fingerprint`, ...).
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{Reply, Stub, bounded, completion_body};
 use traparena_llm::{
     ChatClient, ChatModel, ChatRequest, LlmError, Message, Metered, ResponseFormat, Role, Tool,
@@ -527,6 +527,120 @@ async fn concurrency_limit_is_shared_by_clones_and_clients() {
         }
         assert_eq!(stub.request_count(), 14);
         assert_eq!(stub.max_in_flight(), 2);
+    })
+    .await;
+}
+
+/// OpenRouter answers a transient upstream provider failure with HTTP 200 and an error object:
+/// it is retried like a 5xx, and reported as such when it persists.
+#[tokio::test]
+async fn a_2xx_error_body_is_retried_as_transient() {
+    bounded(async {
+        let provider_error = json!({"error": {"message": "Provider returned error", "code": 502}});
+        let stub = Stub::start(vec![
+            Reply::json(200, provider_error.clone()),
+            Reply::text("ok", 1, 1),
+        ])
+        .await;
+        let resp = stub.client().chat(&hello()).await.unwrap();
+        assert_eq!(resp.text(), Some("ok"));
+        assert_eq!(stub.request_count(), 2);
+
+        let stub = Stub::start(vec![Reply::json(200, provider_error); 3]).await;
+        let err = stub.client().chat(&hello()).await.unwrap_err();
+        assert!(err.is_retryable() || matches!(err, LlmError::RetriesExhausted { .. }));
+        assert!(
+            matches!(err.last_attempt(), LlmError::ErrorBody { message, .. } if message == "Provider returned error"),
+            "{err}"
+        );
+        assert_eq!(stub.request_count(), 3, "1 attempt + 2 retries");
+    })
+    .await;
+}
+
+/// Hosted reasoning models refuse `max_tokens` and any non-default temperature with a 400:
+/// the client renames or drops the parameter once, keeps doing so for later calls, and says so
+/// in the response.
+#[tokio::test]
+async fn a_refused_max_tokens_or_temperature_is_retried_once_without_it() {
+    bounded(async {
+        let refuse = |param: &str, msg: &str| {
+            Reply::json(
+                400,
+                json!({"error": {"message": msg, "type": "invalid_request_error", "param": param,
+                                 "code": "unsupported_parameter"}}),
+            )
+        };
+        let stub = Stub::start(vec![
+            refuse(
+                "max_tokens",
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            ),
+            refuse(
+                "temperature",
+                "Unsupported value: 'temperature' does not support 0.7 with this model. Only the default (1) value is supported.",
+            ),
+            Reply::text("ok", 1, 1),
+            Reply::text("again", 1, 1),
+        ])
+        .await;
+        let client = stub.client();
+        let req = hello().with_temperature(0.7).with_max_tokens(64);
+        let resp = client.chat(&req).await.unwrap();
+        assert_eq!(resp.text(), Some("ok"));
+        assert_eq!(resp.adjustments.len(), 2, "{:?}", resp.adjustments);
+        assert!(resp.adjustments[0].contains("sent `max_completion_tokens` instead of `max_tokens`"));
+        assert!(resp.adjustments[1].contains("sent no temperature"));
+        let bodies: Vec<Value> = stub.received().into_iter().map(|r| r.body).collect();
+        assert_eq!(bodies[0]["max_tokens"], 64);
+        assert_eq!(bodies[1]["max_completion_tokens"], 64);
+        assert!(bodies[1].get("max_tokens").is_none());
+        assert_eq!(bodies[1]["temperature"], 0.7);
+        assert!(bodies[2].get("temperature").is_none());
+        // Learnt once: the next call is sent the adapted way at once and records nothing.
+        let resp = client.chat(&req).await.unwrap();
+        assert_eq!(resp.text(), Some("again"));
+        assert!(resp.adjustments.is_empty());
+        let last = &stub.received()[3].body;
+        assert!(last.get("temperature").is_none() && last["max_completion_tokens"] == 64);
+
+        // The adjustment survives a cassette round trip, so a replay reproduces the record.
+        let text = serde_json::to_string(&{
+            let mut r = traparena_llm::ChatResponse::from_text("m", "x");
+            r.adjustments = vec!["sent no temperature".into()];
+            r
+        })
+        .unwrap();
+        let back: traparena_llm::ChatResponse = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.adjustments, ["sent no temperature"]);
+
+        // Any other 400 still fails at once.
+        let stub = Stub::start(vec![refuse("messages", "messages: field required")]).await;
+        let err = stub.client().chat(&req).await.unwrap_err();
+        assert!(matches!(err, LlmError::Status { status: 400, .. }), "{err}");
+        assert_eq!(stub.request_count(), 1);
+    })
+    .await;
+}
+
+/// `omit_temperature` and `max_completion_tokens` as settings: nothing is refused, nothing
+/// adjusted.
+#[tokio::test]
+async fn parameter_settings_shape_the_body() {
+    bounded(async {
+        let stub = Stub::start(vec![Reply::text("ok", 1, 1)]).await;
+        let mut config = stub.config();
+        config.omit_temperature = true;
+        config.max_tokens_field = traparena_llm::MaxTokensField::MaxCompletionTokens;
+        let client = traparena_llm::ChatClient::new(config).unwrap();
+        let resp = client
+            .chat(&hello().with_temperature(0.2).with_max_tokens(9))
+            .await
+            .unwrap();
+        assert!(resp.adjustments.is_empty());
+        let body = &stub.received()[0].body;
+        assert!(body.get("temperature").is_none());
+        assert_eq!(body["max_completion_tokens"], 9);
     })
     .await;
 }
