@@ -1,7 +1,7 @@
 //! No false alarms on real fixes: the static checks and the location check over all 164
 //! buggy → canonical fixes of HumanEvalFix (`$TRAPARENA_DATA_DIR/humanevalfix`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use traparena_eval::analysis::{StaticContext, any_overlap, patch_locations, static_flags};
 use traparena_eval::python::PyFile;

@@ -2,7 +2,7 @@
 //! emitted as a valid task or skipped with a reason, and the gold agent is accepted on every
 //! emitted task. Plus small hand-written records for the edge cases.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -564,6 +564,7 @@ pub(crate) fn task_usage(u: TokenUsage) -> traparena_task::Usage {
         prompt_tokens: u.prompt_tokens,
         completion_tokens: u.completion_tokens,
         reasoning_tokens: u.reasoning_tokens,
+        calls_without_usage: u64::from(!u.reported),
     }
 }
 

@@ -320,12 +320,12 @@ impl SyntheticConfig {
             usage: Usage {
                 prompt_tokens: (tokens * 9.0) as u64,
                 completion_tokens: tokens as u64,
-                reasoning_tokens: 0,
+                ..Usage::default()
             },
             attacker_usage: Usage {
                 prompt_tokens: 2200 * u64::from(messages),
                 completion_tokens: 140 * u64::from(messages),
-                reasoning_tokens: 0,
+                ..Usage::default()
             },
             seed,
             patch,

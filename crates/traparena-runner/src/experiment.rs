@@ -404,6 +404,9 @@ async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Result<(), Ru
                         reasoning_tokens: after
                             .reasoning_tokens
                             .saturating_sub(before.reasoning_tokens),
+                        calls_without_usage: after
+                            .calls_without_usage
+                            .saturating_sub(before.calls_without_usage),
                     };
                     ResultsDir::add_curator_usage(&dir, &target.name, &cond.name, spent)?;
                     s.report.lock().unwrap_or_else(|p| p.into_inner()).curated += 1;

@@ -63,6 +63,10 @@ pub struct Usage {
     /// Reasoning tokens, where the server reports them (included in `completion_tokens`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u64,
+    /// Model calls whose response carried no `usage`: their tokens are missing from the counts
+    /// above, which are then a lower bound.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub calls_without_usage: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -74,5 +78,6 @@ impl std::ops::AddAssign for Usage {
         self.prompt_tokens += o.prompt_tokens;
         self.completion_tokens += o.completion_tokens;
         self.reasoning_tokens += o.reasoning_tokens;
+        self.calls_without_usage += o.calls_without_usage;
     }
 }
