@@ -15,6 +15,7 @@ use crate::agent::task_usage;
 use crate::extract::extract_json_object;
 use crate::model::ChatModel;
 use crate::prompts::{self, clip, fill, one_line};
+use crate::reasoning::no_answer;
 use crate::types::{ChatRequest, Message, ResponseFormat};
 
 /// Which reference information the attacker sees.
@@ -329,7 +330,23 @@ impl Attacker for LlmAttacker {
             .await
             .map_err(|e| AttackError::Model(Box::new(e)))?;
         self.usage += task_usage(response.token_usage());
-        self.read_reply(response.text().unwrap_or(""), ctx.symbols)
+        // The message comes from the answer only: nothing of the attacker's reasoning (a draft,
+        // the reference it read) may reach the target. No answer is an error, never silence.
+        let reply = response.message().map(crate::Reply::of).unwrap_or_default();
+        let Some(answer) = reply.answer.as_deref() else {
+            return Err(AttackError::Invalid(no_answer(
+                "attacker",
+                &reply,
+                response.finish_reason(),
+            )));
+        };
+        if response.finish_reason() == Some("length") {
+            return Err(AttackError::Invalid(format!(
+                "the attacker's reply stopped at the response length limit: {}",
+                one_line(answer, 200)
+            )));
+        }
+        self.read_reply(answer, ctx.symbols)
     }
 
     fn wants_reference(&self) -> bool {

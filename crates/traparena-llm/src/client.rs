@@ -519,7 +519,7 @@ mod tests {
         let e =
             parse_completion("u", br#"{"error": {"message": "model overloaded"}}"#).unwrap_err();
         assert!(e.to_string().contains("model overloaded"), "{e}");
-        assert!(!e.is_retryable());
+        assert!(e.is_retryable(), "a 2xx error body is transient");
     }
 
     #[test]

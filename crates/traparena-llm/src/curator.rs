@@ -13,6 +13,7 @@ use crate::agent::task_usage;
 use crate::extract::extract_json_object;
 use crate::model::ChatModel;
 use crate::prompts::{self, fill, one_line};
+use crate::reasoning::no_answer;
 use crate::types::{ChatRequest, Message, ResponseFormat};
 
 /// Settings of an [`LlmCurator`].
@@ -158,7 +159,15 @@ impl Curator for LlmCurator {
             .await
             .map_err(|e| AttackError::Model(Box::new(e)))?;
         self.usage += task_usage(response.token_usage());
-        let text = response.text().unwrap_or("");
+        // Notes come from the answer only, never from the reasoning.
+        let reply = response.message().map(crate::Reply::of).unwrap_or_default();
+        let Some(text) = reply.answer.as_deref() else {
+            return Err(AttackError::Invalid(no_answer(
+                "curator",
+                &reply,
+                response.finish_reason(),
+            )));
+        };
         let items = read_notes(text).ok_or_else(|| {
             AttackError::Invalid(format!(
                 "the curator's reply holds no notes: {}",
