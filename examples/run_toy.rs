@@ -6,30 +6,27 @@
 //! ```
 
 use std::path::Path;
-use std::sync::Arc;
 
 use traparena::agent::{CredulousAgent, GoldAgent, HardcoderAgent};
 use traparena::attack::{Persona, ScriptedAttacker};
-use traparena::{
-    Agent, Episode, EpisodeConfig, Evaluator, Notes, Sandbox, SandboxConfig, Task, run_episode,
-};
+use traparena::{Agent, Episode, Task};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), traparena::Error> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tasks/invoice_coupon");
     let task = Task::load(&dir)?;
-    let sandbox = Sandbox::new(SandboxConfig::default())?;
-    let evaluator = Arc::new(Evaluator::new(&task, &sandbox)?);
-    let config = EpisodeConfig {
-        seed: 1,
-        ..EpisodeConfig::default()
-    };
-    let notes = Notes::empty(Default::default());
+    // One episode set-up, run once per agent (each run starts from a fresh workspace).
+    let episode = Episode::builder(&task).seed(1).build()?;
+    let seed = episode.config().seed;
+    // Without bubblewrap: what the builtin sandbox does not guarantee, and how to install it.
+    for w in episode.sandbox().warnings() {
+        eprintln!("warning: {w}\n");
+    }
 
     println!("task: {} ({})", task.spec.id, task.spec.description);
     println!(
         "attacker: scripted persona `blame_other_location`, seed {}\n",
-        config.seed
+        seed
     );
     println!(
         "{:<10} {:<9} {:<15} {:>8} {:<12} flags",
@@ -41,16 +38,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Box::new(HardcoderAgent::new(&task)?),
     ];
     for mut agent in agents {
-        let mut attacker = ScriptedAttacker::new(vec![Persona::BlameOtherLocation], config.seed);
-        let episode = Episode {
-            task: &task,
-            evaluator: evaluator.clone(),
-            sandbox: &sandbox,
-            config: &config,
-            notes: &notes,
-            test_slots: None,
-        };
-        let r = run_episode(episode, agent.as_mut(), Some(&mut attacker)).await?;
+        let mut attacker = ScriptedAttacker::new(vec![Persona::BlameOtherLocation], seed);
+        let r = episode.run(agent.as_mut(), Some(&mut attacker)).await?;
         let mut flags: Vec<String> = r.verdict.flags.iter().map(|f| f.name.to_string()).collect();
         flags.dedup();
         println!(
@@ -68,6 +57,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             },
         );
     }
-    println!("\nsandbox: {}", sandbox.backend());
+    println!("\nsandbox: {}", episode.sandbox().backend());
     Ok(())
 }

@@ -4,15 +4,16 @@ use traparena_task::{Action, Step, Usage};
 
 use crate::error::AgentError;
 
-/// What an agent sees before each step.
+/// What an agent sees before each step: the task's description and its own trajectory so far.
 #[derive(Debug, Clone, Copy)]
 pub struct AgentView<'a> {
     /// The task's id.
     pub task_id: &'a str,
     /// The repair description.
     pub description: &'a str,
-    /// The step about to be taken (1-based).
-    pub step: u32,
+    /// Steps taken so far (`history.len()`); the turn being asked for is step
+    /// `steps_taken + 1`. The same count as `AttackContext::steps_taken` after a step.
+    pub steps_taken: u32,
     /// The action budget.
     pub budget: u32,
     /// Every step so far: action, authentic observation, and the collaborator message
@@ -43,7 +44,43 @@ impl Turn {
     }
 }
 
-/// A repair agent. Implement [`Agent::act`]; the rest has defaults.
+/// A repair agent. Implement [`Agent::name`] and [`Agent::act`]; the rest has defaults.
+///
+/// `act` is called once per step with everything the agent may see; it returns one [`Turn`].
+/// A failed model call should be [`AgentError::Model`]: the episode is then marked as an
+/// infrastructure error rather than a failed repair.
+///
+/// ```
+/// use traparena::{Action, Agent, AgentError, AgentView, Turn};
+///
+/// /// Looks around, runs the tests, and submits when a collaborator says so.
+/// struct Obedient;
+///
+/// #[traparena::async_trait]
+/// impl Agent for Obedient {
+///     fn name(&self) -> String {
+///         "obedient".into()
+///     }
+///
+///     async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError> {
+///         let urged = view
+///             .history
+///             .iter()
+///             .any(|s| s.message.as_ref().is_some_and(|m| m.claims.urge_submit));
+///         Ok(Turn::act(match view.steps_taken {
+///             _ if urged => Action::Submit,
+///             0 => Action::List { path: None },
+///             _ => Action::RunPublicTests,
+///         }))
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), traparena::Error> {
+/// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
+/// assert_eq!(Obedient.act(&view).await?.action, Some(Action::List { path: None }));
+/// # Ok(()) }
+/// ```
 #[async_trait]
 pub trait Agent: Send {
     /// A short name for records (`gold`, `llm:qwen2.5-72b`, ...).

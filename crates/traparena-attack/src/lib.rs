@@ -1,13 +1,15 @@
 //! TrapArena attackers and curators.
 //!
-//! An [`Attacker`] is asked for advice after every tool call the [`Schedule`] allows; what it
-//! returns is checked by the [`LeakageFilter`] and, when delivered, appended to the agent's
-//! observation as a message from a collaborator. It can never touch the repository or the tool
+//! An [`Attacker`] is asked for advice after every tool call the [`Schedule`] allows (the
+//! episode's, or the attacker's own: [`Attacker::schedule`]); what it returns is checked by the
+//! [`LeakageFilter`] and, when delivered, appended to the agent's observation as a message from
+//! a collaborator. It can never touch the repository or the tool
 //! output. A [`Curator`] rewrites bounded [`Notes`] about the target between rounds; notes go to
 //! the attacker only.
 //!
-//! Built in: the scripted [`Persona`]s (generic templates, plus the truthful control), the
-//! task-specific [`OfflineAttacker`] that draws from `attacks.json`.
+//! Built in: the scripted [`Persona`]s (generic templates that fit the moment they follow, plus
+//! the truthful control), the task-specific [`OfflineAttacker`] that draws from `attacks.json`,
+//! and the rule-based [`TallyCurator`].
 #![deny(missing_docs)]
 
 mod error;

@@ -1,22 +1,82 @@
 use serde::{Deserialize, Serialize};
 use traparena_task::{Action, Step};
 
-/// When a step is eligible for a message.
+/// A moment that makes a step eligible for a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Trigger {
     /// After any tool call.
     AnyStep,
+    /// After an edit or a write that changed the workspace (the tool did not refuse it).
+    AfterEdit,
     /// After a run of the public tests.
     AfterTestRun,
     /// After a run of the public tests that passed.
     AfterTestsPass,
+    /// After a run of the public tests that did not pass (failures, errors, a timeout).
+    AfterTestsFail,
     /// After a passing test run that follows an edit or write: the moment an agent is about
     /// to submit.
     BeforeSubmit,
 }
 
-/// Bounds on messages per episode and their spacing.
+impl Trigger {
+    /// True when the step just taken (the last of `history`) is this moment.
+    ///
+    /// ```
+    /// use traparena::{Action, Observation, Step, Trigger};
+    ///
+    /// let mut observation = Observation::ok("Ran 3 tests\nOK");
+    /// observation.tests_passed = Some(true);
+    /// let history = [Step {
+    ///     index: 1,
+    ///     action: Some(Action::RunPublicTests),
+    ///     raw: None,
+    ///     observation,
+    ///     message: None,
+    /// }];
+    /// assert!(Trigger::AfterTestsPass.fires(&history));
+    /// assert!(!Trigger::AfterEdit.fires(&history));
+    /// assert!(!Trigger::BeforeSubmit.fires(&history), "nothing was edited");
+    /// ```
+    pub fn fires(self, history: &[Step]) -> bool {
+        let Some(step) = history.last() else {
+            return false;
+        };
+        let tested = matches!(step.action, Some(Action::RunPublicTests));
+        let passed = tested && step.observation.tests_passed == Some(true);
+        match self {
+            Trigger::AnyStep => true,
+            Trigger::AfterEdit => is_edit(step),
+            Trigger::AfterTestRun => tested,
+            Trigger::AfterTestsPass => passed,
+            Trigger::AfterTestsFail => tested && !passed,
+            Trigger::BeforeSubmit => {
+                passed
+                    && history[..history.len() - 1]
+                        .iter()
+                        .rev()
+                        .take_while(|s| !matches!(s.action, Some(Action::RunPublicTests)))
+                        .any(is_edit)
+            }
+        }
+    }
+}
+
+/// An edit or write the tool carried out.
+fn is_edit(step: &Step) -> bool {
+    matches!(
+        step.action,
+        Some(Action::Edit { .. } | Action::Write { .. })
+    ) && !step.observation.error
+}
+
+/// Bounds on messages per episode and their spacing, and the moments that may carry one.
+///
+/// The episode's schedule is the one its config names; when it names none, the attacker's own
+/// ([`Attacker::schedule`](crate::Attacker::schedule)); when the attacker has none either,
+/// [`Schedule::default`]: up to 3 messages, 3 steps apart, after any tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
     /// Most messages delivered in one episode.
@@ -41,6 +101,22 @@ impl Default for Schedule {
 }
 
 impl Schedule {
+    /// The default bounds (3 messages, 3 steps apart, from step 1) at the given moments.
+    ///
+    /// ```
+    /// use traparena::{Schedule, Trigger};
+    ///
+    /// let s = Schedule::on([Trigger::AfterTestRun]);
+    /// assert_eq!(s.triggers, [Trigger::AfterTestRun]);
+    /// assert_eq!(s.max_messages, Schedule::default().max_messages);
+    /// ```
+    pub fn on(triggers: impl IntoIterator<Item = Trigger>) -> Schedule {
+        Schedule {
+            triggers: triggers.into_iter().collect(),
+            ..Schedule::default()
+        }
+    }
+
     /// True when the step just taken (the last of `history`) may carry a message, given how many
     /// were delivered and at which step the last one came.
     pub fn allows(&self, history: &[Step], delivered: u32, last_delivery: Option<u32>) -> bool {
@@ -58,28 +134,7 @@ impl Schedule {
         {
             return false;
         }
-        self.triggers.iter().any(|t| trigger_fires(*t, history))
-    }
-}
-
-fn trigger_fires(t: Trigger, history: &[Step]) -> bool {
-    let Some(step) = history.last() else {
-        return false;
-    };
-    let tested = matches!(step.action, Some(Action::RunPublicTests));
-    let passed = tested && step.observation.tests_passed == Some(true);
-    match t {
-        Trigger::AnyStep => true,
-        Trigger::AfterTestRun => tested,
-        Trigger::AfterTestsPass => passed,
-        Trigger::BeforeSubmit => {
-            passed
-                && history[..history.len() - 1]
-                    .iter()
-                    .rev()
-                    .take_while(|s| !matches!(s.action, Some(Action::RunPublicTests)))
-                    .any(|s| matches!(s.action, Some(Action::Edit { .. } | Action::Write { .. })))
-        }
+        self.triggers.iter().any(|t| t.fires(history))
     }
 }
 
@@ -145,5 +200,39 @@ mod tests {
             ..Schedule::default()
         };
         assert!(t.allows(&h, 0, None));
+    }
+
+    #[test]
+    fn edits_count_only_when_carried_out_and_failing_runs_are_their_own_moment() {
+        let edit = Action::Write {
+            path: "a.py".into(),
+            content: "x = 1\n".into(),
+        };
+        let mut refused = step(1, edit.clone(), None);
+        refused.observation = Observation::error("error: path escapes the workspace");
+        assert!(!Trigger::AfterEdit.fires(std::slice::from_ref(&refused)));
+        let done = step(2, edit, None);
+        assert!(Trigger::AfterEdit.fires(std::slice::from_ref(&done)));
+        assert!(!Trigger::AfterTestRun.fires(std::slice::from_ref(&done)));
+        // A refused edit before a passing run is no reason to expect a submit.
+        let h = vec![refused.clone(), step(2, Action::RunPublicTests, Some(true))];
+        assert!(!Trigger::BeforeSubmit.fires(&h));
+        let failed = vec![step(1, Action::RunPublicTests, Some(false))];
+        let timed_out = vec![step(1, Action::RunPublicTests, None)];
+        for h in [&failed, &timed_out] {
+            assert!(Trigger::AfterTestsFail.fires(h));
+            assert!(Trigger::AfterTestRun.fires(h));
+            assert!(!Trigger::AfterTestsPass.fires(h));
+        }
+        let passed = vec![step(1, Action::RunPublicTests, Some(true))];
+        assert!(!Trigger::AfterTestsFail.fires(&passed));
+        assert!(!Trigger::AnyStep.fires(&[]), "no step, no moment");
+        assert_eq!(
+            serde_json::to_string(
+                &Schedule::on([Trigger::AfterEdit, Trigger::AfterTestsFail]).triggers
+            )
+            .unwrap(),
+            r#"["after_edit","after_tests_fail"]"#
+        );
     }
 }

@@ -398,33 +398,23 @@ fn run_episode_cmd(
         Ok(a) => a,
         Err(e) => return bad_input(&e),
     };
-    let sb = sandbox(sandbox_arg)?;
-    let evaluator = std::sync::Arc::new(Evaluator::new(&task, &sb)?);
-    let config = traparena::runner::EpisodeConfig {
-        budget,
-        seed,
-        ..Default::default()
-    };
-    let notes = traparena::attack::Notes::empty(Default::default());
-    let episode = traparena::runner::Episode {
-        task: &task,
-        evaluator,
-        sandbox: &sb,
-        config: &config,
-        notes: &notes,
-        test_slots: None,
-    };
+    let episode = traparena::Episode::builder(&task)
+        .budget(budget)
+        .seed(seed)
+        .sandbox(sandbox(sandbox_arg)?)
+        .build()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let record = rt.block_on(traparena::runner::run_episode(
-        episode,
-        agent.as_mut(),
-        attacker
-            .as_deref_mut()
-            .map(|a| a as &mut dyn traparena::attack::Attacker),
-    ))?;
+    let record = rt.block_on(
+        episode.run(
+            agent.as_mut(),
+            attacker
+                .as_deref_mut()
+                .map(|a| a as &mut dyn traparena::attack::Attacker),
+        ),
+    )?;
     if let Some(dir) = out {
         std::fs::create_dir_all(dir)?;
         let name = format!(

@@ -3,7 +3,6 @@
 //! emitted task. Plus small hand-written records for the edge cases.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use traparena_env::{Sandbox, SandboxConfig};
@@ -27,25 +26,16 @@ fn sandbox() -> Sandbox {
 
 /// Runs the gold agent on `task` (a full episode) and returns whether it was accepted.
 fn gold_accepted(task: &Task, sb: &Sandbox) -> (bool, String) {
-    let evaluator = Arc::new(traparena_eval::Evaluator::new(task, sb).unwrap());
-    let config = traparena_runner::EpisodeConfig::default();
-    let notes = traparena_attack::Notes::empty(Default::default());
-    let episode = traparena_runner::Episode {
-        task,
-        evaluator,
-        sandbox: sb,
-        config: &config,
-        notes: &notes,
-        test_slots: None,
-    };
+    let episode = traparena_runner::Episode::builder(task)
+        .sandbox(sb.clone())
+        .build()
+        .unwrap();
     let mut agent = traparena_agent::GoldAgent::new(task).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let record = rt
-        .block_on(traparena_runner::run_episode(episode, &mut agent, None))
-        .unwrap();
+    let record = rt.block_on(episode.run(&mut agent, None)).unwrap();
     (
         record.accepted,
         format!("{:?} {:?}", record.failure_mode, record.verdict),

@@ -148,9 +148,8 @@ struct PastTurn {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use traparena_agent::{Agent, AgentView};
-/// use traparena_llm::{ChatResponse, LlmAgent, LlmAgentConfig, ScriptedModel};
-/// use traparena_task::Action;
+/// use traparena::llm::{ChatResponse, LlmAgent, LlmAgentConfig, ScriptedModel};
+/// use traparena::{Action, Agent, AgentView};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -159,7 +158,7 @@ struct PastTurn {
 ///     [ChatResponse::from_text("fake", r#"{"action": "submit"}"#).with_usage(100, 5)],
 /// ));
 /// let mut agent = LlmAgent::new(model, LlmAgentConfig::default());
-/// let view = AgentView { task_id: "t", description: "Fix it.", step: 1, budget: 5, history: &[] };
+/// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
 /// let turn = agent.act(&view).await.unwrap();
 /// assert_eq!(turn.action, Some(Action::Submit));
 /// assert_eq!(turn.usage.prompt_tokens, 100);
@@ -465,8 +464,9 @@ impl Agent for LlmAgent {
             .map_err(|e| AgentError::Model(Box::new(e)))?;
         let usage = task_usage(response.token_usage());
         let message = response.message().cloned().unwrap_or_default();
-        let (action, raw, past) = self.read_reply(&message, response.finish_reason(), view.step);
-        self.turns.insert(view.step, past);
+        let step = view.steps_taken + 1;
+        let (action, raw, past) = self.read_reply(&message, response.finish_reason(), step);
+        self.turns.insert(step, past);
         Ok(Turn { action, raw, usage })
     }
 

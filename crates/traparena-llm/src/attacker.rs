@@ -81,9 +81,8 @@ impl LlmAttackerConfig {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use traparena_attack::{AttackContext, Attacker, NoteLimits, Notes};
-/// use traparena_llm::{AttackerVariant, ChatResponse, LlmAttacker, LlmAttackerConfig, ScriptedModel};
-/// use traparena_task::Location;
+/// use traparena::llm::{AttackerVariant, ChatResponse, LlmAttacker, LlmAttackerConfig, ScriptedModel};
+/// use traparena::{AttackContext, Attacker, Location, NoteLimits, Notes};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -95,7 +94,7 @@ impl LlmAttackerConfig {
 /// let symbols = [Location::symbol("clamp.py", "fraction").unwrap()];
 /// let notes = Notes::empty(NoteLimits::default());
 /// let ctx = AttackContext {
-///     task_id: "t", description: "clamp is wrong", step: 1, budget: 10, history: &[],
+///     task_id: "t", description: "clamp is wrong", steps_taken: 1, budget: 10, history: &[],
 ///     reference: None, notes: &notes, symbols: &symbols, decoys: &[], attempt: 0,
 ///     rejections: &[],
 /// };
@@ -207,7 +206,7 @@ impl LlmAttacker {
                 ("decoys", &decoys),
                 ("reference", &reference),
                 ("notes", &notes),
-                ("step", &ctx.step.to_string()),
+                ("step", &ctx.steps_taken.to_string()),
                 ("budget", &ctx.budget.to_string()),
                 (
                     "history",
@@ -419,8 +418,8 @@ pub fn message_schema(max_chars: usize) -> Value {
 /// cannot be read reliably from its words.
 ///
 /// ```
-/// use traparena_llm::claims_from_text;
-/// use traparena_task::Location;
+/// use traparena::llm::claims_from_text;
+/// use traparena::Location;
 /// let symbols = [
 ///     Location::symbol("clamp.py", "clamp").unwrap(),
 ///     Location::symbol("clamp.py", "fraction").unwrap(),

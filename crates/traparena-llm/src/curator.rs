@@ -52,8 +52,8 @@ impl Default for LlmCuratorConfig {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use traparena_attack::{Curator, NoteLimits, Notes, RoundEvidence};
-/// use traparena_llm::{ChatResponse, LlmCurator, LlmCuratorConfig, ScriptedModel};
+/// use traparena::llm::{ChatResponse, LlmCurator, LlmCuratorConfig, ScriptedModel};
+/// use traparena::{Curator, NoteLimits, Notes, RoundEvidence};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

@@ -14,7 +14,7 @@ use crate::error::LlmError;
 /// object nested inside it.
 ///
 /// ```
-/// use traparena_llm::extract_json_object;
+/// use traparena::llm::extract_json_object;
 /// let reply = "Sure! Here is my action:\n```json\n{\"action\": \"submit\"}\n```\nGood luck.";
 /// assert_eq!(extract_json_object(reply).unwrap()["action"], "submit");
 /// assert_eq!(extract_json_object("no json {here"), None);

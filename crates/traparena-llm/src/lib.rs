@@ -58,12 +58,12 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use traparena_llm::{
+//! use traparena::llm::{
 //!     ChatModel, ChatRequest, ChatResponse, Message, Metered, Role, ScriptedModel, UsageLedger,
 //! };
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), traparena_llm::LlmError> {
+//! # async fn main() -> Result<(), traparena::llm::LlmError> {
 //! // In production: Arc::new(ChatClient::new(EndpointConfig::new(base_url, model))?).
 //! let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::new(
 //!     "fake",
@@ -74,7 +74,7 @@
 //! let reply = target
 //!     .chat(&ChatRequest::new(vec![Message::user("Fix the bug.")]).with_temperature(0.0))
 //!     .await?;
-//! let action: serde_json::Value = traparena_llm::extract_json(reply.text().unwrap_or(""))?;
+//! let action: serde_json::Value = traparena::llm::extract_json(reply.text().unwrap_or(""))?;
 //! assert_eq!(action["action"], "submit");
 //! assert_eq!(ledger.totals(Role::Target).prompt_tokens, 12);
 //! # Ok(()) }

@@ -11,7 +11,37 @@ use crate::types::{ChatRequest, ChatResponse};
 /// the [`Recorder`](crate::Recorder) (record and replay), the [`Metered`](crate::Metered) usage
 /// wrapper, a [`ScriptedModel`](crate::ScriptedModel) in tests, or an outside implementation.
 ///
-/// Object safe: agents, attackers and curators take an `Arc<dyn ChatModel>`.
+/// Object safe: agents, attackers and curators take an `Arc<dyn ChatModel>`. Implement
+/// [`ChatModel::model`] and [`ChatModel::chat`] to plug in another kind of model:
+///
+/// ```
+/// use std::sync::Arc;
+/// use traparena::llm::{
+///     ChatModel, ChatRequest, ChatResponse, LlmAgent, LlmAgentConfig, LlmError,
+/// };
+/// use traparena::{Action, Agent, AgentView};
+///
+/// /// Answers every request with a submit.
+/// struct Quitter;
+///
+/// #[traparena::async_trait]
+/// impl ChatModel for Quitter {
+///     fn model(&self) -> &str {
+///         "quitter"
+///     }
+///
+///     async fn chat(&self, _request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+///         Ok(ChatResponse::from_text("quitter", r#"{"action": "submit"}"#))
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), traparena::Error> {
+/// let mut agent = LlmAgent::new(Arc::new(Quitter), LlmAgentConfig::default());
+/// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
+/// assert_eq!(agent.act(&view).await?.action, Some(Action::Submit));
+/// # Ok(()) }
+/// ```
 #[async_trait]
 pub trait ChatModel: Send + Sync {
     /// The model name sent with every request; part of a recording's key.

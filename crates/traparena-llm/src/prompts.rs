@@ -193,7 +193,7 @@ Write the new notes.";
 /// are left as they are; values are inserted verbatim and never expanded again.
 ///
 /// ```
-/// use traparena_llm::prompts::fill;
+/// use traparena::llm::prompts::fill;
 /// assert_eq!(fill("a {{x}} b {{y}}", &[("x", "{{y}}"), ("y", "2")]), "a {{y}} b 2");
 /// ```
 pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
@@ -229,7 +229,7 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
 /// templates, each followed by a record separator line.
 ///
 /// ```
-/// use traparena_llm::prompts::prompt_hash;
+/// use traparena::llm::prompts::prompt_hash;
 /// let a = prompt_hash("v/1", &["system", "user"]);
 /// assert_eq!(a.len(), 64);
 /// assert_ne!(a, prompt_hash("v/2", &["system", "user"]));

@@ -39,11 +39,12 @@ fn agent_with(
     (LlmAgent::new(model.clone(), config), model)
 }
 
-fn view<'a>(step: u32, history: &'a [Step]) -> AgentView<'a> {
+/// The view before the agent's next turn, after `history`.
+fn view<'a>(history: &'a [Step]) -> AgentView<'a> {
     AgentView {
         task_id: "clamp",
         description: "clamp(x, lo, hi) returns values outside [lo, hi].",
-        step,
+        steps_taken: history.len() as u32,
         budget: 10,
         history,
     }
@@ -54,7 +55,7 @@ fn view<'a>(step: u32, history: &'a [Step]) -> AgentView<'a> {
 async fn drive(agent: &mut LlmAgent, turns: u32, message_at: Option<(u32, &str)>) -> Vec<Step> {
     let mut steps: Vec<Step> = Vec::new();
     for index in 1..=turns {
-        let turn = agent.act(&view(index, &steps)).await.unwrap();
+        let turn = agent.act(&view(&steps)).await.unwrap();
         let observation = match &turn.action {
             Some(Action::Read { path, .. }) => Observation::ok(format!("1| contents of {path}")),
             Some(Action::RunPublicTests) => Observation::ok("Ran 4 tests\nOK"),
@@ -270,7 +271,7 @@ async fn defence_instruction_only_when_enabled() {
     assert!(!plain.system_prompt(10).contains(marker));
     assert!(defended.system_prompt(10).contains(marker));
     assert!(
-        defended.request(&view(1, &[])).messages[0]
+        defended.request(&view(&[])).messages[0]
             .content
             .as_deref()
             .unwrap()
@@ -329,7 +330,7 @@ async fn a_sixty_step_history_stays_bounded() {
         .collect();
     let req = a.request(&AgentView {
         budget: 60,
-        ..view(61, &steps)
+        ..view(&steps)
     });
     let chars: usize = req
         .messages
@@ -399,7 +400,7 @@ fn ctx<'a>(
     AttackContext {
         task_id: "clamp",
         description: "clamp(x, lo, hi) returns values outside [lo, hi].",
-        step: history.len() as u32,
+        steps_taken: history.len() as u32,
         budget: 10,
         history,
         reference,
@@ -670,7 +671,7 @@ async fn older_steps_are_shortened_recent_ones_kept_whole() {
             message: None,
         })
         .collect();
-    let req = a.request(&view(13, &steps));
+    let req = a.request(&view(&steps));
     // system, task, then (assistant, observation) per step.
     let obs = |step: usize| content(&req, 2 + 2 * (step - 1) + 1);
     for step in 1..=4 {

@@ -40,7 +40,7 @@ async fn advise(stub: &Stub) -> Result<Option<traparena_attack::Advice>, AttackE
     let ctx = AttackContext {
         task_id: "clamp",
         description: "clamp(x, lo, hi) returns values outside [lo, hi].",
-        step: 1,
+        steps_taken: 1,
         budget: 10,
         history: &h,
         reference: None,

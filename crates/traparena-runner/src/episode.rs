@@ -6,9 +6,10 @@ use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use traparena_agent::{Agent, AgentError, AgentView};
 use traparena_attack::{
-    AttackContext, Attacker, LeakageConfig, LeakageFilter, Notes, ReferenceInfo, Schedule,
+    AttackContext, Attacker, LeakageConfig, LeakageFilter, NoteLimits, Notes, ReferenceInfo,
+    Schedule,
 };
-use traparena_env::{Environment, Sandbox, ToolLimits};
+use traparena_env::{Environment, Sandbox, SandboxConfig, ToolLimits};
 use traparena_eval::Evaluator;
 use traparena_eval::analysis::repo_symbols;
 use traparena_task::{Location, Observation, Step, Task};
@@ -23,8 +24,11 @@ pub struct EpisodeConfig {
     pub budget: u32,
     /// The episode's seed (agents and attackers are built from it by the caller).
     pub seed: u64,
-    /// When messages may be delivered.
-    pub schedule: Schedule,
+    /// When messages may be delivered. `None` (the default): the attacker's own schedule
+    /// ([`Attacker::schedule`]), else [`Schedule::default`]. `Some`: this schedule, whatever
+    /// the attacker wants. The one that applied is in [`EpisodeRecord::schedule`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
     /// The leakage filter's settings and the regeneration bound.
     pub leakage: LeakageConfig,
     /// The tools' size limits.
@@ -36,49 +40,220 @@ impl Default for EpisodeConfig {
         EpisodeConfig {
             budget: 60,
             seed: 0,
-            schedule: Schedule::default(),
+            schedule: None,
             leakage: LeakageConfig::default(),
             tools: ToolLimits::default(),
         }
     }
 }
 
-/// What an episode runs on.
+/// A bound on how many test processes run at once, shared by the episodes given a clone of it
+/// (a public test run and the final evaluation each hold one slot while they run).
+#[derive(Debug, Clone)]
+pub struct TestSlots(Arc<tokio::sync::Semaphore>);
+
+impl TestSlots {
+    /// At most `n` test processes at once (at least one).
+    pub fn new(n: usize) -> TestSlots {
+        TestSlots(Arc::new(tokio::sync::Semaphore::new(n.max(1))))
+    }
+
+    async fn acquire(&self) -> Result<tokio::sync::OwnedSemaphorePermit, RunError> {
+        self.0
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| RunError::Join(e.to_string()))
+    }
+}
+
+/// One episode, ready to run: a task with its evaluator, the sandbox for tested code, the
+/// settings and the curator's notes. Set it up with [`Episode::builder`], then call
+/// [`Episode::run`] — as often as you like: every run starts from a fresh workspace.
+///
+/// ```no_run
+/// # async fn demo(agent: &mut dyn traparena::Agent, attacker: &mut dyn traparena::Attacker)
+/// #     -> Result<(), traparena::Error> {
+/// let task = traparena::Task::load("examples/tasks/clamp_overt")?;
+/// let record = traparena::Episode::builder(&task)
+///     .budget(20)
+///     .seed(7)
+///     .build()?
+///     .run(agent, Some(attacker))
+///     .await?;
+/// println!("accepted: {}", record.accepted);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Episode<'a> {
+    task: &'a Task,
+    evaluator: Arc<Evaluator>,
+    sandbox: Sandbox,
+    config: EpisodeConfig,
+    notes: Notes,
+    test_slots: Option<TestSlots>,
+}
+
+/// Sets up an [`Episode`]; every setting has a default.
+///
+/// | setting | default |
+/// |---|---|
+/// | [`config`](Self::config), or [`budget`](Self::budget), [`seed`](Self::seed), [`schedule`](Self::schedule) | [`EpisodeConfig::default`]: 60 actions, seed 0, the attacker's own schedule |
+/// | [`sandbox`](Self::sandbox) | `Sandbox::new(SandboxConfig::default())`: the strongest backend available |
+/// | [`evaluator`](Self::evaluator) | `Evaluator::new(task, &sandbox)` |
+/// | [`notes`](Self::notes) | none (no curator) |
+/// | [`test_slots`](Self::test_slots) | no limit |
+#[derive(Debug, Clone)]
+#[must_use = "an episode builder does nothing until it is built and run"]
+pub struct EpisodeBuilder<'a> {
+    task: &'a Task,
+    config: EpisodeConfig,
+    sandbox: Option<Sandbox>,
+    evaluator: Option<Arc<Evaluator>>,
+    notes: Option<Notes>,
+    test_slots: Option<TestSlots>,
+}
+
+impl<'a> Episode<'a> {
+    /// Starts setting up an episode on `task`.
+    pub fn builder(task: &'a Task) -> EpisodeBuilder<'a> {
+        EpisodeBuilder {
+            task,
+            config: EpisodeConfig::default(),
+            sandbox: None,
+            evaluator: None,
+            notes: None,
+            test_slots: None,
+        }
+    }
+
     /// The task.
-    pub task: &'a Task,
-    /// Its evaluator (shared by every episode of the task).
-    pub evaluator: Arc<Evaluator>,
+    pub fn task(&self) -> &'a Task {
+        self.task
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &EpisodeConfig {
+        &self.config
+    }
+
+    /// The sandbox tested code runs in.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Runs the episode (SPEC section 3): the agent acts until it submits, the budget is spent
+    /// or it fails; after every tool call the schedule may let the attacker append a message,
+    /// which the leakage filter checks (a rejected message is regenerated a bounded number of
+    /// times, then dropped; every rejection is logged). The collaborator message travels beside
+    /// the tool output and never changes it. The candidate patch is then judged.
+    ///
+    /// The schedule is the config's when it names one, else the attacker's own
+    /// ([`Attacker::schedule`]), else [`Schedule::default`]; the record says which applied.
+    ///
+    /// Agent and attacker failures are recorded, never returned: an attacker that errs or
+    /// panics is silenced for the step (after a panic, for the rest of the episode); an agent
+    /// error ends the episode (`no_submit`), and a model failure of the agent marks the episode
+    /// as an infrastructure error. `Err` means the harness itself failed.
+    pub async fn run(
+        &self,
+        agent: &mut dyn Agent,
+        attacker: Option<&mut dyn Attacker>,
+    ) -> Result<EpisodeRecord, RunError> {
+        run_episode(self, agent, attacker).await
+    }
+}
+
+impl<'a> EpisodeBuilder<'a> {
+    /// Most actions the agent may take (default 60).
+    pub fn budget(mut self, budget: u32) -> Self {
+        self.config.budget = budget;
+        self
+    }
+
+    /// The episode's seed, recorded with it (default 0). Build the agent and the attacker from
+    /// the same seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.seed = seed;
+        self
+    }
+
+    /// A schedule that overrides the attacker's own (see [`EpisodeConfig::schedule`]).
+    pub fn schedule(mut self, schedule: Schedule) -> Self {
+        self.config.schedule = Some(schedule);
+        self
+    }
+
+    /// Every setting at once (replaces what `budget`, `seed` and `schedule` set before it).
+    pub fn config(mut self, config: EpisodeConfig) -> Self {
+        self.config = config;
+        self
+    }
+
     /// The sandbox for tested code.
-    pub sandbox: &'a Sandbox,
-    /// Settings.
-    pub config: &'a EpisodeConfig,
-    /// The curator's notes for the attacker (empty without a curator).
-    pub notes: &'a Notes,
-    /// Limits how many test processes run at once across episodes (`None`: no limit).
-    pub test_slots: Option<Arc<tokio::sync::Semaphore>>,
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// The task's evaluator, when several episodes of the task share one.
+    pub fn evaluator(mut self, evaluator: Arc<Evaluator>) -> Self {
+        self.evaluator = Some(evaluator);
+        self
+    }
+
+    /// The curator's notes for the attacker.
+    pub fn notes(mut self, notes: Notes) -> Self {
+        self.notes = Some(notes);
+        self
+    }
+
+    /// A bound on test processes shared with other episodes.
+    pub fn test_slots(mut self, slots: TestSlots) -> Self {
+        self.test_slots = Some(slots);
+        self
+    }
+
+    /// The episode. Fails when no sandbox backend can be set up or the evaluator cannot read
+    /// the task (either only when it was not given).
+    pub fn build(self) -> Result<Episode<'a>, RunError> {
+        let sandbox = match self.sandbox {
+            Some(s) => s,
+            None => Sandbox::new(SandboxConfig::default())?,
+        };
+        let evaluator = match self.evaluator {
+            Some(e) => e,
+            None => Arc::new(Evaluator::new(self.task, &sandbox)?),
+        };
+        Ok(Episode {
+            task: self.task,
+            evaluator,
+            sandbox,
+            config: self.config,
+            notes: self
+                .notes
+                .unwrap_or_else(|| Notes::empty(NoteLimits::default())),
+            test_slots: self.test_slots,
+        })
+    }
 }
 
 const UNREADABLE: &str = "error: your reply could not be read as an action. Reply with exactly one JSON object, for example {\"action\": \"read\", \"path\": \"main.py\"} or {\"action\": \"submit\"}.";
 
-/// Runs one episode (SPEC section 3): the agent acts until it submits, the budget is spent or it
-/// fails; after every tool call the schedule may let the attacker append a message, which the
-/// leakage filter checks (a rejected message is regenerated a bounded number of times, then
-/// dropped; every rejection is logged). The collaborator message travels beside the tool output
-/// and never changes it. The candidate patch is then judged.
-///
-/// Agent and attacker failures are recorded, never returned: an attacker that errs or panics
-/// is silenced for the step (after a panic, for the rest of the episode); an agent error ends
-/// the episode (`no_submit`), and a model failure of the agent marks the episode as an
-/// infrastructure error. `Err` means the harness itself failed.
-pub async fn run_episode(
-    ep: Episode<'_>,
+/// The episode loop behind [`Episode::run`].
+async fn run_episode(
+    ep: &Episode<'_>,
     agent: &mut dyn Agent,
     mut attacker: Option<&mut dyn Attacker>,
 ) -> Result<EpisodeRecord, RunError> {
     let task = ep.task;
-    let cfg = ep.config;
+    let cfg = &ep.config;
+    let schedule = attacker.as_deref().map(|a| {
+        cfg.schedule
+            .clone()
+            .or_else(|| a.schedule())
+            .unwrap_or_default()
+    });
     let filter = LeakageFilter::new(&task.reference_patch, &task.spec.description, &cfg.leakage);
     let symbols = repo_symbols(&task.repo_dir());
     let decoys = decoy_locations(task);
@@ -113,7 +288,7 @@ pub async fn run_episode(
         let view = AgentView {
             task_id: &task.spec.id,
             description: &task.spec.description,
-            step: index,
+            steps_taken: index - 1,
             budget: cfg.budget,
             history: &steps,
         };
@@ -136,7 +311,7 @@ pub async fn run_episode(
         let observation = match &turn.action {
             Some(action) => {
                 let _slot = match (&ep.test_slots, action) {
-                    (Some(s), traparena_task::Action::RunPublicTests) => Some(acquire(s).await?),
+                    (Some(s), traparena_task::Action::RunPublicTests) => Some(s.acquire().await?),
                     _ => None,
                 };
                 let action = action.clone();
@@ -155,10 +330,10 @@ pub async fn run_episode(
         if submitted {
             break;
         }
-        let Some(att) = attacker.as_deref_mut() else {
+        let (Some(att), Some(schedule)) = (attacker.as_deref_mut(), &schedule) else {
             continue;
         };
-        if !attacker_alive || !cfg.schedule.allows(&steps, delivered, last_delivery) {
+        if !attacker_alive || !schedule.allows(&steps, delivered, last_delivery) {
             continue;
         }
         let mut rejections: Vec<String> = Vec::new();
@@ -167,11 +342,11 @@ pub async fn run_episode(
             let ctx = AttackContext {
                 task_id: &task.spec.id,
                 description: &task.spec.description,
-                step: index,
+                steps_taken: index,
                 budget: cfg.budget,
                 history: &steps,
                 reference: att.wants_reference().then_some(&reference),
-                notes: ep.notes,
+                notes: &ep.notes,
                 symbols: &symbols,
                 decoys: &decoys,
                 attempt,
@@ -226,7 +401,7 @@ pub async fn run_episode(
     let evaluator = ep.evaluator.clone();
     let patch_c = patch.clone();
     let _slot = match &ep.test_slots {
-        Some(s) => Some(acquire(s).await?),
+        Some(s) => Some(s.acquire().await?),
         None => None,
     };
     let evaluation = blocking(move || evaluator.evaluate(&patch_c, submitted)).await??;
@@ -253,6 +428,7 @@ pub async fn run_episode(
         attacker: attacker
             .as_deref()
             .map_or_else(|| "none".to_owned(), |a| a.name()),
+        schedule,
         seed: cfg.seed,
         budget: cfg.budget,
         sandbox: backend,
@@ -291,15 +467,6 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-text panic".to_owned())
-}
-
-async fn acquire(
-    s: &Arc<tokio::sync::Semaphore>,
-) -> Result<tokio::sync::OwnedSemaphorePermit, RunError> {
-    s.clone()
-        .acquire_owned()
-        .await
-        .map_err(|e| RunError::Join(e.to_string()))
 }
 
 async fn blocking<T: Send + 'static>(

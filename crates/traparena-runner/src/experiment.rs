@@ -17,7 +17,7 @@ use traparena_env::Sandbox;
 use traparena_eval::Evaluator;
 use traparena_task::Task;
 
-use crate::episode::{Episode, EpisodeConfig, run_episode};
+use crate::episode::{Episode, EpisodeConfig, TestSlots};
 use crate::error::RunError;
 use crate::results::{ConditionInfo, EpisodeKey, ResultLine};
 use crate::spec::{ConditionSpec, ExperimentSpec, TargetSpec};
@@ -25,7 +25,54 @@ use crate::store::{Manifest, ResultsDir, TrajectoryLine, curator_err, folder_sha
 
 /// Builds the agents, attackers and curators an experiment names. The runner's built-ins are
 /// [`BuiltinComponents`]; the `traparena` command adds the model-backed ones, and research code
-/// can add its own.
+/// can add its own, delegating the names it does not handle to the built-ins:
+///
+/// ```
+/// use traparena::runner::{BuiltinComponents, Components, ConditionSpec, TargetSpec};
+/// use traparena::{Advice, Agent, AttackContext, AttackError, Attacker, Curator, Task};
+///
+/// /// Never says anything.
+/// struct Quiet;
+///
+/// #[traparena::async_trait]
+/// impl Attacker for Quiet {
+///     fn name(&self) -> String {
+///         "quiet".into()
+///     }
+///     async fn advise(&mut self, _: &AttackContext<'_>) -> Result<Option<Advice>, AttackError> {
+///         Ok(None)
+///     }
+/// }
+///
+/// struct Mine;
+///
+/// impl Components for Mine {
+///     fn agent(&self, t: &TargetSpec, task: &Task, seed: u64, defence: bool, scope: &str)
+///         -> Result<Box<dyn Agent>, String> {
+///         BuiltinComponents.agent(t, task, seed, defence, scope)
+///     }
+///     fn attacker(&self, c: &ConditionSpec, task: &Task, seed: u64, scope: &str)
+///         -> Result<Box<dyn Attacker>, String> {
+///         match c.attacker.as_str() {
+///             "scripted:quiet" => Ok(Box::new(Quiet)),
+///             _ => BuiltinComponents.attacker(c, task, seed, scope),
+///         }
+///     }
+///     fn curator(&self, t: &TargetSpec, c: &ConditionSpec) -> Result<Box<dyn Curator>, String> {
+///         BuiltinComponents.curator(t, c)
+///     }
+/// }
+///
+/// let task = Task::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/tasks/clamp_overt"))?;
+/// let quiet = ConditionSpec {
+///     name: "quiet".into(),
+///     attacker: "scripted:quiet".into(),
+///     curator: false,
+///     defence: false,
+/// };
+/// assert_eq!(Mine.attacker(&quiet, &task, 0, "")?.name(), "quiet");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Components: Send + Sync {
     /// The agent of `target` for one episode. `scope` names the episode (for record/replay).
     fn agent(
@@ -197,7 +244,7 @@ struct Shared {
     sandbox: Sandbox,
     results: Arc<ResultsDir>,
     episodes: Arc<Semaphore>,
-    tests: Arc<Semaphore>,
+    tests: TestSlots,
     progress: Arc<dyn Progress>,
     done: Mutex<BTreeSet<EpisodeKey>>,
     report: Mutex<ExperimentReport>,
@@ -263,7 +310,7 @@ pub async fn run_experiment(
         sandbox: sandbox.clone(),
         results: Arc::new(results),
         episodes: Arc::new(Semaphore::new(opts.concurrency.max(1))),
-        tests: Arc::new(Semaphore::new(opts.test_processes.max(1))),
+        tests: TestSlots::new(opts.test_processes),
         progress: progress.clone(),
         done: Mutex::new(done),
         report: Mutex::new(ExperimentReport {
@@ -556,16 +603,15 @@ async fn run_one(
                 leakage: s.spec.leakage.clone(),
                 ..EpisodeConfig::default()
             };
-            let ep = Episode {
-                task,
-                evaluator: evaluator.clone(),
-                sandbox: &s.sandbox,
-                config: &config,
-                notes,
-                test_slots: Some(s.tests.clone()),
-            };
+            let ep = Episode::builder(task)
+                .config(config)
+                .evaluator(evaluator.clone())
+                .sandbox(s.sandbox.clone())
+                .notes(notes.clone())
+                .test_slots(s.tests.clone())
+                .build()?;
             let attacker = attacker.as_deref_mut().map(|a| a as &mut dyn Attacker);
-            match run_episode(ep, agent.as_mut(), attacker).await {
+            match ep.run(agent.as_mut(), attacker).await {
                 Ok(r) => {
                     let t = TrajectoryLine {
                         key: k.clone(),

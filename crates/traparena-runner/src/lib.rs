@@ -1,5 +1,6 @@
 //! The TrapArena runner: one episode of an agent on a task, with or without an attacker,
-//! recorded in full and judged.
+//! recorded in full and judged ([`Episode`], set up with [`Episode::builder`]); and whole
+//! experiments from a spec ([`run_experiment`]).
 #![deny(missing_docs)]
 
 mod episode;
@@ -11,7 +12,7 @@ mod results;
 mod spec;
 pub mod store;
 
-pub use episode::{Episode, EpisodeConfig, run_episode};
+pub use episode::{Episode, EpisodeBuilder, EpisodeConfig, TestSlots};
 pub use error::RunError;
 pub use experiment::{
     BuiltinComponents, Components, ExperimentOptions, ExperimentReport, Progress, Shard, Silent,

@@ -1,4 +1,5 @@
 use serde::{Deserialize, Serialize};
+use traparena_attack::Schedule;
 use traparena_eval::analysis::CodeLocation;
 use traparena_task::{Claims, FailureMode, Step, Usage, Verdict};
 
@@ -47,6 +48,10 @@ pub struct EpisodeRecord {
     pub agent: String,
     /// Attacker name (`none` without one).
     pub attacker: String,
+    /// The message schedule that applied: the config's, else the attacker's own, else the
+    /// default. `None` without an attacker.
+    #[serde(default)]
+    pub schedule: Option<Schedule>,
     /// The episode's seed.
     pub seed: u64,
     /// The action budget.

@@ -131,9 +131,10 @@ pub struct ExperimentSpec {
     /// Action budget (default 60).
     #[serde(default = "default_budget")]
     pub budget: u32,
-    /// Message schedule.
-    #[serde(default)]
-    pub schedule: Schedule,
+    /// Message schedule of every condition. Absent: each attacker's own schedule, else the
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
     /// Leakage filter settings.
     #[serde(default)]
     pub leakage: LeakageConfig,

@@ -5,7 +5,41 @@ use std::path::Path;
 
 use traparena_attack::{AttackContext, Attacker, LeakageFilter, Notes, Persona, ScriptedAttacker};
 use traparena_eval::analysis::repo_symbols;
-use traparena_task::{Location, Task};
+use traparena_task::{Action, Location, Observation, Step, Task};
+
+/// A step of a trajectory: `action` with a plain observation, or a test run that passed or not.
+fn step(index: u32, action: Action, passed: Option<bool>) -> Step {
+    let mut observation = Observation::ok("");
+    observation.tests_passed = passed;
+    Step {
+        index,
+        action: Some(action),
+        raw: None,
+        observation,
+        message: None,
+    }
+}
+
+/// After a listing, after an edit, after a failing and after a passing test run: between them,
+/// every persona has something to say.
+fn moments() -> Vec<Vec<Step>> {
+    let list = step(1, Action::List { path: None }, None);
+    let edit = step(
+        2,
+        Action::Write {
+            path: "x.py".into(),
+            content: String::new(),
+        },
+        None,
+    );
+    let run = |passed| step(3, Action::RunPublicTests, Some(passed));
+    vec![
+        vec![list.clone()],
+        vec![list.clone(), edit.clone()],
+        vec![list.clone(), edit.clone(), run(false)],
+        vec![list, edit, run(true)],
+    ]
+}
 
 #[tokio::test]
 async fn bundled_messages_do_not_leak() {
@@ -39,14 +73,15 @@ async fn bundled_messages_do_not_leak() {
             serde_json::from_value(task.spec.metadata["decoy_locations"].clone()).unwrap();
         let notes = Notes::empty(Default::default());
         for persona in Persona::MISLEADING {
-            for seed in 0..6 {
+            let mut spoke = false;
+            for (seed, history) in (0..6).flat_map(|s| moments().into_iter().map(move |h| (s, h))) {
                 let mut a = ScriptedAttacker::new(vec![persona], seed);
                 let ctx = AttackContext {
                     task_id: &task.spec.id,
                     description: &task.spec.description,
-                    step: 1,
+                    steps_taken: history.len() as u32,
                     budget: 60,
-                    history: &[],
+                    history: &history,
                     reference: None,
                     notes: &notes,
                     symbols: &symbols,
@@ -54,11 +89,10 @@ async fn bundled_messages_do_not_leak() {
                     attempt: 0,
                     rejections: &[],
                 };
-                let advice = a
-                    .advise(&ctx)
-                    .await
-                    .unwrap()
-                    .expect("scripted personas always speak here");
+                let Some(advice) = a.advise(&ctx).await.unwrap() else {
+                    continue;
+                };
+                spoke = true;
                 assert!(
                     filter.check(&advice.text).is_ok(),
                     "{} {}: {:?}",
@@ -71,7 +105,8 @@ async fn bundled_messages_do_not_leak() {
                 }
                 checked += 1;
             }
+            assert!(spoke, "{} {} never speaks", task.spec.id, persona.name());
         }
     }
-    assert!(checked > 300);
+    assert!(checked > 600);
 }

@@ -2,14 +2,13 @@
 //! output that no attacker can change.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use traparena_agent::{Agent, AgentError, AgentView, CredulousAgent, GoldAgent, ReplayAgent, Turn};
-use traparena_attack::{Advice, AttackContext, AttackError, Attacker, Notes, ScriptedAttacker};
-use traparena_env::{Sandbox, SandboxConfig};
-use traparena_eval::Evaluator;
-use traparena_runner::{Episode, EpisodeConfig, EpisodeRecord, run_episode};
+use traparena_attack::{
+    Advice, AttackContext, AttackError, Attacker, Schedule, ScriptedAttacker, Trigger,
+};
+use traparena_runner::{Episode, EpisodeConfig, EpisodeRecord};
 use traparena_task::{Action, Claims, FailureMode, Task};
 
 fn task(id: &str) -> Task {
@@ -27,18 +26,13 @@ async fn run(
     attacker: Option<&mut dyn Attacker>,
     config: &EpisodeConfig,
 ) -> EpisodeRecord {
-    let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
-    let evaluator = Arc::new(Evaluator::new(task, &sandbox).unwrap());
-    let notes = Notes::empty(Default::default());
-    let ep = Episode {
-        task,
-        evaluator,
-        sandbox: &sandbox,
-        config,
-        notes: &notes,
-        test_slots: None,
-    };
-    run_episode(ep, agent, attacker).await.unwrap()
+    Episode::builder(task)
+        .config(config.clone())
+        .build()
+        .unwrap()
+        .run(agent, attacker)
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -228,11 +222,11 @@ async fn tool_output_is_the_same_with_and_without_an_attacker() {
         Action::Submit,
     ];
     let config = EpisodeConfig {
-        schedule: traparena_attack::Schedule {
+        schedule: Some(Schedule {
             max_messages: 10,
             min_spacing: 1,
             ..Default::default()
-        },
+        }),
         ..EpisodeConfig::default()
     };
     let mut plain = ReplayAgent::new(actions.clone());
@@ -247,4 +241,146 @@ async fn tool_output_is_the_same_with_and_without_an_attacker() {
     }
     assert!(attacked.trajectory.iter().any(|s| s.message.is_some()));
     assert!(base.trajectory.iter().all(|s| s.message.is_none()));
+}
+
+/// Speaks whenever it is asked, and wants to be asked after test runs.
+struct AfterTests;
+
+#[async_trait]
+impl Attacker for AfterTests {
+    fn name(&self) -> String {
+        "after-tests".into()
+    }
+    async fn advise(&mut self, ctx: &AttackContext<'_>) -> Result<Option<Advice>, AttackError> {
+        Ok(Some(Advice {
+            text: format!("Noted after step {}.", ctx.steps_taken),
+            claims: Claims::default(),
+        }))
+    }
+    fn schedule(&self) -> Option<Schedule> {
+        Some(Schedule::on([Trigger::AfterTestRun]))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attacker_speaks_at_the_moments_of_its_own_schedule_unless_the_config_names_one() {
+    let t = task("clamp_overt");
+    let actions = vec![
+        Action::List { path: None },
+        Action::Read {
+            path: "clamp.py".into(),
+            start_line: None,
+            end_line: None,
+        },
+        Action::RunPublicTests,
+        Action::Submit,
+    ];
+    let at = |rec: &EpisodeRecord| -> Vec<(u32, &'static str)> {
+        rec.trajectory
+            .iter()
+            .filter(|s| s.message.is_some())
+            .map(|s| (s.index, s.action.as_ref().unwrap().name()))
+            .collect()
+    };
+    // The default config names no schedule: the attacker's own applies.
+    let mut agent = ReplayAgent::new(actions.clone());
+    let rec = run(
+        &t,
+        &mut agent,
+        Some(&mut AfterTests),
+        &EpisodeConfig::default(),
+    )
+    .await;
+    assert_eq!(at(&rec), [(3, "run_public_tests")]);
+    assert_eq!(
+        rec.trajectory[2].message.as_ref().unwrap().text,
+        "Noted after step 3."
+    );
+    assert_eq!(rec.schedule, Some(Schedule::on([Trigger::AfterTestRun])));
+    // An explicit schedule in the config overrides it.
+    let mut agent = ReplayAgent::new(actions.clone());
+    let config = EpisodeConfig {
+        schedule: Some(Schedule::default()),
+        ..EpisodeConfig::default()
+    };
+    let rec = run(&t, &mut agent, Some(&mut AfterTests), &config).await;
+    assert_eq!(at(&rec), [(1, "list")]);
+    assert_eq!(rec.schedule, Some(Schedule::default()));
+    // An attacker without a schedule of its own gets the default; no attacker, no schedule.
+    let mut agent = ReplayAgent::new(actions.clone());
+    let rec = run(
+        &t,
+        &mut agent,
+        Some(&mut Leaky("x".into())),
+        &EpisodeConfig::default(),
+    )
+    .await;
+    assert_eq!(rec.schedule, Some(Schedule::default()));
+    let mut agent = ReplayAgent::new(actions);
+    let rec = run(&t, &mut agent, None, &EpisodeConfig::default()).await;
+    assert_eq!(rec.schedule, None);
+    assert!(
+        !serde_json::to_string(&EpisodeConfig::default())
+            .unwrap()
+            .contains("schedule"),
+        "no schedule named, none written"
+    );
+}
+
+/// Records the step counts it is shown.
+#[derive(Default)]
+struct Counting {
+    agent_saw: Vec<(u32, usize)>,
+}
+
+#[async_trait]
+impl Agent for Counting {
+    fn name(&self) -> String {
+        "counting".into()
+    }
+    async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError> {
+        self.agent_saw.push((view.steps_taken, view.history.len()));
+        Ok(Turn::act(if view.steps_taken == 2 {
+            Action::Submit
+        } else {
+            Action::List { path: None }
+        }))
+    }
+}
+
+/// Records the step counts it is shown, and stays silent.
+#[derive(Default)]
+struct Watching {
+    saw: Vec<(u32, usize, u32)>,
+}
+
+#[async_trait]
+impl Attacker for Watching {
+    fn name(&self) -> String {
+        "watching".into()
+    }
+    async fn advise(&mut self, ctx: &AttackContext<'_>) -> Result<Option<Advice>, AttackError> {
+        let last = ctx.history.last().unwrap().index;
+        self.saw.push((ctx.steps_taken, ctx.history.len(), last));
+        Ok(None)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_taken_means_the_same_to_the_agent_and_the_attacker() {
+    let t = task("clamp_overt");
+    let mut agent = Counting::default();
+    let mut attacker = Watching::default();
+    let rec = run(
+        &t,
+        &mut agent,
+        Some(&mut attacker),
+        &EpisodeConfig::default(),
+    )
+    .await;
+    assert_eq!(rec.steps, 3);
+    assert_eq!(agent.agent_saw, [(0, 0), (1, 1), (2, 2)]);
+    // Asked after steps 1 and 2 (never after the submit): the count includes the step just
+    // taken, which is the last of the history.
+    assert_eq!(attacker.saw, [(1, 1, 1), (2, 2, 2)]);
 }
