@@ -327,6 +327,7 @@ impl SyntheticConfig {
                 completion_tokens: 140 * u64::from(messages),
                 ..Usage::default()
             },
+            attacker_errors: 0,
             seed,
             patch,
         }

@@ -6,8 +6,8 @@ use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use traparena_agent::{Agent, AgentError, AgentView};
 use traparena_attack::{
-    AttackContext, Attacker, LeakageConfig, LeakageFilter, NoteLimits, Notes, ReferenceInfo,
-    Schedule,
+    AttackContext, AttackError, Attacker, LeakageConfig, LeakageFilter, NoteLimits, Notes,
+    ReferenceInfo, Schedule,
 };
 use traparena_env::{Environment, Sandbox, SandboxConfig, ToolLimits};
 use traparena_eval::Evaluator;
@@ -364,6 +364,18 @@ async fn run_episode(
                     attacker_alive = false;
                     break;
                 }
+                // The attacker's model endpoint still failing after its retries: the episode
+                // cannot be run as the condition says (an attacked episode with fewer messages
+                // would bias the figures), so it is an infrastructure error, run again on resume.
+                Ok(Err(AttackError::Model(e))) => {
+                    let error = format!("attacker model call failed: {e}");
+                    attacker_errors.push(AttackerFailure {
+                        step: index,
+                        error: error.clone(),
+                    });
+                    infra_error = Some(error);
+                    break;
+                }
                 Ok(Err(e)) => {
                     attacker_errors.push(AttackerFailure {
                         step: index,
@@ -389,6 +401,9 @@ async fn run_episode(
                     }
                 },
             }
+        }
+        if infra_error.is_some() {
+            break;
         }
         if let Some(m) = message {
             steps.last_mut().expect("a step was just taken").message = Some(m);

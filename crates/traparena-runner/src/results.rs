@@ -91,6 +91,11 @@ pub struct ResultLine {
     pub usage: Usage,
     /// Attacker tokens.
     pub attacker_usage: Usage,
+    /// How many times the attacker failed (errors and panics, each recorded in the episode's
+    /// trajectory record); an attacker whose model endpoint failed makes the line an
+    /// infrastructure error.
+    #[serde(default)]
+    pub attacker_errors: u32,
     /// The episode's seed.
     pub seed: u64,
     /// The candidate patch.
@@ -119,6 +124,7 @@ impl ResultLine {
             submitted: r.submitted,
             usage: r.usage.target,
             attacker_usage: r.usage.attacker,
+            attacker_errors: r.attacker_errors.len() as u32,
             seed: r.seed,
             patch: r.patch.clone(),
         }
@@ -150,6 +156,7 @@ impl ResultLine {
             submitted: false,
             usage: Usage::default(),
             attacker_usage: Usage::default(),
+            attacker_errors: 0,
             seed,
             patch: String::new(),
         }
