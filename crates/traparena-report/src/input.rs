@@ -141,6 +141,8 @@ pub struct Cell {
     pub target_prompt_tokens: u64,
     /// Target completion tokens over the episodes run.
     pub target_completion_tokens: u64,
+    /// The `agent` names on these lines, in the order first seen.
+    pub agents: Vec<String>,
 }
 
 /// The episodes of a results folder, compact: one [`EpisodeOutcome`] per line (infrastructure
@@ -151,7 +153,6 @@ pub struct Episodes {
     outcomes: Vec<EpisodeOutcome>,
     targets: BTreeMap<String, Range<usize>>,
     cells: BTreeMap<String, BTreeMap<String, Cell>>,
-    agents: BTreeMap<String, BTreeSet<String>>,
     harness_versions: BTreeSet<String>,
     lines: usize,
     blank_lines: usize,
@@ -222,18 +223,6 @@ impl Episodes {
                 _ => other.unwrap_or_default(),
             },
         };
-        if let Some(agent) = l.agent.as_deref().filter(|a| !a.is_empty()) {
-            match self.agents.get_mut(l.target.as_ref()) {
-                Some(set) if set.contains(agent) => {}
-                Some(set) => {
-                    set.insert(agent.to_owned());
-                }
-                None => {
-                    self.agents
-                        .insert(l.target.to_string(), BTreeSet::from([agent.to_owned()]));
-                }
-            }
-        }
         if let Some(v) = l.harness_version.as_deref().filter(|v| !v.is_empty())
             && !self.harness_versions.contains(v)
         {
@@ -257,6 +246,11 @@ impl Episodes {
             .get_mut(l.condition.as_ref())
             .expect("inserted above");
         cell.lines += 1;
+        if let Some(agent) = l.agent.as_deref().filter(|a| !a.is_empty())
+            && !cell.agents.iter().any(|a| a == agent)
+        {
+            cell.agents.push(agent.to_owned());
+        }
         if !info.matches(&cell.info) {
             cell.info_conflicts += 1;
         }
@@ -362,10 +356,14 @@ impl Episodes {
     /// The `agent` names on the lines of `target` (infrastructure errors have none), in name
     /// order.
     pub fn agents_of(&self, target: &str) -> impl Iterator<Item = &str> {
-        self.agents
+        let all: BTreeSet<&str> = self
+            .cells
             .get(target)
             .into_iter()
-            .flat_map(|s| s.iter().map(String::as_str))
+            .flat_map(|m| m.values())
+            .flat_map(|c| c.agents.iter().map(String::as_str))
+            .collect();
+        all.into_iter()
     }
 
     /// The `harness_version` values on the lines (lines written before the field have none),
