@@ -20,17 +20,17 @@ use std::time::{Duration, Instant};
 
 use common::{out_dir, print_ratio};
 use criterion::Criterion;
-use traparena_report::synthetic::{SyntheticCondition, SyntheticConfig};
+use traparena_report::synthetic::{SyntheticCondition, SyntheticConfig, SyntheticTarget};
 use traparena_report::{ReportOptions, ResultsFolder, report_folder};
 
 const GROUP: &str = "report_100000_episodes";
 const CHILD: &str = "TRAPARENA_REPORT_BENCH_CHILD";
 
-/// 4 targets × 200 tasks × (5 baseline samples + 6 attacked conditions × 10 rounds × 2
-/// samples) = 100,000 lines.
+/// 4 targets × 200 tasks × (5 baseline samples + 6 conditions (five attacks and the truthful
+/// control) × 10 rounds × 2 samples) = 100,000 lines.
 fn config() -> SyntheticConfig {
     let mut cfg = SyntheticConfig::standard(2024);
-    cfg.targets.push("model-d".into());
+    cfg.targets.push(SyntheticTarget::model("model-d", 0.3));
     cfg.tasks = 200;
     cfg.rounds = 10;
     cfg.baseline_samples = 5;

@@ -42,7 +42,7 @@ fn markdown_by_default() {
         "## Flipped tasks",
         "## Curator notes",
         "| model-a | adaptive | 6 |",
-        "| model-b | blind-curator | 6 |",
+        "| credulous | blind-curator | 6 |",
     ] {
         assert!(md.contains(h), "no {h:?} in\n{md}");
     }
@@ -54,7 +54,7 @@ fn json_main_rows_have_the_spec_fields() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let main = v["main"].as_array().unwrap();
-    // Two targets × four attacked conditions.
+    // Two targets × four attacks (the truthful control is in `controls`).
     assert_eq!(main.len(), 8);
     for row in main {
         for k in [

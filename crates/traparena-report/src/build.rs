@@ -1,18 +1,20 @@
 //! Computing the report's figures from a results folder with `traparena-stats`.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use traparena_runner::ConditionInfo;
 use traparena_stats::{
-    BASELINE, BootstrapConfig, EpisodeOutcome, FailureModeShares, Metric, failure_mode_shares,
-    first_vs_last_rounds, paired_delta, paired_delta_from_means, per_round_means, shared_tasks,
-    susceptibility_rate, task_means, token_ratio,
+    BASELINE, BootstrapConfig, ConditionMeans, EpisodeOutcome, FailureModeShares, Metric,
+    PairedDelta, failure_mode_shares, first_vs_last_rounds, paired_delta, paired_delta_from_means,
+    per_round_means, shared_tasks, susceptibility_rate, task_means, token_ratio,
 };
 
-use crate::input::ResultsFolder;
+use crate::input::{Episodes, MANIFEST_FILE, ResultsFolder, SPEC_FILE, file_day};
 use crate::model::{
-    BootstrapSettings, ConditionSummary, Flip, MainRow, PairRow, PairedChange, REPORT_VERSION,
-    Report, RoundRow, SeedSource, Source, TaskRow, TokenRow, Trend,
+    BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, MainRow,
+    PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source, TargetSummary,
+    TaskRow, TokenRow, Trend,
 };
 
 /// How a report is computed.
@@ -66,7 +68,7 @@ struct Kind {
     defence: bool,
 }
 
-fn kind(info: &ConditionInfo) -> Kind {
+fn kind_key(info: &ConditionInfo) -> Kind {
     let family = if info.attacker == "blind" {
         "adaptive".to_owned()
     } else {
@@ -89,6 +91,122 @@ fn kind(info: &ConditionInfo) -> Kind {
     }
 }
 
+/// What a condition is: the baseline, an attack, or a control.
+///
+/// Decided from the condition's description (`condition_info`, or the line's attacker name
+/// when a line has none), case-insensitively: the attacker kind `truthful`, or `scripted` with
+/// the persona `truthful` (also written `scripted:truthful`), is the truthful control; the kind
+/// `none` in any condition but the baseline is the no-advice control; every other kind, an
+/// unknown or empty one included, is an attack.
+pub fn condition_kind(condition: &str, info: &ConditionInfo) -> ConditionKind {
+    if condition == BASELINE {
+        return ConditionKind::Baseline;
+    }
+    let attacker = info.attacker.trim().to_ascii_lowercase();
+    let (kind, inline_persona) = match attacker.split_once(':') {
+        Some((k, p)) => (k.trim().to_owned(), Some(p.trim().to_owned())),
+        None => (attacker.clone(), None),
+    };
+    let persona = inline_persona.or_else(|| {
+        info.persona
+            .as_deref()
+            .map(|p| p.trim().to_ascii_lowercase())
+    });
+    match kind.as_str() {
+        "truthful" => ConditionKind::TruthfulControl,
+        "scripted" if persona.as_deref() == Some("truthful") => ConditionKind::TruthfulControl,
+        "none" => ConditionKind::NoAdviceControl,
+        _ => ConditionKind::Attack,
+    }
+}
+
+/// The built-in agents that use no model (`traparena-agent`), and `replay:FILE`.
+fn is_scripted_agent(agent: &str) -> bool {
+    matches!(agent, "gold" | "credulous" | "hardcoder") || agent.starts_with("replay:")
+}
+
+/// The outcomes as the figures count them. A no-advice control's attacker never speaks, so
+/// its episodes count without a delivered message, as the baseline's do; `traparena-stats`
+/// keeps an episode without one only in the condition named `baseline`, so in a copy those
+/// episodes are marked as having had their (empty) turn: `messages_delivered` 1.
+fn counted<'a>(
+    outs: &'a [EpisodeOutcome],
+    no_advice: &BTreeSet<(&str, &str)>,
+) -> Cow<'a, [EpisodeOutcome]> {
+    let hit = |o: &EpisodeOutcome| no_advice.contains(&(o.target.as_str(), o.condition.as_str()));
+    if !outs.iter().any(hit) {
+        return Cow::Borrowed(outs);
+    }
+    Cow::Owned(
+        outs.iter()
+            .map(|o| {
+                let mut o = o.clone();
+                if hit(&o) {
+                    o.messages_delivered = o.messages_delivered.max(1);
+                }
+                o
+            })
+            .collect(),
+    )
+}
+
+/// The header facts: the spec's name, the date and where it came from, the harness
+/// version(s), and the optional files that are missing.
+fn header_facts(folder: &ResultsFolder, report: &mut Report) {
+    let src = &mut report.source;
+    src.name = folder.spec_name.clone();
+    let (date, from) = if let Some(d) = &folder.created {
+        (Some(d.clone()), Some(DateSource::Manifest))
+    } else if let Some(t) = folder.manifest_modified {
+        (file_day(t), Some(DateSource::ManifestFileTime))
+    } else if folder.manifest.is_none()
+        && let Some(t) = folder.episodes_modified
+    {
+        (file_day(t), Some(DateSource::EpisodesFileTime))
+    } else {
+        (None, None)
+    };
+    src.date_source = from.filter(|_| date.is_some());
+    src.date = date;
+    let on_lines: Vec<String> = folder
+        .episodes
+        .harness_versions()
+        .map(str::to_owned)
+        .collect();
+    match folder
+        .manifest
+        .as_ref()
+        .and_then(|m| m.harness_version.clone())
+        .filter(|v| !v.trim().is_empty())
+    {
+        Some(v) => {
+            if on_lines.iter().any(|l| *l != v) {
+                report.warnings.push(format!(
+                    "manifest.json says harness {v}, but episode lines name {}",
+                    on_lines.join(", ")
+                ));
+            }
+            src.harness_versions = vec![v];
+        }
+        None => {
+            if on_lines.len() > 1 {
+                report.warnings.push(format!(
+                    "the episode lines were written by {} harness versions: {}",
+                    on_lines.len(),
+                    on_lines.join(", ")
+                ));
+            }
+            src.harness_versions = on_lines;
+        }
+    }
+    if !folder.has_spec {
+        src.missing_files.push(SPEC_FILE.to_owned());
+    }
+    if folder.manifest.is_none() {
+        src.missing_files.push(MANIFEST_FILE.to_owned());
+    }
+}
+
 /// Computes every table of the report from a results folder.
 ///
 /// Figures that cannot be computed (too few shared tasks, too few rounds, a zero token
@@ -101,10 +219,16 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         version: REPORT_VERSION,
         source: Source {
             folder: folder.path.display().to_string(),
+            name: None,
+            date: None,
+            date_source: None,
+            harness_versions: Vec::new(),
+            missing_files: Vec::new(),
             lines: eps.lines(),
             blank_lines: eps.blank_lines(),
             infra_errors: eps.infra_errors(),
             targets: eps.targets().map(str::to_owned).collect(),
+            target_details: Vec::new(),
             conditions: Vec::new(),
         },
         bootstrap: BootstrapSettings {
@@ -115,6 +239,7 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
             seed_source,
         },
         main: Vec::new(),
+        controls: Vec::new(),
         curator_ablation: Vec::new(),
         blind_vs_reference: Vec::new(),
         rounds: Vec::new(),
@@ -124,9 +249,37 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         notes: folder.notes.clone(),
         warnings: Vec::new(),
     };
+    header_facts(folder, &mut report);
+
+    let no_advice: BTreeSet<(&str, &str)> = eps
+        .cells()
+        .filter(|(_, c, cell)| condition_kind(c, &cell.info) == ConditionKind::NoAdviceControl)
+        .map(|(t, c, _)| (t, c))
+        .collect();
+    let all = counted(eps.outcomes(), &no_advice);
+
+    for target in eps.targets() {
+        let agents: Vec<String> = eps.agents_of(target).map(str::to_owned).collect();
+        let (prompt, completion) = eps
+            .conditions_of(target)
+            .filter_map(|c| eps.cell(target, c))
+            .fold((0, 0), |(p, c), cell| {
+                (
+                    p + cell.target_prompt_tokens,
+                    c + cell.target_completion_tokens,
+                )
+            });
+        report.source.target_details.push(TargetSummary {
+            target: target.to_owned(),
+            scripted: !agents.is_empty() && agents.iter().all(|a| is_scripted_agent(a)),
+            agents,
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+        });
+    }
 
     for (target, condition, cell) in eps.cells() {
-        let outs = eps.of_target(target);
+        let outs = target_slice(&all, eps, target);
         let m = task_means(outs, target, condition, Metric::Accepted);
         let rounds: BTreeSet<u32> = outs
             .iter()
@@ -137,6 +290,7 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         report.source.conditions.push(ConditionSummary {
             target: target.to_owned(),
             condition: condition.to_owned(),
+            kind: condition_kind(condition, i),
             attacker: i.attacker.clone(),
             persona: i.persona.clone(),
             access: i.access.clone(),
@@ -163,8 +317,12 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    for part in map_parallel(&targets, threads, |t| target_part(folder, t, opts, &cfg)) {
+    let all_ref: &[EpisodeOutcome] = &all;
+    for part in map_parallel(&targets, threads, |t| {
+        target_part(folder, target_slice(all_ref, eps, t), t, opts, &cfg)
+    }) {
         report.main.extend(part.main);
+        report.controls.extend(part.controls);
         report.curator_ablation.extend(part.curator_ablation);
         report.blind_vs_reference.extend(part.blind_vs_reference);
         report.rounds.extend(part.rounds);
@@ -173,19 +331,29 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         report.tasks.extend(part.tasks);
         report.warnings.extend(part.warnings);
     }
-    let all = eps.outcomes();
     for condition in eps.conditions() {
         report
             .failure_modes
-            .push(failure_mode_shares(all, None, condition));
+            .push(failure_mode_shares(&all, None, condition));
     }
     report
+}
+
+/// The outcomes of one target within `all` (which has the order of [`Episodes::outcomes`]).
+fn target_slice<'a>(
+    all: &'a [EpisodeOutcome],
+    eps: &Episodes,
+    target: &str,
+) -> &'a [EpisodeOutcome] {
+    let range = eps.target_range(target);
+    &all[range]
 }
 
 /// The rows of one target (every table but the pooled failure modes).
 #[derive(Debug, Default)]
 struct Part {
     main: Vec<MainRow>,
+    controls: Vec<ControlRow>,
     curator_ablation: Vec<PairRow>,
     blind_vs_reference: Vec<PairRow>,
     rounds: Vec<RoundRow>,
@@ -195,155 +363,236 @@ struct Part {
     warnings: Vec<String>,
 }
 
+/// One condition of a target against its baseline: what the main and the controls tables
+/// share.
+struct Versus {
+    tasks: usize,
+    delta: Option<PairedDelta>,
+    paired_change: PairedChange,
+    task_rows: Vec<TaskRow>,
+    base_only_tasks: usize,
+    other_only_tasks: usize,
+    infra_errors: usize,
+    no_message_delivered: usize,
+    tokens: Result<TokenFigures, String>,
+    errors: Vec<String>,
+}
+
+/// The numbers of a `traparena_stats` token ratio that the report keeps.
+#[derive(Debug, Clone, Copy)]
+struct TokenFigures {
+    tasks: usize,
+    base: f64,
+    attacked: f64,
+    ratio: f64,
+    low: f64,
+    high: f64,
+}
+
+fn versus(
+    outs: &[EpisodeOutcome],
+    base: &ConditionMeans,
+    target: &str,
+    condition: &str,
+    cfg: &BootstrapConfig,
+) -> Versus {
+    let att = task_means(outs, target, condition, Metric::Accepted);
+    let mut v = Versus {
+        tasks: 0,
+        delta: None,
+        paired_change: PairedChange::default(),
+        task_rows: Vec::new(),
+        base_only_tasks: 0,
+        other_only_tasks: 0,
+        infra_errors: base.excluded.infra_errors + att.excluded.infra_errors,
+        no_message_delivered: att.excluded.no_message_delivered,
+        tokens: Err(String::new()),
+        errors: Vec::new(),
+    };
+    for (task, b, a) in shared_tasks(base, &att) {
+        let change = &mut v.paired_change;
+        if a < b {
+            change.down += 1;
+        } else if a > b {
+            change.up += 1;
+        } else {
+            change.unchanged += 1;
+        }
+        v.task_rows.push(TaskRow {
+            target: target.to_owned(),
+            condition: condition.to_owned(),
+            task: task.to_owned(),
+            base_pct: 100.0 * b,
+            attacked_pct: 100.0 * a,
+            change_pp: 100.0 * (a - b),
+            base_episodes: base.tasks[task].episodes,
+            attacked_episodes: att.tasks[task].episodes,
+            flip: match (b >= 0.5, a >= 0.5) {
+                (true, false) => Some(Flip::Broke),
+                (false, true) => Some(Flip::Fixed),
+                _ => None,
+            },
+        });
+    }
+    match paired_delta_from_means(base, &att, cfg) {
+        Ok(d) => {
+            v.tasks = d.tasks.len();
+            v.base_only_tasks = d.base_only_tasks;
+            v.other_only_tasks = d.attacked_only_tasks;
+            v.delta = Some(d);
+        }
+        Err(e) => {
+            let c = v.paired_change;
+            let shared = c.down + c.unchanged + c.up;
+            v.tasks = shared;
+            v.base_only_tasks = base.tasks.len() - shared;
+            v.other_only_tasks = att.tasks.len() - shared;
+            v.errors.push(format!("Δ: {e}"));
+        }
+    }
+    v.tokens = token_ratio(outs, target, BASELINE, condition, cfg)
+        .map(|t| TokenFigures {
+            tasks: t.tasks,
+            base: t.base_mean_tokens,
+            attacked: t.attacked_mean_tokens,
+            ratio: t.ratio,
+            low: t.interval.low,
+            high: t.interval.high,
+        })
+        .map_err(|e| e.to_string());
+    if let Err(e) = &v.tokens {
+        v.errors.push(format!("token ratio: {e}"));
+    }
+    v
+}
+
 fn target_part(
     folder: &ResultsFolder,
+    outs: &[EpisodeOutcome],
     target: &str,
     opts: &ReportOptions,
     cfg: &BootstrapConfig,
 ) -> Part {
     let eps = &folder.episodes;
     let mut part = Part::default();
-    let outs = eps.of_target(target);
     let has_baseline = eps.cell(target, BASELINE).is_some();
-    let attacked: Vec<&str> = eps
+    let others: Vec<(&str, ConditionInfo, ConditionKind)> = eps
         .conditions_of(target)
         .filter(|c| *c != BASELINE)
+        .map(|c| {
+            let info = eps
+                .cell(target, c)
+                .map(|cell| cell.info.clone())
+                .unwrap_or_default();
+            let kind = condition_kind(c, &info);
+            (c, info, kind)
+        })
         .collect();
-    if !has_baseline && !attacked.is_empty() {
+    if !has_baseline && !others.is_empty() {
         part.warnings.push(format!(
             "target {target:?} has no baseline episodes: no Δ, token ratio or per-task rate \
              can be computed for it"
         ));
     }
     let base = task_means(outs, target, BASELINE, Metric::Accepted);
-    for &condition in &attacked {
-        let info = eps
-            .cell(target, condition)
-            .map(|c| c.info.clone())
-            .unwrap_or_default();
-        let att = task_means(outs, target, condition, Metric::Accepted);
+    for (condition, info, kind) in &others {
+        let condition = *condition;
+        let v = versus(outs, &base, target, condition, cfg);
+        let d = v.delta.as_ref();
+        let t = v.tokens.as_ref().ok();
+        if kind.is_control() {
+            part.controls.push(ControlRow {
+                target: target.to_owned(),
+                condition: condition.to_owned(),
+                kind: *kind,
+                attacker: info.attacker.clone(),
+                tasks: v.tasks,
+                base_pct: d.map(|d| d.base_pct),
+                control_pct: d.map(|d| d.attacked_pct),
+                delta_pp: d.map(|d| d.delta_pp),
+                ci_low_pp: d.map(|d| d.ci_low_pp),
+                ci_high_pp: d.map(|d| d.ci_high_pp),
+                excludes_zero: d.map(|d| d.excludes_zero),
+                paired_change: v.paired_change,
+                token_ratio: t.map(|t| t.ratio),
+                token_ratio_ci_low: t.map(|t| t.low),
+                token_ratio_ci_high: t.map(|t| t.high),
+                base_episodes: d.map_or(0, |d| d.base_episodes),
+                control_episodes: d.map_or(0, |d| d.attacked_episodes),
+                infra_errors: v.infra_errors,
+                no_message_delivered: v.no_message_delivered,
+                errors: v.errors,
+            });
+            continue;
+        }
         let mut row = MainRow {
             target: target.to_owned(),
             condition: condition.to_owned(),
             attacker: info.attacker.clone(),
-            access: kind(&info).access,
+            access: kind_key(info).access,
             curator: info.curator,
             defence: info.defence,
-            tasks: 0,
-            base_pct: None,
-            attacked_pct: None,
-            delta_pp: None,
-            ci_low_pp: None,
-            ci_high_pp: None,
-            significant: None,
-            excludes_zero: None,
-            paired_change: PairedChange::default(),
+            tasks: v.tasks,
+            base_pct: d.map(|d| d.base_pct),
+            attacked_pct: d.map(|d| d.attacked_pct),
+            delta_pp: d.map(|d| d.delta_pp),
+            ci_low_pp: d.map(|d| d.ci_low_pp),
+            ci_high_pp: d.map(|d| d.ci_high_pp),
+            significant: d.map(|d| d.significant_harm),
+            excludes_zero: d.map(|d| d.excludes_zero),
+            paired_change: v.paired_change,
             susceptibility: None,
             susceptibility_ci_low: None,
             susceptibility_ci_high: None,
-            token_ratio: None,
-            token_ratio_ci_low: None,
-            token_ratio_ci_high: None,
-            base_episodes: 0,
-            attacked_episodes: 0,
-            infra_errors: base.excluded.infra_errors + att.excluded.infra_errors,
-            no_message_delivered: att.excluded.no_message_delivered,
-            base_only_tasks: 0,
-            attacked_only_tasks: 0,
+            token_ratio: t.map(|t| t.ratio),
+            token_ratio_ci_low: t.map(|t| t.low),
+            token_ratio_ci_high: t.map(|t| t.high),
+            base_episodes: d.map_or(0, |d| d.base_episodes),
+            attacked_episodes: d.map_or(0, |d| d.attacked_episodes),
+            infra_errors: v.infra_errors,
+            no_message_delivered: v.no_message_delivered,
+            base_only_tasks: v.base_only_tasks,
+            attacked_only_tasks: v.other_only_tasks,
             errors: Vec::new(),
         };
-        for (task, b, a) in shared_tasks(&base, &att) {
-            let change = &mut row.paired_change;
-            if a < b {
-                change.down += 1;
-            } else if a > b {
-                change.up += 1;
-            } else {
-                change.unchanged += 1;
-            }
-            part.tasks.push(TaskRow {
-                target: target.to_owned(),
-                condition: condition.to_owned(),
-                task: task.to_owned(),
-                base_pct: 100.0 * b,
-                attacked_pct: 100.0 * a,
-                change_pp: 100.0 * (a - b),
-                base_episodes: base.tasks[task].episodes,
-                attacked_episodes: att.tasks[task].episodes,
-                flip: match (b >= 0.5, a >= 0.5) {
-                    (true, false) => Some(Flip::Broke),
-                    (false, true) => Some(Flip::Fixed),
-                    _ => None,
-                },
-            });
-        }
-        match paired_delta_from_means(&base, &att, cfg) {
-            Ok(d) => {
-                row.tasks = d.tasks.len();
-                row.base_pct = Some(d.base_pct);
-                row.attacked_pct = Some(d.attacked_pct);
-                row.delta_pp = Some(d.delta_pp);
-                row.ci_low_pp = Some(d.ci_low_pp);
-                row.ci_high_pp = Some(d.ci_high_pp);
-                row.significant = Some(d.significant_harm);
-                row.excludes_zero = Some(d.excludes_zero);
-                row.base_episodes = d.base_episodes;
-                row.attacked_episodes = d.attacked_episodes;
-                row.base_only_tasks = d.base_only_tasks;
-                row.attacked_only_tasks = d.attacked_only_tasks;
-            }
-            Err(e) => {
-                let shared =
-                    row.paired_change.down + row.paired_change.unchanged + row.paired_change.up;
-                row.tasks = shared;
-                row.base_only_tasks = base.tasks.len() - shared;
-                row.attacked_only_tasks = att.tasks.len() - shared;
-                row.errors.push(format!("Δ: {e}"));
-            }
-        }
+        // The errors in the order of the columns: Δ, susceptibility, token ratio.
+        let mut errors = v.errors;
         match susceptibility_rate(outs, target, condition, cfg) {
             Ok(s) => {
                 row.susceptibility = Some(s.rate_pct);
                 row.susceptibility_ci_low = Some(s.ci_low_pct);
                 row.susceptibility_ci_high = Some(s.ci_high_pct);
             }
-            Err(e) => row.errors.push(format!("susceptibility: {e}")),
+            Err(e) => {
+                let at = usize::from(v.delta.is_none());
+                errors.insert(at, format!("susceptibility: {e}"));
+            }
         }
+        row.errors = errors;
         let cell = eps.cell(target, condition).cloned().unwrap_or_default();
         let attacker_total = cell.attacker_prompt_tokens + cell.attacker_completion_tokens;
-        let mut tokens = TokenRow {
+        part.tokens.push(TokenRow {
             target: target.to_owned(),
             condition: condition.to_owned(),
-            tasks: 0,
-            base_tokens: None,
-            attacked_tokens: None,
-            ratio: None,
-            ci_low: None,
-            ci_high: None,
+            tasks: t.map_or(0, |t| t.tasks),
+            base_tokens: t.map(|t| t.base),
+            attacked_tokens: t.map(|t| t.attacked),
+            ratio: t.map(|t| t.ratio),
+            ci_low: t.map(|t| t.low),
+            ci_high: t.map(|t| t.high),
             attacker_tokens_per_episode: (cell.episodes_run > 0)
                 .then(|| attacker_total as f64 / cell.episodes_run as f64),
             attacker_prompt_tokens: cell.attacker_prompt_tokens,
             attacker_completion_tokens: cell.attacker_completion_tokens,
-            errors: Vec::new(),
-        };
-        match token_ratio(outs, target, BASELINE, condition, cfg) {
-            Ok(t) => {
-                row.token_ratio = Some(t.ratio);
-                row.token_ratio_ci_low = Some(t.interval.low);
-                row.token_ratio_ci_high = Some(t.interval.high);
-                tokens.tasks = t.tasks;
-                tokens.base_tokens = Some(t.base_mean_tokens);
-                tokens.attacked_tokens = Some(t.attacked_mean_tokens);
-                tokens.ratio = Some(t.ratio);
-                tokens.ci_low = Some(t.interval.low);
-                tokens.ci_high = Some(t.interval.high);
-            }
-            Err(e) => {
-                row.errors.push(format!("token ratio: {e}"));
-                tokens.errors.push(format!("token ratio: {e}"));
-            }
-        }
-        part.tokens.push(tokens);
+            errors: v
+                .tokens
+                .as_ref()
+                .err()
+                .map(|e| format!("token ratio: {e}"))
+                .into_iter()
+                .collect(),
+        });
+        part.tasks.extend(v.task_rows);
         part.main.push(row);
         part.rounds
             .push(round_row(outs, target, condition, opts.round_window, cfg));
@@ -352,7 +601,7 @@ fn target_part(
         part.failure_modes
             .push(failure_mode_shares(outs, Some(target), condition));
     }
-    pair_rows(&mut part, folder, target, cfg);
+    pair_rows(&mut part, folder, outs, target, cfg);
     part
 }
 
@@ -405,13 +654,22 @@ fn round_row(
 }
 
 /// The curator ablation and blind-against-reference rows of one target.
-fn pair_rows(part: &mut Part, folder: &ResultsFolder, target: &str, cfg: &BootstrapConfig) {
+fn pair_rows(
+    part: &mut Part,
+    folder: &ResultsFolder,
+    outs: &[EpisodeOutcome],
+    target: &str,
+    cfg: &BootstrapConfig,
+) {
     let eps = &folder.episodes;
-    let outs = eps.of_target(target);
     let conds: Vec<(&str, Kind)> = eps
         .conditions_of(target)
         .filter(|c| *c != BASELINE)
-        .filter_map(|c| eps.cell(target, c).map(|cell| (c, kind(&cell.info))))
+        .filter_map(|c| {
+            eps.cell(target, c)
+                .filter(|cell| condition_kind(c, &cell.info) == ConditionKind::Attack)
+                .map(|cell| (c, kind_key(&cell.info)))
+        })
         .collect();
     let main_delta = |part: &Part, c: &str| {
         part.main

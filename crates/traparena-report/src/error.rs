@@ -6,7 +6,7 @@ use thiserror::Error;
 
 /// Why a results folder could not be turned into a report.
 ///
-/// Every variant but [`ReportError::Serialize`] is bad input: the folder, a file in it or a
+/// Every variant but [`ReportError::Serialize`] and [`ReportError::Render`] is bad input: the folder, a file in it or a
 /// line of `episodes.jsonl` is missing or malformed ([`ReportError::is_bad_input`]). A figure
 /// that cannot be computed from well-formed data (for example a Δ with a single shared task) is
 /// not an error: its row says why in `errors`.
@@ -75,6 +75,18 @@ pub enum ReportError {
         #[source]
         source: serde_json::Error,
     },
+    /// An optional file parses but a value in it cannot be used (e.g. a `created` date in
+    /// `manifest.json` that is not a date).
+    #[error("{}: {reason}", path.display())]
+    InvalidFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The HTML page could not be rendered from its template (an internal failure).
+    #[error("cannot render the HTML page: {0}")]
+    Render(#[source] askama::Error),
     /// The report could not be serialized (an internal failure).
     #[error("cannot serialize the report: {0}")]
     Serialize(#[source] serde_json::Error),
@@ -83,7 +95,7 @@ pub enum ReportError {
 impl ReportError {
     /// Whether the error is the input's fault (exit status 2) rather than an internal failure.
     pub fn is_bad_input(&self) -> bool {
-        !matches!(self, ReportError::Serialize(_))
+        !matches!(self, ReportError::Serialize(_) | ReportError::Render(_))
     }
 
     /// The line of `episodes.jsonl` at fault, when the error is about one line.

@@ -1,11 +1,13 @@
 //! Reading a results folder: `episodes.jsonl` streamed line by line into compact
-//! [`EpisodeOutcome`]s, plus the optional `spec.json` seed and the curator's final notes.
+//! [`EpisodeOutcome`]s, plus what the optional files add: `spec.json`'s name and seed,
+//! `manifest.json`'s harness version and date, and the curator's final notes.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -16,8 +18,12 @@ use crate::error::ReportError;
 
 /// The episode log of a results folder.
 pub const EPISODES_FILE: &str = "episodes.jsonl";
-/// The experiment spec of a results folder (optional; its `seed` seeds the bootstrap).
+/// The experiment spec of a results folder (optional; its `seed` seeds the bootstrap, its
+/// `name` heads the report).
 pub const SPEC_FILE: &str = "spec.json";
+/// What a results folder was made with (optional; its `harness_version` and `created` date
+/// head the report).
+pub const MANIFEST_FILE: &str = "manifest.json";
 /// The curator's notes: `notes/<target>/<condition>/round-<r>.json` (optional).
 pub const NOTES_DIR: &str = "notes";
 
@@ -36,6 +42,14 @@ struct LeanLine<'a> {
     sample: u32,
     #[serde(default, borrow)]
     condition_info: Option<LeanInfo<'a>>,
+    /// The attacker's name (`scripted:truthful`, ...): what the condition is when a line has
+    /// no `condition_info`.
+    #[serde(default, borrow)]
+    attacker: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    agent: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    harness_version: Option<Cow<'a, str>>,
     #[serde(default)]
     infra_error: Option<IgnoredAny>,
     accepted: bool,
@@ -64,7 +78,21 @@ struct LeanInfo<'a> {
     defence: bool,
 }
 
-impl LeanInfo<'_> {
+impl<'a> LeanInfo<'a> {
+    /// The condition as a line without `condition_info` describes it through its attacker's
+    /// name: `scripted:truthful` is the `scripted` attacker with persona `truthful`.
+    fn from_attacker_name(name: &'a str) -> LeanInfo<'a> {
+        let (kind, persona) = match name.split_once(':') {
+            Some((k, p)) => (k, Some(Cow::Borrowed(p))),
+            None => (name, None),
+        };
+        LeanInfo {
+            attacker: Cow::Borrowed(kind),
+            persona,
+            ..LeanInfo::default()
+        }
+    }
+
     fn matches(&self, i: &ConditionInfo) -> bool {
         self.attacker == i.attacker
             && self.persona.as_deref() == i.persona.as_deref()
@@ -111,6 +139,10 @@ pub struct Cell {
     pub attacker_completion_tokens: u64,
     /// Target prompt tokens over the episodes run.
     pub target_prompt_tokens: u64,
+    /// Target completion tokens over the episodes run.
+    pub target_completion_tokens: u64,
+    /// The `agent` names on these lines, in the order first seen.
+    pub agents: Vec<String>,
 }
 
 /// The episodes of a results folder, compact: one [`EpisodeOutcome`] per line (infrastructure
@@ -121,6 +153,7 @@ pub struct Episodes {
     outcomes: Vec<EpisodeOutcome>,
     targets: BTreeMap<String, Range<usize>>,
     cells: BTreeMap<String, BTreeMap<String, Cell>>,
+    harness_versions: BTreeSet<String>,
     lines: usize,
     blank_lines: usize,
 }
@@ -183,7 +216,18 @@ impl Episodes {
         }
         self.lines += 1;
         let infra = l.infra_error.is_some();
-        let info = l.condition_info.unwrap_or_default();
+        let info = match l.condition_info {
+            Some(i) if !i.attacker.is_empty() => i,
+            other => match l.attacker.as_deref() {
+                Some(name) if !name.is_empty() => LeanInfo::from_attacker_name(name),
+                _ => other.unwrap_or_default(),
+            },
+        };
+        if let Some(v) = l.harness_version.as_deref().filter(|v| !v.is_empty())
+            && !self.harness_versions.contains(v)
+        {
+            self.harness_versions.insert(v.to_owned());
+        }
         if !self.cells.contains_key(l.target.as_ref()) {
             self.cells.insert(l.target.to_string(), BTreeMap::new());
         }
@@ -202,6 +246,11 @@ impl Episodes {
             .get_mut(l.condition.as_ref())
             .expect("inserted above");
         cell.lines += 1;
+        if let Some(agent) = l.agent.as_deref().filter(|a| !a.is_empty())
+            && !cell.agents.iter().any(|a| a == agent)
+        {
+            cell.agents.push(agent.to_owned());
+        }
         if !info.matches(&cell.info) {
             cell.info_conflicts += 1;
         }
@@ -212,6 +261,7 @@ impl Episodes {
             cell.attacker_prompt_tokens += l.attacker_usage.prompt_tokens;
             cell.attacker_completion_tokens += l.attacker_usage.completion_tokens;
             cell.target_prompt_tokens += l.usage.prompt_tokens;
+            cell.target_completion_tokens += l.usage.completion_tokens;
         }
         self.outcomes.push(EpisodeOutcome {
             target: l.target.into_owned(),
@@ -256,9 +306,13 @@ impl Episodes {
 
     /// The outcomes of one target (empty for an unknown target).
     pub fn of_target(&self, target: &str) -> &[EpisodeOutcome] {
-        self.targets
-            .get(target)
-            .map_or(&[], |r| &self.outcomes[r.clone()])
+        &self.outcomes[self.target_range(target)]
+    }
+
+    /// Where the outcomes of `target` are in [`Episodes::outcomes`] (empty for an unknown
+    /// target).
+    pub(crate) fn target_range(&self, target: &str) -> Range<usize> {
+        self.targets.get(target).cloned().unwrap_or(0..0)
     }
 
     /// The targets, in name order.
@@ -297,6 +351,25 @@ impl Episodes {
             m.iter()
                 .map(move |(c, cell)| (t.as_str(), c.as_str(), cell))
         })
+    }
+
+    /// The `agent` names on the lines of `target` (infrastructure errors have none), in name
+    /// order.
+    pub fn agents_of(&self, target: &str) -> impl Iterator<Item = &str> {
+        let all: BTreeSet<&str> = self
+            .cells
+            .get(target)
+            .into_iter()
+            .flat_map(|m| m.values())
+            .flat_map(|c| c.agents.iter().map(String::as_str))
+            .collect();
+        all.into_iter()
+    }
+
+    /// The `harness_version` values on the lines (lines written before the field have none),
+    /// in order.
+    pub fn harness_versions(&self) -> impl Iterator<Item = &str> {
+        self.harness_versions.iter().map(String::as_str)
     }
 
     /// Episode lines read (blank lines not included).
@@ -353,8 +426,12 @@ pub struct CuratorNotes {
     pub target: String,
     /// The condition (the folder name under `notes/<target>/`).
     pub condition: String,
-    /// The round of the last notes file.
+    /// The round of the last notes file: the notes the attacker was given in that round.
     pub round: u32,
+    /// The rounds whose episodes the notes were written from, first and last: rounds 0 to
+    /// `round − 1` (the curator runs between rounds; the notes of round 0 are the empty notes
+    /// before any round, so `None`).
+    pub from_rounds: Option<[u32; 2]>,
     /// The notes, in order (a non-string item is shown as its JSON text).
     pub items: Vec<String>,
     /// The file, relative to the results folder.
@@ -373,29 +450,58 @@ struct NotesFile {
     limits: Option<IgnoredAny>,
 }
 
+/// The fields of `spec.json` the report uses (the rest is the runner's business).
 #[derive(Deserialize)]
-struct SpecSeed {
+struct SpecHead {
     #[serde(default)]
     seed: Option<u64>,
+    #[serde(default)]
+    name: Option<String>,
 }
 
-/// A results folder, read: its episodes, the seed of its `spec.json` (when present) and the
-/// curator's final notes per target and condition (when present).
+/// What the report takes from `manifest.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ManifestInfo {
+    /// The harness version that started the experiment.
+    #[serde(default)]
+    pub harness_version: Option<String>,
+    /// When the experiment started: an RFC 3339 timestamp (`2026-03-02T14:05:11Z`) or a
+    /// calendar date (`2026-03-02`). The runner does not write it yet; the report shows it
+    /// when present.
+    #[serde(default)]
+    pub created: Option<String>,
+}
+
+/// A results folder, read: its episodes, what `spec.json` and `manifest.json` say (when
+/// present) and the curator's final notes per target and condition (when present).
 #[derive(Debug, Clone)]
 pub struct ResultsFolder {
     /// The folder.
     pub path: PathBuf,
     /// The episodes of `episodes.jsonl`.
     pub episodes: Episodes,
+    /// Whether `spec.json` exists.
+    pub has_spec: bool,
     /// `seed` of `spec.json`, when the file exists and has one.
     pub spec_seed: Option<u64>,
+    /// `name` of `spec.json`, when the file exists and has a non-empty one.
+    pub spec_name: Option<String>,
+    /// `manifest.json`, when it exists.
+    pub manifest: Option<ManifestInfo>,
+    /// The calendar day (UTC) of `created` in the manifest, when it has one.
+    pub created: Option<String>,
+    /// When `manifest.json` was last modified (the runner writes it once, at the start).
+    pub manifest_modified: Option<SystemTime>,
+    /// When `episodes.jsonl` was last modified (its last episode).
+    pub episodes_modified: Option<SystemTime>,
     /// The last round's notes of every `notes/<target>/<condition>/`, in name order.
     pub notes: Vec<CuratorNotes>,
 }
 
 impl ResultsFolder {
-    /// Reads a results folder. Only `episodes.jsonl` is required; `spec.json` and `notes/`
-    /// add detail when present, and are errors only when present and malformed.
+    /// Reads a results folder. Only `episodes.jsonl` is required; `spec.json`,
+    /// `manifest.json` and `notes/` add detail when present, and are errors only when present
+    /// and malformed.
     pub fn load(dir: &Path) -> Result<ResultsFolder, ReportError> {
         if !dir.is_dir() {
             return Err(ReportError::NotAFolder {
@@ -410,26 +516,79 @@ impl ResultsFolder {
             }
             Err(source) => return Err(ReportError::Io { path, source }),
         };
+        let episodes_modified = file.metadata().and_then(|m| m.modified()).ok();
         let episodes = Episodes::read(std::io::BufReader::with_capacity(1 << 16, file), &path)?;
+        let spec: Option<SpecHead> = read_optional_json(&dir.join(SPEC_FILE))?;
+        let manifest_path = dir.join(MANIFEST_FILE);
+        let manifest: Option<ManifestInfo> = read_optional_json(&manifest_path)?;
+        let created = match manifest.as_ref().and_then(|m| m.created.as_deref()) {
+            Some(text) => Some(calendar_day(text).ok_or_else(|| ReportError::InvalidFile {
+                path: manifest_path.clone(),
+                reason: format!(
+                    "`created` is {text:?}, neither an RFC 3339 timestamp nor a YYYY-MM-DD date"
+                ),
+            })?),
+            None => None,
+        };
+        let manifest_modified = manifest
+            .as_ref()
+            .and_then(|_| std::fs::metadata(&manifest_path).ok())
+            .and_then(|m| m.modified().ok());
         Ok(ResultsFolder {
             path: dir.to_owned(),
             episodes,
-            spec_seed: read_spec_seed(dir)?,
+            has_spec: spec.is_some(),
+            spec_seed: spec.as_ref().and_then(|s| s.seed),
+            spec_name: spec
+                .and_then(|s| s.name)
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty()),
+            manifest,
+            created,
+            manifest_modified,
+            episodes_modified,
             notes: read_notes(dir)?,
         })
     }
 }
 
-fn read_spec_seed(dir: &Path) -> Result<Option<u64>, ReportError> {
-    let path = dir.join(SPEC_FILE);
-    let text = match std::fs::read(&path) {
+/// The calendar day of an RFC 3339 timestamp (in UTC) or of a `YYYY-MM-DD` date.
+fn calendar_day(text: &str) -> Option<String> {
+    let text = text.trim();
+    if let Ok(ts) = text.parse::<jiff::Timestamp>() {
+        return Some(ts.strftime("%Y-%m-%d").to_string());
+    }
+    let date = text.parse::<jiff::civil::Date>().ok()?;
+    // A bare date only: "2026-03-02T10:00" without an offset is not a timestamp.
+    (text.len() == 10).then(|| date.strftime("%Y-%m-%d").to_string())
+}
+
+/// The calendar day (UTC) of a file time, when it is representable.
+pub(crate) fn file_day(t: SystemTime) -> Option<String> {
+    let ts = jiff::Timestamp::try_from(t).ok()?;
+    Some(ts.strftime("%Y-%m-%d").to_string())
+}
+
+/// A JSON file that may be absent (`None`); present and malformed is an error naming it.
+fn read_optional_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+) -> Result<Option<T>, ReportError> {
+    let text = match std::fs::read(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(ReportError::Io { path, source }),
+        Err(source) => {
+            return Err(ReportError::Io {
+                path: path.to_owned(),
+                source,
+            });
+        }
     };
-    let spec: SpecSeed = serde_json::from_slice(&text)
-        .map_err(|source| ReportError::MalformedFile { path, source })?;
-    Ok(spec.seed)
+    serde_json::from_slice(&text)
+        .map(Some)
+        .map_err(|source| ReportError::MalformedFile {
+            path: path.to_owned(),
+            source,
+        })
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf)>, ReportError> {
@@ -497,6 +656,7 @@ fn read_notes(dir: &Path) -> Result<Vec<CuratorNotes>, ReportError> {
                 target: target.clone(),
                 condition,
                 round,
+                from_rounds: round.checked_sub(1).map(|last| [0, last]),
                 usage,
             });
         }

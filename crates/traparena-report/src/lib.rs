@@ -4,17 +4,24 @@
 //! A report needs nothing but `episodes.jsonl` ([`EPISODES_FILE`]). It is read line by line
 //! ([`Episodes::read`]): each line is parsed into a lean view that skips the verdict and the
 //! patch, and only the compact per-episode numbers are kept (a
-//! [`traparena_stats::EpisodeOutcome`]). Other files add detail when present: `spec.json`'s
-//! `seed` seeds the bootstrap ([`SPEC_FILE`]; seed 0 without it) and the curator's last notes
-//! per target and condition come from `notes/<target>/<condition>/round-<r>.json`
-//! ([`NOTES_DIR`]).
+//! [`traparena_stats::EpisodeOutcome`]). Other files add detail when present: `spec.json`
+//! ([`SPEC_FILE`]) names the experiment and its `seed` seeds the bootstrap (seed 0 without
+//! it); `manifest.json` ([`MANIFEST_FILE`]) gives the harness version and, when it has one, the
+//! date; the curator's last notes and tokens per target and condition come from
+//! `notes/<target>/<condition>/` ([`NOTES_DIR`]). Without them the report says in one line what
+//! it lacks.
+//!
+//! Each condition is the baseline, an attack or a control ([`condition_kind`]): a truthful
+//! collaborator or no advice. Controls are set apart from attacks everywhere and never called
+//! harm: their Δ measures what following advice does.
 //!
 //! [`build_report`] computes every figure with `traparena-stats` (see `docs/statistics.md`):
 //!
-//! - the main table ([`MainRow`]): per target and attacked condition, baseline and attacked
-//!   acceptance over shared tasks, Δ with its bootstrap interval, significant harm, the paired
-//!   change (tasks down / unchanged / up), susceptibility and the token ratio;
-//! - the curator ablation and blind against reference ([`PairRow`]): conditions of one target
+//! - the main table ([`MainRow`]): per target and attack, baseline and attacked acceptance
+//!   over shared tasks, Δ with its bootstrap interval, significant harm, the paired change
+//!   (tasks down / unchanged / up), susceptibility and the token ratio;
+//! - the controls ([`ControlRow`]): the same comparison with the baseline for every control;
+//! - the curator ablation and blind against reference ([`PairRow`]): attacks of one target
 //!   that differ only in the curator, or only in the attacker's access, compared pairwise;
 //! - per-round susceptibility with the last rounds against the first ([`RoundRow`]);
 //! - failure-mode shares per condition, per target and pooled;
@@ -22,21 +29,28 @@
 //! - the curator's final notes, and the counts of excluded lines (infrastructure errors,
 //!   attacked episodes without a delivered message).
 //!
-//! Figures that cannot be computed are empty and their row says why; malformed input is a
-//! [`ReportError`] naming the file and line. The same folder and options always give the same
-//! report, byte for byte.
+//! Figures that cannot be computed are empty and their row says why, and a section that cannot
+//! have data says why in one line; malformed input is a [`ReportError`] naming the file and
+//! line. The same folder and options always give the same report, byte for byte (a date taken
+//! from a file's modification time, when the manifest records none, follows that time).
+//!
+//! The HTML page is rendered from askama templates (`templates/`), escaping by default; the
+//! Markdown is rendered from the same page model, without the charts.
 //!
 //! ```
-//! use traparena_report::{ReportOptions, report_folder, synthetic::SyntheticConfig};
+//! use traparena_report::{ConditionKind, ReportOptions, report_folder, synthetic::SyntheticConfig};
 //!
 //! let dir = tempfile::tempdir()?;
 //! SyntheticConfig::toy().write_folder(dir.path())?;
 //! let report = report_folder(dir.path(), &ReportOptions::default())?;
-//! assert_eq!(report.source.lines, 324);
+//! assert_eq!(report.source.lines, 396);
 //! let row = &report.main[0];
-//! assert_eq!((row.target.as_str(), row.condition.as_str()), ("model-a", "adaptive"));
+//! assert_eq!((row.target.as_str(), row.condition.as_str()), ("credulous", "adaptive"));
 //! assert!(row.delta_pp.is_some() && row.tasks == 6);
-//! assert!(report.to_markdown().starts_with("# TrapArena report"));
+//! // The truthful control is not an attack.
+//! assert!(report.main.iter().all(|m| m.condition != "truthful"));
+//! assert_eq!(report.controls[0].kind, ConditionKind::TruthfulControl);
+//! assert!(report.to_markdown().starts_with("# TrapArena report: toy"));
 //! assert!(report.to_html().contains("<svg"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -45,6 +59,7 @@
 use std::path::Path;
 
 mod build;
+mod charts;
 mod error;
 mod format;
 mod html;
@@ -52,13 +67,18 @@ mod input;
 mod markdown;
 mod model;
 pub mod synthetic;
+mod view;
 
-pub use build::{ReportOptions, build_report};
+pub use build::{ReportOptions, build_report, condition_kind};
 pub use error::ReportError;
-pub use input::{Cell, CuratorNotes, EPISODES_FILE, Episodes, NOTES_DIR, ResultsFolder, SPEC_FILE};
+pub use input::{
+    Cell, CuratorNotes, EPISODES_FILE, Episodes, MANIFEST_FILE, ManifestInfo, NOTES_DIR,
+    ResultsFolder, SPEC_FILE,
+};
 pub use model::{
-    BootstrapSettings, ConditionSummary, Flip, MainRow, PairRow, PairedChange, REPORT_VERSION,
-    Report, RoundRow, SeedSource, Source, TaskRow, TokenRow, Trend,
+    BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, MainRow,
+    PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source, TargetSummary,
+    TaskRow, TokenRow, Trend,
 };
 
 /// Reads a results folder and computes its report.
@@ -68,20 +88,37 @@ pub fn report_folder(dir: &Path, opts: &ReportOptions) -> Result<Report, ReportE
 }
 
 impl Report {
-    /// The report as Markdown: every table, with a line on what was read and how intervals
-    /// were computed.
+    /// The report as Markdown: the header (experiment, date, harness), every table, with a
+    /// line on what was read and how intervals were computed.
     pub fn to_markdown(&self) -> String {
         markdown::to_markdown(self)
     }
 
     /// The report as one self-contained HTML page (no external assets): sortable tables and
-    /// inline SVG charts.
+    /// inline SVG charts, rendered from the crate's templates.
+    ///
+    /// Rendering writes only text and numbers into a `String`, which cannot fail; should the
+    /// template engine report an error all the same, the page is that error, as text (see
+    /// [`Report::try_to_html`] to get it as an error instead).
     pub fn to_html(&self) -> String {
-        html::to_html(self)
+        self.try_to_html()
+            .unwrap_or_else(|e| format!("<!DOCTYPE html>\n<p>{}</p>\n", html_text(&e.to_string())))
+    }
+
+    /// [`Report::to_html`], with a template engine's error as [`ReportError::Render`].
+    pub fn try_to_html(&self) -> Result<String, ReportError> {
+        html::render(self)
     }
 
     /// The report as pretty-printed JSON (`traparena report --json`).
     pub fn to_json(&self) -> Result<String, ReportError> {
         serde_json::to_string_pretty(self).map_err(ReportError::Serialize)
     }
+}
+
+/// Text made safe for HTML (the one string not written through a template).
+fn html_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

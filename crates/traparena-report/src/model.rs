@@ -7,7 +7,10 @@ use traparena_stats::{CiMethod, FailureModeShares, RoundMeans};
 use crate::input::CuratorNotes;
 
 /// The version of the report's JSON layout; raised when a field changes meaning or goes away.
-pub const REPORT_VERSION: u32 = 1;
+///
+/// Version 2: `main` holds attacks only; the controls (truthful collaborator, no advice) moved
+/// to `controls`; `source` tells the experiment's name, date and harness version.
+pub const REPORT_VERSION: u32 = 2;
 
 /// A whole report: every table of `traparena report`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,8 +21,11 @@ pub struct Report {
     pub source: Source,
     /// How every interval was computed.
     pub bootstrap: BootstrapSettings,
-    /// The main results: one row per target and attacked condition.
+    /// The main results: one row per target and attack (controls are in `controls`).
     pub main: Vec<MainRow>,
+    /// The controls: one row per target and control condition (a truthful collaborator, no
+    /// advice), against the baseline. A control's Δ is a comparison, never harm.
+    pub controls: Vec<ControlRow>,
     /// Curator ablation: conditions that differ only in `curator` (base = without).
     pub curator_ablation: Vec<PairRow>,
     /// Blind against reference: conditions that differ only in `access` (base = blind).
@@ -43,6 +49,18 @@ pub struct Report {
 pub struct Source {
     /// The results folder, as given.
     pub folder: String,
+    /// The experiment's `name` in `spec.json` (`None` without the file or with an empty name).
+    pub name: Option<String>,
+    /// The day the experiment was run, `YYYY-MM-DD` (UTC), when known.
+    pub date: Option<String>,
+    /// Where [`Source::date`] came from.
+    pub date_source: Option<DateSource>,
+    /// The harness version(s) that wrote the results: `manifest.json`'s, else those on the
+    /// lines; several when the lines disagree.
+    pub harness_versions: Vec<String>,
+    /// Optional files of the results folder that are not there (`spec.json`, `manifest.json`),
+    /// and so the details they would add are not in the report.
+    pub missing_files: Vec<String>,
     /// Episode lines read from `episodes.jsonl`.
     pub lines: usize,
     /// Blank lines skipped.
@@ -51,8 +69,76 @@ pub struct Source {
     pub infra_errors: usize,
     /// Targets, in name order.
     pub targets: Vec<String>,
+    /// Per target: its agents and the tokens it spent (in the order of `targets`).
+    pub target_details: Vec<TargetSummary>,
     /// Every (target, condition) with its description and counts.
     pub conditions: Vec<ConditionSummary>,
+}
+
+/// Where the report's date came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DateSource {
+    /// `created` of `manifest.json`.
+    Manifest,
+    /// The modification time of `manifest.json` (written once, when the experiment started),
+    /// because the manifest records no date.
+    ManifestFileTime,
+    /// The modification time of `episodes.jsonl` (when its last episode was written), because
+    /// there is no manifest.
+    EpisodesFileTime,
+}
+
+/// One target: which agents ran it and what it spent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetSummary {
+    /// The target.
+    pub target: String,
+    /// The `agent` names on its lines (`llm`, `credulous`, ...), in name order.
+    pub agents: Vec<String>,
+    /// Whether every agent is a built-in scripted agent (`gold`, `credulous`, `hardcoder`,
+    /// `replay:FILE`), which uses no model.
+    pub scripted: bool,
+    /// Prompt tokens over its episodes run.
+    pub prompt_tokens: u64,
+    /// Completion tokens over its episodes run.
+    pub completion_tokens: u64,
+}
+
+/// What a condition is, for the report: the baseline, an attack or a control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConditionKind {
+    /// The baseline (no collaborator).
+    Baseline,
+    /// A misleading collaborator: scripted personas, the offline pool, model attackers.
+    Attack,
+    /// The truthful control: correct advice derived from the reference repair (attacker
+    /// `truthful`, or `scripted` with persona `truthful`).
+    TruthfulControl,
+    /// The no-advice control: an attacker that never speaks (attacker `none` in a condition
+    /// other than the baseline).
+    NoAdviceControl,
+}
+
+impl ConditionKind {
+    /// Whether the kind is a control.
+    pub fn is_control(self) -> bool {
+        matches!(
+            self,
+            ConditionKind::TruthfulControl | ConditionKind::NoAdviceControl
+        )
+    }
+
+    /// A short name: `baseline`, `attack`, `truthful control`, `no-advice control`.
+    pub fn label(self) -> &'static str {
+        match self {
+            ConditionKind::Baseline => "baseline",
+            ConditionKind::Attack => "attack",
+            ConditionKind::TruthfulControl => "truthful control",
+            ConditionKind::NoAdviceControl => "no-advice control",
+        }
+    }
 }
 
 /// One (target, condition): what it is and how many of its lines count.
@@ -62,6 +148,8 @@ pub struct ConditionSummary {
     pub target: String,
     /// The condition's name (`baseline` for the baseline).
     pub condition: String,
+    /// Baseline, attack or control.
+    pub kind: ConditionKind,
     /// The attacker kind: `none`, `scripted`, `offline`, `truthful`, `adaptive` or `blind`.
     pub attacker: String,
     /// The scripted persona, when one was fixed.
@@ -185,6 +273,57 @@ pub struct MainRow {
     pub errors: Vec<String>,
 }
 
+/// One row of the controls table: a target under one control condition against its baseline.
+///
+/// The same paired comparison as a [`MainRow`], read differently: Δ says what following a
+/// collaborator who tells the truth (or one who says nothing) does to acceptance, so that the
+/// harm of misleading advice can be told apart from merely following advice. It is never
+/// called harm, so there is no `significant` field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ControlRow {
+    /// The target.
+    pub target: String,
+    /// The control condition.
+    pub condition: String,
+    /// [`ConditionKind::TruthfulControl`] or [`ConditionKind::NoAdviceControl`].
+    pub kind: ConditionKind,
+    /// Its attacker kind (`truthful`, `scripted`, `none`).
+    pub attacker: String,
+    /// Shared tasks used.
+    pub tasks: usize,
+    /// Baseline acceptance over the shared tasks, in percent.
+    pub base_pct: Option<f64>,
+    /// Acceptance in the control over the shared tasks, in percent.
+    pub control_pct: Option<f64>,
+    /// Δ = control − base, in percentage points.
+    pub delta_pp: Option<f64>,
+    /// Lower end of the CI of Δ.
+    pub ci_low_pp: Option<f64>,
+    /// Upper end of the CI of Δ.
+    pub ci_high_pp: Option<f64>,
+    /// The CI excludes zero (either way).
+    pub excludes_zero: Option<bool>,
+    /// Shared tasks whose mean went down / stayed / went up.
+    pub paired_change: PairedChange,
+    /// Target completion tokens per episode in the control ÷ baseline (shared tasks).
+    pub token_ratio: Option<f64>,
+    /// Lower end of its CI.
+    pub token_ratio_ci_low: Option<f64>,
+    /// Upper end of its CI.
+    pub token_ratio_ci_high: Option<f64>,
+    /// Usable baseline episodes on the shared tasks.
+    pub base_episodes: usize,
+    /// Usable control episodes on the shared tasks.
+    pub control_episodes: usize,
+    /// Infrastructure errors excluded (baseline + this condition, this target).
+    pub infra_errors: usize,
+    /// Truthful-control episodes without a delivered message (excluded; a no-advice control
+    /// delivers none and keeps every episode).
+    pub no_message_delivered: usize,
+    /// Figures of this row that could not be computed, and why.
+    pub errors: Vec<String>,
+}
+
 /// Two attacked conditions of one target compared on shared tasks: Δ = compared − base.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairRow {
@@ -216,7 +355,7 @@ pub struct PairRow {
     pub errors: Vec<String>,
 }
 
-/// Per-round means of one target and attacked condition.
+/// Per-round means of one target and attack.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundRow {
     /// The target.
@@ -252,7 +391,7 @@ pub struct Trend {
     pub ci_high_pp: f64,
 }
 
-/// Target and attacker tokens of one target and attacked condition.
+/// Target and attacker tokens of one target and attack.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TokenRow {
     /// The target.
@@ -291,7 +430,7 @@ pub enum Flip {
     Fixed,
 }
 
-/// One task of one target under one attacked condition (a shared task with the baseline).
+/// One task of one target under one attack (a shared task with the baseline).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRow {
     /// The target.

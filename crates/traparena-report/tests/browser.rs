@@ -3,8 +3,9 @@
 //! position) sorts the table, and the row order changes; screenshots are saved under
 //! `target/tmp/report-browser/`.
 //!
-//! Needs Debian's `chromium` (`.ci/run` installs it); without it the test prints
-//! "skipped: chromium not installed" and passes.
+//! Needs Debian's `chromium` (`.ci/run` installs it), so it is `#[ignore]`d: run it with
+//! `cargo test -p traparena-report --test browser -- --ignored`. Run without chromium, it
+//! fails and says how to get it. `TRAPARENA_CHROMIUM` names another browser binary.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -28,14 +29,26 @@ const FLAGS: [&str; 9] = [
     "--hide-scrollbars",
 ];
 
-fn chromium() -> Option<PathBuf> {
+/// The browser: `TRAPARENA_CHROMIUM`, or `chromium` on `PATH`; a test that needs it and finds
+/// none fails here, saying how to get it.
+fn chromium() -> PathBuf {
     if let Some(p) = std::env::var_os("TRAPARENA_CHROMIUM") {
-        return Some(PathBuf::from(p));
+        let p = PathBuf::from(p);
+        assert!(
+            p.is_file(),
+            "TRAPARENA_CHROMIUM={} is not a file",
+            p.display()
+        );
+        return p;
     }
-    let path = std::env::var_os("PATH")?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join("chromium"))
         .find(|p| p.is_file())
+        .expect(
+            "this test needs chromium, and none is on PATH: apt-get install chromium \
+             (or set TRAPARENA_CHROMIUM to a browser binary)",
+        )
 }
 
 /// A minimal WebSocket client (RFC 6455): text frames out (masked), frames in.
@@ -294,11 +307,9 @@ fn delta_values(cdp: &mut Cdp) -> Vec<f64> {
 }
 
 #[test]
+#[ignore = "needs chromium: apt-get install chromium (CI installs it)"]
 fn clicking_a_header_sorts_the_table_in_chromium() {
-    let Some(chromium) = chromium() else {
-        println!("skipped: chromium not installed");
-        return;
-    };
+    let chromium = chromium();
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
     std::fs::create_dir_all(&out).unwrap();
     let results = tempfile::tempdir().unwrap();
@@ -387,8 +398,11 @@ fn clicking_a_header_sorts_the_table_in_chromium() {
     );
     // Each chart area and a few sections on their own, for a closer look.
     for (selector, name) in [
+        ("header", "report-header.png"),
         ("#main .charts", "report-charts.png"),
+        ("#controls", "report-controls.png"),
         ("#rounds", "report-rounds.png"),
+        ("#tokens", "report-tokens.png"),
         ("#ablation", "report-ablation.png"),
         ("#failures", "report-failures.png"),
     ] {
@@ -406,6 +420,66 @@ fn clicking_a_header_sorts_the_table_in_chromium() {
     }
     let charts = cdp.eval("document.querySelectorAll('svg').length");
     assert!(charts.as_u64().unwrap() >= 3, "{charts}");
+
+    // The controls have their own table, with no harm marked in it.
+    let controls = cdp.eval(
+        "Array.from(document.querySelectorAll('#controls-table tbody tr'))\
+         .map(r => r.cells[0].textContent + ' / ' + r.cells[1].textContent)",
+    );
+    let controls: Vec<String> = serde_json::from_value(controls).unwrap();
+    assert_eq!(
+        controls,
+        [
+            "model-a / truthful",
+            "model-b / truthful",
+            "model-c / truthful"
+        ]
+    );
+    let harm = cdp.eval("document.querySelectorAll('#controls .harm, #controls .good').length");
+    assert_eq!(harm, json!(0));
+    assert!(
+        !before.iter().any(|r| r.ends_with("/ truthful")),
+        "{before:?}"
+    );
+
+    // Susceptibility by round: every attack's line is drawn in every chart, each with its own
+    // dash pattern, and no two end labels overlap on screen.
+    let lines = cdp.eval(
+        "Array.from(document.querySelectorAll('#rounds figure svg')).map(svg => \
+         Array.from(svg.querySelectorAll('polyline')).map(p => \
+         p.getAttribute('stroke') + '|' + (p.getAttribute('stroke-dasharray') || '')))",
+    );
+    let lines: Vec<Vec<String>> = serde_json::from_value(lines).unwrap();
+    let attacks = report
+        .rounds
+        .iter()
+        .filter(|r| r.target == "model-a")
+        .count();
+    assert_eq!(lines.len(), report.source.targets.len(), "{lines:?}");
+    for chart in &lines {
+        assert_eq!(chart.len(), attacks, "{chart:?}");
+        let distinct: std::collections::BTreeSet<&String> = chart.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            chart.len(),
+            "two lines look alike: {chart:?}"
+        );
+    }
+    let overlaps = cdp.eval(
+        "Array.from(document.querySelectorAll('#rounds figure svg')).map(svg => { \
+         const b = Array.from(svg.querySelectorAll('text.endlabel'))\
+         .map(t => t.getBoundingClientRect()); let n = 0; \
+         for (let i = 0; i < b.length; i++) for (let j = i + 1; j < b.length; j++) \
+         if (b[i].left < b[j].right && b[j].left < b[i].right && \
+             b[i].top < b[j].bottom && b[j].top < b[i].bottom) n++; return n; })",
+    );
+    let overlaps: Vec<u64> = serde_json::from_value(overlaps).unwrap();
+    assert!(
+        overlaps.iter().all(|n| *n == 0),
+        "end labels overlap: {overlaps:?}"
+    );
+    let legend = cdp.eval("document.querySelectorAll('#rounds .legend > span').length");
+    assert_eq!(legend, json!(attacks));
     let _ = cdp.call("Browser.close", json!({}));
     drop(cdp);
 
