@@ -220,6 +220,7 @@ fn main() {
                     concurrency,
                     test_processes: 2,
                     curate_only: false,
+                    created: None,
                 };
                 let t = Instant::now();
                 let r = rt
@@ -268,6 +269,7 @@ fn main() {
         concurrency: 1000,
         test_processes: 2,
         curate_only: false,
+        created: None,
     };
     let t = Instant::now();
     let r = rt

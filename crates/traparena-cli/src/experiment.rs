@@ -369,6 +369,7 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
             .test_processes
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
         curate_only: args.curate_only,
+        created: Some(jiff::Timestamp::now().to_string()),
     };
     let components = match CliComponents::new(&spec) {
         Ok(c) => Arc::new(c),

@@ -516,12 +516,12 @@ impl SyntheticConfig {
                 .map(|i| (format!("task-{i:03}"), sha256_json(&format!("task-{i:03}"))))
                 .collect(),
             prompt_hashes: BTreeMap::new(),
+            created: self.created.clone(),
         };
-        let mut manifest = serde_json::to_value(&manifest)?;
-        if let (Some(created), Some(m)) = (&self.created, manifest.as_object_mut()) {
-            m.insert("created".into(), created.clone().into());
-        }
-        write_json(&dir.join(crate::MANIFEST_FILE), &manifest)?;
+        write_json(
+            &dir.join(crate::MANIFEST_FILE),
+            &serde_json::to_value(&manifest)?,
+        )?;
         let file = std::fs::File::create(dir.join(crate::EPISODES_FILE))?;
         let n = self.write_jsonl(std::io::BufWriter::new(file))?;
         for target in &self.targets {

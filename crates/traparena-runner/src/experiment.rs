@@ -203,6 +203,9 @@ pub struct ExperimentOptions {
     pub test_processes: usize,
     /// Run no episode; only compute the curator notes that finished rounds allow.
     pub curate_only: bool,
+    /// When the experiment started (RFC 3339), for the manifest of a new results folder; the
+    /// library reads no clock. `None` leaves it out.
+    pub created: Option<String>,
 }
 
 /// Receives progress (the library never prints).
@@ -296,6 +299,7 @@ pub async fn run_experiment(
         spec_sha256: sha256_json(spec),
         tasks: hashes,
         prompt_hashes: components.prompt_hashes(),
+        created: opts.created.clone(),
     };
     let (results, done_lines) = ResultsDir::open(&opts.out, spec, &manifest, opts.resume)?;
     let done: BTreeSet<EpisodeKey> = done_lines.iter().map(|l| l.key()).collect();

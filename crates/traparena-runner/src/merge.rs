@@ -40,19 +40,33 @@ pub fn merge_results(shards: &[PathBuf], out: &Path) -> Result<usize, RunError> 
             .map_err(|e| err(&mpath, format!("not a results folder: {e}")))?;
         let m: Manifest = serde_json::from_str(&text)
             .map_err(|e| err(&mpath, format!("unreadable manifest: {e}")))?;
-        match &manifest {
+        match &mut manifest {
             None => {
                 let spec = std::fs::read(shard.join("spec.json"))
                     .map_err(|e| err(shard, e.to_string()))?;
                 manifest = Some((shard.clone(), m, spec));
             }
-            Some((first, m0, _)) if *m0 != m => {
+            Some((first, m0, _))
+                if Manifest {
+                    created: None,
+                    ..m0.clone()
+                } != Manifest {
+                    created: None,
+                    ..m.clone()
+                } =>
+            {
                 return Err(err(
                     shard,
                     format!("comes from a different experiment than {}", first.display()),
                 ));
             }
-            Some(_) => {}
+            Some((_, m0, _)) => {
+                if let Some(c) = &m.created
+                    && m0.created.as_ref().is_none_or(|c0| c < c0)
+                {
+                    m0.created = Some(c.clone());
+                }
+            }
         }
         for line in read_lines::<ResultLine>(&shard.join("episodes.jsonl"))? {
             let k = line.key();

@@ -28,6 +28,10 @@ pub struct Manifest {
     pub tasks: BTreeMap<String, String>,
     /// Prompt-template hashes of the model-backed components.
     pub prompt_hashes: BTreeMap<String, String>,
+    /// When the results folder was started (RFC 3339, as the caller gave it); not compared on
+    /// resume or merge. The earliest of the shards' after a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
 }
 
 /// The trajectory of a finished episode (`trajectories.jsonl`), kept apart from the lean
