@@ -31,6 +31,12 @@ pub struct Turn {
     pub raw: Option<String>,
     /// Tokens this turn cost.
     pub usage: Usage,
+    /// The model's reasoning, kept apart from the reply (recorded with the step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// What was changed to get the reply (recorded with the step), one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Turn {
@@ -40,6 +46,8 @@ impl Turn {
             action: Some(action),
             raw: None,
             usage: Usage::default(),
+            reasoning: None,
+            notes: Vec::new(),
         }
     }
 }

@@ -29,13 +29,7 @@ impl Trigger {
     ///
     /// let mut observation = Observation::ok("Ran 3 tests\nOK");
     /// observation.tests_passed = Some(true);
-    /// let history = [Step {
-    ///     index: 1,
-    ///     action: Some(Action::RunPublicTests),
-    ///     raw: None,
-    ///     observation,
-    ///     message: None,
-    /// }];
+    /// let history = [Step::new(1, Some(Action::RunPublicTests), observation)];
     /// assert!(Trigger::AfterTestsPass.fires(&history));
     /// assert!(!Trigger::AfterEdit.fires(&history));
     /// assert!(!Trigger::BeforeSubmit.fires(&history), "nothing was edited");
@@ -152,6 +146,8 @@ mod tests {
             raw: None,
             observation,
             message: None,
+            reasoning: None,
+            notes: Vec::new(),
         }
     }
 

@@ -87,6 +87,8 @@ fn step(index: u32, did: Did) -> Step {
         raw: None,
         observation,
         message: None,
+        reasoning: None,
+        notes: Vec::new(),
     }
 }
 

@@ -16,6 +16,8 @@ fn step(index: u32, action: Action, claims: Option<Claims>) -> Step {
             text: "trust me".into(),
             claims,
         }),
+        reasoning: None,
+        notes: Vec::new(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The `llm` repair agent: any chat model behind a [`ChatModel`], speaking one of three action
 //! protocols.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -15,6 +15,8 @@ use traparena_task::{Action, Step};
 use crate::extract::extract_json_object;
 use crate::model::ChatModel;
 use crate::prompts::{self, clip, fill, one_line};
+use crate::reasoning::Reply;
+use crate::textcalls::tool_calls_in_text;
 use crate::types::{ChatRequest, Message, ResponseFormat, ResponseMessage, Tool, ToolCall};
 use crate::usage::TokenUsage;
 
@@ -374,9 +376,11 @@ impl LlmAgent {
         {
             tail.push('\n');
             tail.push_str(&fill(prompts::AGENT_UNREADABLE, &[("reason", reason)]));
-            if self.config.protocol == Protocol::Tools {
-                tail.push_str(" Call exactly one of the tools.");
-            }
+            tail.push(' ');
+            tail.push_str(match self.config.protocol {
+                Protocol::Tools => prompts::AGENT_CORRECT_TOOLS,
+                Protocol::Json | Protocol::Text => prompts::AGENT_CORRECT_JSON,
+            });
         }
         if let Some(m) = &step.message {
             tail.push_str(prompts::AGENT_COLLABORATOR);
@@ -397,24 +401,50 @@ impl LlmAgent {
         message: &ResponseMessage,
         finish_reason: Option<&str>,
         step: u32,
-    ) -> (Option<Action>, Option<String>, PastTurn) {
-        let content = message.content.clone();
+    ) -> (Option<Action>, Option<String>, Option<String>, PastTurn) {
+        // The action is read from the answer only: a think block may hold drafts of actions.
+        let reply = Reply::of(message);
+        let content = reply.answer.clone();
         let text = content.as_deref().unwrap_or("");
         let mut calls = message.tool_calls.clone();
+        // A server without a tool-call parser passes the model's call through as text.
+        let names: Vec<&str> = action_specs().iter().map(|(n, _, _)| *n).collect();
+        let in_text = if calls.is_empty() {
+            tool_calls_in_text(text, &names)
+        } else {
+            Vec::new()
+        };
+        if self.config.protocol == Protocol::Tools && calls.is_empty() {
+            calls.clone_from(&in_text);
+        }
+        // Ids the server left empty, or sent twice, are made unique: each is answered once.
+        let mut seen = BTreeSet::new();
         for (k, c) in calls.iter_mut().enumerate() {
-            if c.id.trim().is_empty() {
+            if c.id.trim().is_empty() || !seen.insert(c.id.clone()) {
                 c.id = format!("call_{step}_{k}");
+                seen.insert(c.id.clone());
             }
         }
-        let parsed = match (self.config.protocol, calls.first()) {
-            (Protocol::Tools, Some(call)) => action_from_call(call),
-            (Protocol::Json, _) => match serde_json::from_str::<Value>(text.trim()) {
+        let parsed = match (self.config.protocol, calls.first(), in_text.first()) {
+            (Protocol::Tools, Some(call), _) => action_from_call(call),
+            (_, _, Some(call)) => action_from_call(call),
+            (Protocol::Json, _, _) => match serde_json::from_str::<Value>(text.trim()) {
                 Ok(v) => parse_action(v),
                 Err(_) => action_from_text(text),
             },
             _ => action_from_text(text),
         };
-        let raw = if calls.is_empty() {
+        let parsed = match parsed {
+            Err(_) if reply.answer.is_none() && reply.cut_off_in_reasoning => Err(
+                "the reply stopped inside its reasoning, before any action: think less, then act"
+                    .to_owned(),
+            ),
+            Err(_) if reply.answer.is_none() && reply.reasoning.is_some() => {
+                Err("the reply has reasoning but no action after it".to_owned())
+            }
+            other => other,
+        };
+        let raw = if message.tool_calls.is_empty() {
             Some(text.to_owned())
         } else {
             Some(json!({"content": content, "tool_calls": calls}).to_string())
@@ -436,6 +466,7 @@ impl LlmAgent {
         (
             action,
             raw,
+            reply.reasoning,
             PastTurn {
                 content,
                 calls,
@@ -465,9 +496,16 @@ impl Agent for LlmAgent {
         let usage = task_usage(response.token_usage());
         let message = response.message().cloned().unwrap_or_default();
         let step = view.steps_taken + 1;
-        let (action, raw, past) = self.read_reply(&message, response.finish_reason(), step);
+        let (action, raw, reasoning, past) =
+            self.read_reply(&message, response.finish_reason(), step);
         self.turns.insert(step, past);
-        Ok(Turn { action, raw, usage })
+        Ok(Turn {
+            action,
+            raw,
+            usage,
+            reasoning,
+            notes: response.adjustments.clone(),
+        })
     }
 
     fn prompt_hash(&self) -> Option<String> {

@@ -74,6 +74,8 @@ async fn drive(agent: &mut LlmAgent, turns: u32, message_at: Option<(u32, &str)>
             raw: turn.raw,
             observation,
             message,
+            reasoning: None,
+            notes: Vec::new(),
         });
     }
     steps
@@ -326,6 +328,8 @@ async fn a_sixty_step_history_stays_bounded() {
                 text: format!("collaborator note {index}"),
                 claims: Claims::default(),
             }),
+            reasoning: None,
+            notes: Vec::new(),
         })
         .collect();
     let req = a.request(&AgentView {
@@ -376,6 +380,8 @@ fn history() -> Vec<Step> {
             raw: None,
             observation: Observation::ok("def clamp(x, lo, hi):\n    ..."),
             message: None,
+            reasoning: None,
+            notes: Vec::new(),
         },
         Step {
             index: 2,
@@ -386,6 +392,8 @@ fn history() -> Vec<Step> {
                 ..Observation::ok("Ran 4 tests\nOK")
             },
             message: None,
+            reasoning: None,
+            notes: Vec::new(),
         },
     ]
 }
@@ -669,6 +677,8 @@ async fn older_steps_are_shortened_recent_ones_kept_whole() {
             raw: None,
             observation: Observation::ok(format!("output {index}: {}", "z".repeat(1000))),
             message: None,
+            reasoning: None,
+            notes: Vec::new(),
         })
         .collect();
     let req = a.request(&view(&steps));

@@ -29,6 +29,8 @@ fn history() -> Vec<Step> {
         raw: None,
         observation: Observation::ok("clamp.py\ntests/\n"),
         message: None,
+        reasoning: None,
+        notes: Vec::new(),
     }]
 }
 
@@ -138,6 +140,125 @@ async fn the_curator_reads_notes_from_its_answer_and_fails_without_one() {
             }
             other => panic!("expected a curator error, got {other:?}"),
         }
+    })
+    .await;
+}
+
+fn view(history: &[Step]) -> traparena_agent::AgentView<'_> {
+    traparena_agent::AgentView {
+        task_id: "clamp",
+        description: "clamp(x, lo, hi) returns values outside [lo, hi].",
+        steps_taken: history.len() as u32,
+        budget: 10,
+        history,
+    }
+}
+
+async fn agent_turn(stub: &Stub, protocol: traparena_llm::Protocol) -> traparena_agent::Turn {
+    use traparena_agent::Agent;
+    let model: Arc<dyn ChatModel> = Arc::new(stub.client());
+    let mut agent = traparena_llm::LlmAgent::new(
+        model,
+        traparena_llm::LlmAgentConfig {
+            protocol,
+            ..traparena_llm::LlmAgentConfig::default()
+        },
+    );
+    agent.act(&view(&[])).await.unwrap()
+}
+
+/// The target's think block drafts `list`; the answer reads `clamp.py`: the answer is executed,
+/// in the json and the text protocols, and the reasoning is kept with the turn.
+#[tokio::test]
+async fn the_agent_acts_on_its_answer_not_on_a_draft_in_its_think_block() {
+    bounded(async {
+        let content = "<think>I could start with {\"action\": \"list\"} but the description names clamp. I will read clamp.py.</think>\n\n{\"action\": \"read\", \"path\": \"clamp.py\"}";
+        for protocol in [traparena_llm::Protocol::Json, traparena_llm::Protocol::Text] {
+            let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]).await;
+            let turn = agent_turn(&stub, protocol).await;
+            assert!(
+                matches!(&turn.action, Some(Action::Read { path, .. }) if path == "clamp.py"),
+                "{protocol:?}: {turn:?}"
+            );
+            assert!(turn.reasoning.as_deref().unwrap().contains("I could start with"));
+            assert!(!turn.raw.as_deref().unwrap().contains("<think>"), "{turn:?}");
+        }
+        // Reasoning only, cut off: no action, and the reason says so.
+        let stub = Stub::start(vec![reply(
+            json!({"role": "assistant", "content": null, "reasoning_content": "Let me think about {\"action\": \"submit\"}"}),
+            "length",
+        )])
+        .await;
+        let turn = agent_turn(&stub, traparena_llm::Protocol::Json).await;
+        assert_eq!(turn.action, None, "{turn:?}");
+        assert!(turn.reasoning.is_some());
+    })
+    .await;
+}
+
+/// A server started without a tool-call parser passes Hermes-style calls through as text; the
+/// tools protocol reads them, and a bare `{"name", "arguments"}` with double-encoded arguments.
+#[tokio::test]
+async fn tool_calls_written_as_text_are_read() {
+    bounded(async {
+        for content in [
+            "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"clamp.py\"}}\n</tool_call>",
+            "{\"name\": \"read\", \"arguments\": \"{\\\"path\\\": \\\"clamp.py\\\"}\"}",
+        ] {
+            let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]).await;
+            let turn = agent_turn(&stub, traparena_llm::Protocol::Tools).await;
+            assert!(
+                matches!(&turn.action, Some(Action::Read { path, .. }) if path == "clamp.py"),
+                "{content}: {turn:?}"
+            );
+        }
+        // Double-encoded arguments of a native tool call.
+        let stub = Stub::start(vec![reply(
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "read", "arguments": "\"{\\\"path\\\": \\\"clamp.py\\\"}\""}}]}),
+            "tool_calls",
+        )])
+        .await;
+        let turn = agent_turn(&stub, traparena_llm::Protocol::Tools).await;
+        assert!(matches!(&turn.action, Some(Action::Read { path, .. }) if path == "clamp.py"), "{turn:?}");
+    })
+    .await;
+}
+
+/// Duplicated tool-call ids are made unique, so each is answered once in the next request.
+#[tokio::test]
+async fn duplicated_tool_call_ids_are_answered_once_each() {
+    use traparena_agent::Agent;
+    bounded(async {
+        let call = |name: &str| json!({"id": "call_0", "type": "function", "function": {"name": name, "arguments": "{}"}});
+        let stub = Stub::start(vec![
+            reply(json!({"role": "assistant", "content": null, "tool_calls": [call("list"), call("run_public_tests")]}), "tool_calls"),
+            reply(json!({"role": "assistant", "content": null, "tool_calls": [call("submit")]}), "tool_calls"),
+        ])
+        .await;
+        let model: Arc<dyn ChatModel> = Arc::new(stub.client());
+        let mut agent = traparena_llm::LlmAgent::new(
+            model,
+            traparena_llm::LlmAgentConfig {
+                protocol: traparena_llm::Protocol::Tools,
+                ..traparena_llm::LlmAgentConfig::default()
+            },
+        );
+        let first = agent.act(&view(&[])).await.unwrap();
+        assert!(matches!(first.action, Some(Action::List { .. })));
+        let h = history();
+        agent.act(&view(&h)).await.unwrap();
+        let body = &stub.received()[1].body;
+        let ids: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["tool_call_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 2, "{body}");
+        assert_ne!(ids[0], ids[1], "{body}");
     })
     .await;
 }

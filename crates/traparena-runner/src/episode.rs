@@ -238,7 +238,9 @@ impl<'a> EpisodeBuilder<'a> {
     }
 }
 
-const UNREADABLE: &str = "error: your reply could not be read as an action. Reply with exactly one JSON object, for example {\"action\": \"read\", \"path\": \"main.py\"} or {\"action\": \"submit\"}.";
+/// The observation of a step whose reply held no action; the agent adds how to reply in its own
+/// protocol.
+const UNREADABLE: &str = "error: your reply could not be read as an action.";
 
 /// The episode loop behind [`Episode::run`].
 async fn run_episode(
@@ -326,6 +328,8 @@ async fn run_episode(
             raw: turn.raw,
             observation,
             message: None,
+            reasoning: turn.reasoning,
+            notes: turn.notes,
         });
         if submitted {
             break;

@@ -17,6 +17,8 @@ fn step(index: u32, action: Action, passed: Option<bool>) -> Step {
         raw: None,
         observation,
         message: None,
+        reasoning: None,
+        notes: Vec::new(),
     }
 }
 

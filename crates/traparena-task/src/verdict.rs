@@ -103,4 +103,28 @@ pub struct Step {
     /// The collaborator message appended after this step's observation, if one was delivered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<CollaboratorMessage>,
+    /// The model's reasoning for this step (think blocks, `reasoning_content`), kept apart:
+    /// never read as the action, never shown to the attacker as the agent's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// What the harness changed to get this step's reply (a refused parameter renamed or
+    /// dropped, a history compacted to fit the context), one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Step {
+    /// A step with an action (or `None` for an unreadable reply) and its observation, and no
+    /// raw reply, message, reasoning or notes.
+    pub fn new(index: u32, action: Option<Action>, observation: Observation) -> Step {
+        Step {
+            index,
+            action,
+            raw: None,
+            observation,
+            message: None,
+            reasoning: None,
+            notes: Vec::new(),
+        }
+    }
 }
