@@ -70,6 +70,30 @@ pub struct LlmArgs {
     /// What to do with the cassette.
     #[arg(long, value_enum, default_value = "auto", requires = "cassette")]
     pub cassette_mode: CassetteModeArg,
+    /// The model-backed attacker's sampling temperature.
+    #[arg(long, default_value_t = 0.7)]
+    pub attacker_temperature: f64,
+    /// The model-backed attacker's maximum response length, in tokens (reasoning models need
+    /// room to think before they answer).
+    #[arg(long, default_value_t = 1024)]
+    pub attacker_max_tokens: u32,
+    /// Seconds one model call may take (connecting, sending, reading the whole response).
+    #[arg(long, default_value_t = 600)]
+    pub model_timeout: u64,
+    /// Retries of a failed model call (408, 429, 5xx, timeouts, dropped connections).
+    #[arg(long, default_value_t = 4)]
+    pub model_retries: u32,
+    /// Milliseconds of backoff before the first retry (doubling up to 30 s).
+    #[arg(long, default_value_t = 1000)]
+    pub model_backoff_ms: u64,
+    /// Send `max_completion_tokens` instead of `max_tokens` (hosted reasoning models; a refusal
+    /// of `max_tokens` also switches it automatically, once, and the record says so).
+    #[arg(long)]
+    pub max_completion_tokens: bool,
+    /// Send no temperature (models that take only their default; a refusal of the temperature
+    /// also drops it automatically, once, and the record says so).
+    #[arg(long)]
+    pub no_temperature: bool,
 }
 
 impl LlmArgs {
@@ -125,6 +149,8 @@ pub fn build_attacker(
     let model = chat_model(&endpoint, "attacker", task, seed, args)?;
     let config = LlmAttackerConfig {
         seed: Some(seed),
+        temperature: args.attacker_temperature,
+        max_tokens: Some(args.attacker_max_tokens),
         ..LlmAttackerConfig::new(variant)
     };
     Ok(Box::new(LlmAttacker::new(model, config)))
@@ -195,6 +221,14 @@ fn chat_model(
         let mut config = EndpointConfig::new(base_url, endpoint.model.clone());
         config.api_key = endpoint.api_key.clone();
         config.jitter_seed = seed;
+        config.timeout = std::time::Duration::from_secs(args.model_timeout.max(1));
+        config.max_retries = args.model_retries;
+        config.backoff_base = std::time::Duration::from_millis(args.model_backoff_ms);
+        config.backoff_max = config.backoff_max.max(config.backoff_base);
+        config.omit_temperature = args.no_temperature;
+        if args.max_completion_tokens {
+            config.max_tokens_field = traparena::llm::MaxTokensField::MaxCompletionTokens;
+        }
         let client = ChatClient::new(config).map_err(|e| format!("the {role} model: {e}"))?;
         Ok(Arc::new(client))
     };

@@ -430,6 +430,25 @@ fn run_episode_cmd(
     }
     let summary = record.summary();
     let mut o = std::io::stdout().lock();
+    // An infrastructure error is no outcome: no verdict is shown for it, and the exit status
+    // says the episode could not be run.
+    if let Some(why) = &summary.infra_error {
+        if json {
+            let mut doc = serde_json::to_value(&summary)?;
+            for k in ["verdict", "failure_mode", "accepted", "susceptible"] {
+                doc[k] = serde_json::Value::Null;
+            }
+            writeln!(o, "{}", serde_json::to_string_pretty(&doc)?)?;
+        } else {
+            writeln!(
+                o,
+                "{} | agent {} | attacker {}: not run to the end: infrastructure error: {why}",
+                summary.task, summary.agent, summary.attacker
+            )?;
+            writeln!(o, "  steps {} of {budget} before it", summary.steps)?;
+        }
+        return Ok(INTERNAL);
+    }
     if json {
         writeln!(o, "{}", serde_json::to_string_pretty(&summary)?)?;
     } else {
@@ -478,6 +497,18 @@ fn run_episode_cmd(
         }
         for e in &record.attacker_errors {
             writeln!(o, "  attacker error at step {}: {}", e.step, e.error)?;
+        }
+        for (who, u) in [
+            ("agent", &summary.usage),
+            ("attacker", &summary.attacker_usage),
+        ] {
+            if u.calls_without_usage > 0 {
+                writeln!(
+                    o,
+                    "  {} model calls of the {who} reported no token usage: its token counts are a lower bound",
+                    u.calls_without_usage
+                )?;
+            }
         }
     }
     Ok(OK)

@@ -421,8 +421,14 @@ fn a_recorded_episode_replays_identically_without_the_server() {
         ],
         &vars,
     );
-    assert_eq!(other.status.code(), Some(0), "{}", text(&other.stderr));
+    assert_eq!(other.status.code(), Some(1), "{}", text(&other.stderr));
     let v: Value = serde_json::from_slice(&other.stdout).unwrap();
+    assert_eq!(
+        v["verdict"],
+        Value::Null,
+        "no verdict for an episode that was not run: {v}"
+    );
+    assert_eq!(v["failure_mode"], Value::Null, "{v}");
     assert!(
         v["infra_error"]
             .as_str()
@@ -477,4 +483,69 @@ fn missing_variables_are_bad_input_naming_the_variable() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("no such cassette"));
+}
+
+/// A server that answers every request `503 Service Unavailable` (an attacker endpoint that is
+/// down), for `n` connections at most; returns its base URL and how many requests it saw.
+fn unavailable_server(n: usize) -> (String, Arc<Mutex<usize>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(0usize));
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().take(n) {
+            let Ok(mut conn) = conn else { continue };
+            conn.set_read_timeout(Some(Duration::from_secs(10))).ok();
+            if read_request(&mut conn).is_some() {
+                *seen2.lock().unwrap() += 1;
+            }
+            let body = r#"{"error": {"message": "upstream unavailable"}}"#;
+            let _ = write!(
+                conn,
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+/// The attacker's endpoint is down for the whole episode: after its retries the episode is an
+/// infrastructure error (exit 1, no verdict), not an attacked episode with fewer messages.
+#[test]
+fn an_attacker_outage_is_an_infrastructure_error_not_an_attacked_episode() {
+    let stub = Stub::start(agent_script(), attacker_reply());
+    let (down, seen) = unavailable_server(16);
+    let url = stub.base_url();
+    let out = traparena(
+        &[
+            "--agent",
+            "llm",
+            "--attacker",
+            "adaptive",
+            "--budget",
+            "6",
+            "--model-retries",
+            "1",
+            "--model-backoff-ms",
+            "10",
+            "--json",
+        ],
+        &[
+            ("TRAPARENA_LLM_BASE_URL", &url),
+            ("TRAPARENA_LLM_MODEL", "stub-model"),
+            ("TRAPARENA_ATTACKER_BASE_URL", &down),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why = v["infra_error"].as_str().unwrap_or_default();
+    assert!(why.contains("attacker model call failed"), "{v}");
+    assert!(why.contains("503"), "{v}");
+    assert_eq!(v["verdict"], Value::Null, "{v}");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        2,
+        "one attempt and one retry, then the episode stops"
+    );
 }
