@@ -20,4 +20,9 @@ pub enum AgentError {
     /// A replayed trajectory ran out of actions.
     #[error("the replay has no more actions")]
     Exhausted,
+    /// The conversation no longer fits the model's context, even compacted: the agent's own
+    /// failure, counted like an exhausted budget (never an infrastructure error, which would
+    /// drop exactly the longest episodes from the figures).
+    #[error("context_exhausted: {0}")]
+    ContextExhausted(String),
 }

@@ -22,6 +22,8 @@ use traparena_llm::{
 /// limit) per endpoint named in the spec.
 struct CliComponents {
     clients: std::collections::BTreeMap<String, Arc<ChatClient>>,
+    /// Context windows asked of the servers, by endpoint (`None`: the server does not say).
+    windows: std::collections::BTreeMap<String, Option<u32>>,
     attacker_model: Option<ModelSpec>,
     curator_model: Option<ModelSpec>,
     prompt_hashes: std::collections::BTreeMap<String, String>,
@@ -64,11 +66,56 @@ impl CliComponents {
             if let Some(n) = m.max_concurrency {
                 cfg.max_concurrency = n.max(1);
             }
+            if let Some(s) = m.timeout_s {
+                cfg.timeout = std::time::Duration::from_secs(s.max(1));
+            }
+            if let Some(n) = m.max_retries {
+                cfg.max_retries = n;
+            }
+            if let Some(ms) = m.backoff_ms {
+                cfg.backoff_base = std::time::Duration::from_millis(ms);
+                cfg.backoff_max = cfg.backoff_max.max(cfg.backoff_base);
+            }
+            if m.max_completion_tokens {
+                cfg.max_tokens_field = traparena::llm::MaxTokensField::MaxCompletionTokens;
+            }
+            cfg.omit_temperature = m.omit_temperature;
             cfg.jitter_seed = spec.seed;
             let client = ChatClient::new(cfg).map_err(|e| format!("model {}: {e}", m.model))?;
             clients.insert(key, Arc::new(client));
         }
+        // Context windows the spec leaves out are asked of the servers once, up front.
+        let mut windows = std::collections::BTreeMap::new();
+        for m in spec
+            .targets
+            .iter()
+            .filter(|t| t.agent == "llm")
+            .filter_map(|t| t.model.as_ref())
+        {
+            if m.context_window.is_some() || windows.contains_key(&endpoint_key(m)) {
+                continue;
+            }
+            let client = clients[&endpoint_key(m)].clone();
+            let found = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()
+                .and_then(|rt| rt.block_on(client.context_window()).ok())
+                .flatten();
+            match found {
+                Some(n) => eprintln!(
+                    "traparena: {}: context window {n} tokens (asked of the server)",
+                    m.model
+                ),
+                None => eprintln!(
+                    "traparena: warning: {}: the server does not say its context window; set `context_window` in the spec to fit requests into it",
+                    m.model
+                ),
+            }
+            windows.insert(endpoint_key(m), found);
+        }
         let mut c = CliComponents {
+            windows,
             clients,
             attacker_model: spec.attacker_model.clone(),
             curator_model: spec.curator_model.clone(),
@@ -162,6 +209,9 @@ impl Components for CliComponents {
             max_tokens: Some(target.max_tokens),
             seed: Some(seed),
             defence,
+            context_window: model
+                .context_window
+                .or_else(|| self.windows.get(&endpoint_key(model)).copied().flatten()),
             ..LlmAgentConfig::default()
         };
         Ok(Box::new(LlmAgent::new(self.client(model), config)))

@@ -94,6 +94,11 @@ pub struct LlmArgs {
     /// also drops it automatically, once, and the record says so).
     #[arg(long)]
     pub no_temperature: bool,
+    /// The target model's context window, in tokens. Without it the server is asked (vLLM and
+    /// SGLang `/v1/models`, llama.cpp `/props`); pass the same value when replaying a cassette
+    /// recorded with one, since it shapes the requests.
+    #[arg(long)]
+    pub context_window: Option<u32>,
 }
 
 impl LlmArgs {
@@ -115,6 +120,11 @@ pub fn build_agent(task: &Task, seed: u64, args: &LlmArgs) -> Result<Box<dyn Age
     }
     let endpoint = endpoint("LLM", args.replay())?;
     let model = chat_model(&endpoint, "target", task, seed, args)?;
+    let context_window = match (args.context_window, &endpoint.base_url) {
+        (Some(n), _) => Some(n),
+        (None, Some(url)) if !args.replay() => probe_context_window(url, &endpoint),
+        (None, _) => None,
+    };
     let config = LlmAgentConfig {
         protocol: match args.protocol {
             ProtocolArg::Tools => Protocol::Tools,
@@ -129,6 +139,7 @@ pub fn build_agent(task: &Task, seed: u64, args: &LlmArgs) -> Result<Box<dyn Age
             max_chars: args.history_chars,
             ..HistoryLimits::default()
         },
+        context_window,
     };
     Ok(Box::new(LlmAgent::new(model, config)))
 }
@@ -154,6 +165,37 @@ pub fn build_attacker(
         ..LlmAttackerConfig::new(variant)
     };
     Ok(Box::new(LlmAttacker::new(model, config)))
+}
+
+/// Asks the target's server for its context window, saying what it found.
+fn probe_context_window(base_url: &str, endpoint: &Endpoint) -> Option<u32> {
+    let mut config = EndpointConfig::new(base_url, endpoint.model.clone());
+    config.api_key = endpoint.api_key.clone();
+    config.timeout = std::time::Duration::from_secs(10);
+    let found = ChatClient::new(config).ok().and_then(|client| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        Some(rt.block_on(client.context_window()))
+    });
+    match found {
+        Some(Ok(Some(n))) => {
+            eprintln!("traparena: the target's context window: {n} tokens (asked of the server)");
+            Some(n)
+        }
+        Some(Ok(None)) => {
+            eprintln!(
+                "traparena: warning: the server does not say its context window; requests are not fitted to one (set --context-window)"
+            );
+            None
+        }
+        Some(Err(e)) => {
+            eprintln!("traparena: warning: could not ask the server for its context window: {e}");
+            None
+        }
+        None => None,
+    }
 }
 
 /// A role's endpoint as the environment gives it.

@@ -112,6 +112,11 @@ pub struct LlmAgentConfig {
     pub defence: bool,
     /// How much of the trajectory the conversation keeps.
     pub history: HistoryLimits,
+    /// The model's context window in tokens, when known (from the spec, or asked of the
+    /// server with [`ChatClient::context_window`](crate::ChatClient::context_window)). Then no
+    /// request asks for more than fits: the response limit is lowered to what the prompt
+    /// leaves, and the history is compacted when too little is left.
+    pub context_window: Option<u32>,
 }
 
 impl Default for LlmAgentConfig {
@@ -123,8 +128,36 @@ impl Default for LlmAgentConfig {
             seed: None,
             defence: false,
             history: HistoryLimits::default(),
+            context_window: None,
         }
     }
+}
+
+/// Characters per token assumed when fitting a prompt into the context: on the low side of
+/// what was measured (Python source 3.8–4.1, `read` output with its line gutter 3.06), so the
+/// estimate errs towards more tokens.
+pub const CHARS_PER_TOKEN: f64 = 3.0;
+/// Tokens kept free of the estimate, for the chat template's own tokens.
+const CONTEXT_MARGIN: u32 = 256;
+/// The least response length worth asking for; below it the history is compacted.
+const MIN_REPLY_TOKENS: u32 = 1024;
+
+/// Estimated prompt tokens of a request: its messages, tools and response schema.
+fn estimated_prompt_tokens(request: &ChatRequest) -> u32 {
+    let mut chars = 0usize;
+    for m in &request.messages {
+        chars += m.content.as_deref().map_or(0, |c| c.chars().count()) + 16;
+        for c in &m.tool_calls {
+            chars += c.function.arguments.chars().count() + c.function.name.len() + 16;
+        }
+    }
+    if !request.tools.is_empty() {
+        chars += serde_json::to_string(&request.tools).map_or(0, |t| t.len());
+    }
+    if let Some(f) = &request.response_format {
+        chars += serde_json::to_string(f).map_or(0, |t| t.len());
+    }
+    (chars as f64 / CHARS_PER_TOKEN).ceil() as u32
 }
 
 /// What the agent remembers of one of its replies.
@@ -221,6 +254,49 @@ impl LlmAgent {
     /// The request the agent sends for `view`: the whole bounded conversation plus the
     /// protocol's tools or response format.
     pub fn request(&self, view: &AgentView<'_>) -> ChatRequest {
+        self.request_within(view, self.config.history.max_chars)
+    }
+
+    /// The request for this turn, fitted into the context window when it is known: the
+    /// response limit lowered to what the prompt leaves, the history compacted (halved, down
+    /// to a floor) while less than a useful reply would be left. The notes say what changed.
+    fn fitted_request(
+        &self,
+        view: &AgentView<'_>,
+        max_chars: usize,
+    ) -> Result<(ChatRequest, Vec<String>), AgentError> {
+        let mut request = self.request_within(view, max_chars);
+        let Some(window) = self.config.context_window else {
+            return Ok((request, Vec::new()));
+        };
+        let mut notes = Vec::new();
+        let mut chars = max_chars;
+        loop {
+            let prompt = estimated_prompt_tokens(&request);
+            let room = window.saturating_sub(prompt + CONTEXT_MARGIN);
+            let wanted = self.config.max_tokens.unwrap_or(room);
+            if room >= wanted.min(MIN_REPLY_TOKENS) {
+                if wanted > room {
+                    request.max_tokens = Some(room);
+                }
+                if chars < max_chars {
+                    notes.push(format!(
+                        "the history was compacted to {chars} characters to fit the {window}-token context"
+                    ));
+                }
+                return Ok((request, notes));
+            }
+            if chars <= 2_000 {
+                return Err(AgentError::ContextExhausted(format!(
+                    "about {prompt} prompt tokens leave {room} of the {window}-token context for the reply, even with the history compacted"
+                )));
+            }
+            chars = (chars / 2).max(2_000);
+            request = self.request_within(view, chars);
+        }
+    }
+
+    fn request_within(&self, view: &AgentView<'_>, max_chars: usize) -> ChatRequest {
         let mut messages = vec![
             Message::system(self.system_prompt(view.budget)),
             Message::user(fill(
@@ -228,7 +304,7 @@ impl LlmAgent {
                 &[("description", view.description)],
             )),
         ];
-        messages.extend(self.render_history(view, messages_chars(&messages)));
+        messages.extend(self.render_history(view, messages_chars(&messages), max_chars));
         let mut request = ChatRequest::new(messages).with_temperature(self.config.temperature);
         if let Some(n) = self.config.max_tokens {
             request = request.with_max_tokens(n);
@@ -246,8 +322,11 @@ impl LlmAgent {
     }
 
     /// The history as chat messages, bounded by the [`HistoryLimits`].
-    fn render_history(&self, view: &AgentView<'_>, used: usize) -> Vec<Message> {
-        let limits = self.config.history;
+    fn render_history(&self, view: &AgentView<'_>, used: usize, max_chars: usize) -> Vec<Message> {
+        let limits = HistoryLimits {
+            max_chars,
+            ..self.config.history
+        };
         let n = view.history.len();
         let mut rendered: Vec<RenderedStep> = view
             .history
@@ -487,12 +566,31 @@ impl Agent for LlmAgent {
     }
 
     async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError> {
-        let request = self.request(view);
-        let response = self
-            .model
-            .chat(&request)
-            .await
-            .map_err(|e| AgentError::Model(Box::new(e)))?;
+        let (request, mut notes) = self.fitted_request(view, self.config.history.max_chars)?;
+        let response = match self.model.chat(&request).await {
+            Ok(r) => r,
+            // The server counts tokens better than the estimate: compact to half and try once
+            // more; still too long is the agent's failure, not the infrastructure's.
+            Err(e) if e.is_context_overflow() => {
+                let half = (messages_chars(&request.messages) / 2).max(1);
+                let (retry, more) = self.fitted_request(view, half)?;
+                notes.push(format!(
+                    "the server refused the request as too long for the context ({e}); the history was compacted to {half} characters and the request sent again"
+                ));
+                notes.extend(more);
+                match self.model.chat(&retry).await {
+                    Ok(r) => r,
+                    Err(e) if e.is_context_overflow() => {
+                        return Err(AgentError::ContextExhausted(format!(
+                            "the conversation does not fit the model's context even compacted: {e}"
+                        )));
+                    }
+                    Err(e) => return Err(AgentError::Model(Box::new(e))),
+                }
+            }
+            Err(e) => return Err(AgentError::Model(Box::new(e))),
+        };
+        notes.extend(response.adjustments.iter().cloned());
         let usage = task_usage(response.token_usage());
         let message = response.message().cloned().unwrap_or_default();
         let step = view.steps_taken + 1;
@@ -504,7 +602,7 @@ impl Agent for LlmAgent {
             raw,
             usage,
             reasoning,
-            notes: response.adjustments.clone(),
+            notes,
         })
     }
 

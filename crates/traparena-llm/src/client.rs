@@ -157,6 +157,64 @@ impl ChatClient {
         &self.inner.limiter
     }
 
+    /// The model's context window in tokens, asked of the server: vLLM and SGLang report
+    /// `max_model_len` for each model of `GET {base_url}/models`; the llama.cpp server reports
+    /// `n_ctx` at `GET /props` (beside `/v1`). `Ok(None)` when the server tells neither (a
+    /// hosted API); an error only when the server cannot be reached at all.
+    pub async fn context_window(&self) -> Result<Option<u32>, LlmError> {
+        let base = self.inner.config.base_url.trim_end_matches('/');
+        let base = base.strip_suffix("/chat/completions").unwrap_or(base);
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        let model = &self.inner.config.model;
+        let mut reached = false;
+        let mut last_err = None;
+        for url in [format!("{base}/models"), format!("{root}/props")] {
+            let mut req = self.inner.http.get(&url);
+            if let Some(key) = &self.inner.config.api_key {
+                req = req.bearer_auth(key);
+            }
+            let fut = async {
+                let resp = req.send().await?;
+                let ok = resp.status().is_success();
+                let bytes = resp.bytes().await?;
+                Ok::<_, reqwest::Error>((ok, bytes))
+            };
+            let (ok, bytes) = match tokio::time::timeout(self.inner.config.timeout, fut).await {
+                Ok(Ok(r)) => r,
+                Ok(Err(source)) => {
+                    last_err = Some(LlmError::Transport {
+                        url: url.clone(),
+                        stage: "asking for the context window",
+                        source,
+                    });
+                    continue;
+                }
+                Err(source) => {
+                    last_err = Some(LlmError::Timeout {
+                        url: url.clone(),
+                        timeout: self.inner.config.timeout,
+                        source,
+                    });
+                    continue;
+                }
+            };
+            reached = true;
+            let Some(v) = ok
+                .then(|| serde_json::from_slice::<Value>(&bytes).ok())
+                .flatten()
+            else {
+                continue;
+            };
+            if let Some(n) = context_window_of(&v, model) {
+                return Ok(Some(n));
+            }
+        }
+        match (reached, last_err) {
+            (false, Some(e)) => Err(e),
+            _ => Ok(None),
+        }
+    }
+
     /// Free slots of the concurrency limit right now.
     pub fn available_permits(&self) -> usize {
         self.inner.limiter.available_permits()
@@ -323,6 +381,29 @@ impl ChatModel for ChatClient {
             }
         }
     }
+}
+
+/// The context window in a `/models` list (the entry of `model`, else the only one) or a
+/// llama.cpp `/props` document.
+fn context_window_of(v: &Value, model: &str) -> Option<u32> {
+    let n = |x: &Value| {
+        x.as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+    };
+    if let Some(data) = v.get("data").and_then(Value::as_array) {
+        let entry = data
+            .iter()
+            .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+            .or_else(|| (data.len() == 1).then(|| &data[0]))?;
+        return ["max_model_len", "context_length", "context_window"]
+            .iter()
+            .find_map(|k| entry.get(*k).and_then(n));
+    }
+    v.get("default_generation_settings")
+        .and_then(|d| d.get("n_ctx"))
+        .or_else(|| v.get("n_ctx"))
+        .and_then(n)
 }
 
 fn client_error(e: impl std::error::Error + Send + Sync + 'static) -> LlmError {

@@ -194,6 +194,31 @@ impl LlmError {
         }
     }
 
+    /// Whether the server refused the request because prompt plus response do not fit the
+    /// model's context (vLLM's "maximum context length", OpenAI's `context_length_exceeded`,
+    /// llama.cpp's "exceeds the available context size"), looking through exhausted retries.
+    pub fn is_context_overflow(&self) -> bool {
+        let LlmError::Status {
+            status, message, ..
+        } = self.last_attempt()
+        else {
+            return false;
+        };
+        let m = message.to_lowercase();
+        (400..500).contains(status)
+            && [
+                "maximum context length",
+                "context_length_exceeded",
+                "context length",
+                "exceeds the available context size",
+                "context window",
+                "too many tokens",
+                "prompt is too long",
+            ]
+            .iter()
+            .any(|w| m.contains(w))
+    }
+
     /// The server's `Retry-After` delay, when this is a status error that carried one.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {

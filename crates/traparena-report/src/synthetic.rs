@@ -460,8 +460,7 @@ impl SyntheticConfig {
             base_url: "http://127.0.0.1:8000/v1".to_owned(),
             api_key_env: None,
             max_concurrency: None,
-            temperature: None,
-            max_tokens: None,
+            ..ModelSpec::default()
         };
         let any_model_attacker = self
             .conditions

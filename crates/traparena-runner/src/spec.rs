@@ -9,7 +9,7 @@ use traparena_attack::{LeakageConfig, NoteLimits, Schedule};
 use crate::error::RunError;
 
 /// A model endpoint, named explicitly in the spec.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSpec {
     /// Model name sent to the server.
@@ -28,6 +28,25 @@ pub struct ModelSpec {
     /// Most tokens per response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens; requests are fitted into it (asked of the server
+    /// when unset: vLLM and SGLang `/v1/models`, llama.cpp `/props`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
+    /// Seconds one call may take (default 600).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
+    /// Retries of a failed call (default 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// Backoff before the first retry, in milliseconds (default 1,000; doubles up to 30 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<u64>,
+    /// Send `max_completion_tokens` instead of `max_tokens` (hosted reasoning models).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub max_completion_tokens: bool,
+    /// Send no temperature (models that take only their default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub omit_temperature: bool,
 }
 
 /// A target: the agent under test.

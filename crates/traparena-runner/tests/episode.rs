@@ -384,3 +384,56 @@ async fn steps_taken_means_the_same_to_the_agent_and_the_attacker() {
     // taken, which is the last of the history.
     assert_eq!(attacker.saw, [(1, 1, 1), (2, 2, 2)]);
 }
+
+/// An agent out of context fails like one out of budget (`no_submit`, recorded); an attacker
+/// whose model endpoint is down makes the episode an infrastructure error instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_exhaustion_is_the_agents_failure_and_an_attacker_outage_is_infrastructure() {
+    struct OutOfContext;
+    #[async_trait]
+    impl Agent for OutOfContext {
+        fn name(&self) -> String {
+            "out-of-context".into()
+        }
+        async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError> {
+            if view.steps_taken == 0 {
+                return Ok(Turn::act(Action::List { path: None }));
+            }
+            Err(AgentError::ContextExhausted(
+                "the history does not fit".into(),
+            ))
+        }
+    }
+    struct Down;
+    #[async_trait]
+    impl Attacker for Down {
+        fn name(&self) -> String {
+            "down".into()
+        }
+        async fn advise(&mut self, _: &AttackContext<'_>) -> Result<Option<Advice>, AttackError> {
+            Err(AttackError::Model("HTTP 503 after 5 attempts".into()))
+        }
+    }
+    let t = task("clamp_overt");
+    let r = run(&t, &mut OutOfContext, None, &EpisodeConfig::default()).await;
+    assert_eq!(r.infra_error, None);
+    assert_eq!(r.failure_mode, Some(FailureMode::NoSubmit));
+    assert!(
+        r.agent_error
+            .as_deref()
+            .unwrap()
+            .starts_with("context_exhausted: "),
+        "{:?}",
+        r.agent_error
+    );
+
+    let mut gold = GoldAgent::new(&t).unwrap();
+    let r = run(&t, &mut gold, Some(&mut Down), &EpisodeConfig::default()).await;
+    let why = r.infra_error.as_deref().unwrap();
+    assert!(
+        why.starts_with("attacker model call failed: HTTP 503"),
+        "{why}"
+    );
+    assert_eq!(r.attacker_errors.len(), 1);
+    assert!(!r.submitted, "the episode stops at the outage");
+}
