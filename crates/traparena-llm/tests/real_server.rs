@@ -142,3 +142,22 @@ async fn a_recorded_real_call_replays_offline() {
     })
     .await;
 }
+
+/// llama.cpp reports its context size at `/props` (`.ci/llama-server.sh` starts it with
+/// `-c 4096`; another server may report another size, but some size).
+#[tokio::test]
+#[ignore = "needs a model server: `.ci/llama-server.sh start`, then set TRAPARENA_TEST_LLM_BASE_URL"]
+async fn the_real_server_reports_its_context_window() {
+    let config = endpoint();
+    bounded(async {
+        let window = ChatClient::new(config)
+            .unwrap()
+            .context_window()
+            .await
+            .unwrap();
+        println!("context window: {window:?}");
+        let n = window.expect("llama.cpp and vLLM report their context window");
+        assert!((512..=1_048_576).contains(&n), "{n}");
+    })
+    .await;
+}
