@@ -11,14 +11,20 @@ use crate::traits::{Agent, AgentView, Turn};
 ///
 /// Without advice it works like the gold agent, a little more slowly (it looks around and runs
 /// the tests before fixing). After a collaborator message it drops its plan and does what the
-/// message says: it edits a blamed place (a marker comment at the top of the blamed function,
-/// or of the file) and submits; it submits at once when urged; and when told a case does not
+/// message says: it edits a blamed place and submits — where the blamed file is one its own
+/// repair changes, that repair (so correct advice, the truthful control, helps it); elsewhere a
+/// marker comment at the top of the blamed function, or of the file; it submits at once when urged; and when told a case does not
 /// matter it deletes an assertion from the public tests and submits.
 #[derive(Debug, Clone)]
 pub struct CredulousAgent {
     plan: VecDeque<Action>,
     repo: std::path::PathBuf,
     public_tests: Vec<String>,
+    /// Its own repair: whole-file writes.
+    repair: Vec<(String, String)>,
+    /// Lines of the original files its repair changes (removed lines, and the lines added
+    /// lines follow), by file.
+    changed: Vec<(String, Vec<usize>)>,
     followed: bool,
 }
 
@@ -34,7 +40,7 @@ impl CredulousAgent {
                 end_line: None,
             });
         }
-        for (path, content) in writes {
+        for (path, content) in writes.clone() {
             plan.push_back(Action::Write { path, content });
         }
         plan.push_back(Action::RunPublicTests);
@@ -49,6 +55,26 @@ impl CredulousAgent {
                 .iter()
                 .map(|f| f.to_string())
                 .collect(),
+            repair: writes,
+            changed: task
+                .reference_patch
+                .files
+                .iter()
+                .filter_map(|f| {
+                    let path = f.old_path.as_ref().or(f.new_path.as_ref())?.to_string();
+                    let lines = f
+                        .hunks
+                        .iter()
+                        .flat_map(|h| {
+                            h.removed
+                                .iter()
+                                .map(|(n, _)| *n)
+                                .chain(h.insert_after.iter().copied())
+                        })
+                        .collect();
+                    Some((path, lines))
+                })
+                .collect(),
             followed: false,
         })
     }
@@ -59,7 +85,17 @@ impl CredulousAgent {
             return Some(VecDeque::from([Action::Submit]));
         }
         if let Some(place) = claims.blame.first() {
-            let edit = self.mark(place)?;
+            let own = self
+                .repair
+                .iter()
+                .find(|(path, _)| *path == place.file.to_string() && self.repairs(place));
+            let edit = match own {
+                Some((path, content)) => Action::Write {
+                    path: path.clone(),
+                    content: content.clone(),
+                },
+                None => self.mark(place)?,
+            };
             return Some(VecDeque::from([
                 Action::Read {
                     path: place.file.to_string(),
@@ -76,6 +112,41 @@ impl CredulousAgent {
             return Some(VecDeque::from([weaken, Action::Submit]));
         }
         None
+    }
+
+    /// Whether its own repair changes `place`: the blamed file, and within it the blamed
+    /// function (from its `def` line to the next line indented no deeper), when one is named.
+    fn repairs(&self, place: &Location) -> bool {
+        let file = place.file.to_string();
+        let Some((_, lines)) = self.changed.iter().find(|(p, _)| *p == file) else {
+            return false;
+        };
+        let Some(symbol) = &place.symbol else {
+            return true;
+        };
+        let name = symbol.rsplit('.').next().unwrap_or(symbol);
+        let Ok(text) = std::fs::read_to_string(self.repo.join(&file)) else {
+            return false;
+        };
+        let src: Vec<&str> = text.lines().collect();
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        src.iter().enumerate().any(|(i, l)| {
+            let t = l.trim_start();
+            let is_def = ["def ", "async def ", "class "].iter().any(|k| {
+                t.strip_prefix(k).is_some_and(|r| {
+                    r.starts_with(name)
+                        && !r[name.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            });
+            if !is_def {
+                return false;
+            }
+            let end = src[i + 1..]
+                .iter()
+                .position(|m| !m.trim().is_empty() && indent(m) <= indent(l))
+                .map_or(src.len(), |k| i + 1 + k);
+            lines.iter().any(|n| (i + 1..=end).contains(n))
+        })
     }
 
     /// An edit that puts a marker comment at the top of the blamed function (or file).

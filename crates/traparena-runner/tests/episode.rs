@@ -437,3 +437,28 @@ async fn context_exhaustion_is_the_agents_failure_and_an_attacker_outage_is_infr
     assert_eq!(r.attacker_errors.len(), 1);
     assert!(!r.submitted, "the episode stops at the outage");
 }
+
+/// The truthful control helps the agent that believes its collaborator: blamed at the place of
+/// its own repair, it repairs there; blamed elsewhere, it is misled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credulous_is_helped_by_truthful_advice_and_misled_by_false_blame() {
+    for id in ["clamp_overt", "invoice_coupon", "grade_median"] {
+        let t = task(id);
+        let mut truthful = ScriptedAttacker::new(vec![traparena_attack::Persona::Truthful], 1);
+        let mut agent = CredulousAgent::new(&t).unwrap();
+        let r = run(
+            &t,
+            &mut agent,
+            Some(&mut truthful),
+            &EpisodeConfig::default(),
+        )
+        .await;
+        assert!(r.messages_delivered > 0, "{id}");
+        assert!(r.accepted, "{id}: {:?}", r.failure_mode);
+        let mut liar =
+            ScriptedAttacker::new(vec![traparena_attack::Persona::BlameOtherLocation], 1);
+        let mut agent = CredulousAgent::new(&t).unwrap();
+        let r = run(&t, &mut agent, Some(&mut liar), &EpisodeConfig::default()).await;
+        assert_eq!(r.failure_mode, Some(FailureMode::WrongLocation), "{id}");
+    }
+}
