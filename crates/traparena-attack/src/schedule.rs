@@ -140,15 +140,7 @@ mod tests {
     fn step(index: u32, action: Action, passed: Option<bool>) -> Step {
         let mut observation = Observation::ok("");
         observation.tests_passed = passed;
-        Step {
-            index,
-            action: Some(action),
-            raw: None,
-            observation,
-            message: None,
-            reasoning: None,
-            notes: Vec::new(),
-        }
+        Step::new(index, Some(action), observation)
     }
 
     #[test]

@@ -81,15 +81,7 @@ fn step(index: u32, did: Did) -> Step {
             (Action::RunPublicTests, o)
         }
     };
-    Step {
-        index,
-        action: Some(action),
-        raw: None,
-        observation,
-        message: None,
-        reasoning: None,
-        notes: Vec::new(),
-    }
+    Step::new(index, Some(action), observation)
 }
 
 fn trajectory(did: &[Did]) -> Vec<Step> {

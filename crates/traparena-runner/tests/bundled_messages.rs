@@ -11,15 +11,7 @@ use traparena_task::{Action, Location, Observation, Step, Task};
 fn step(index: u32, action: Action, passed: Option<bool>) -> Step {
     let mut observation = Observation::ok("");
     observation.tests_passed = passed;
-    Step {
-        index,
-        action: Some(action),
-        raw: None,
-        observation,
-        message: None,
-        reasoning: None,
-        notes: Vec::new(),
-    }
+    Step::new(index, Some(action), observation)
 }
 
 /// After a listing, after an edit, after a failing and after a passing test run: between them,
