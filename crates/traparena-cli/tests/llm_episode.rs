@@ -59,9 +59,22 @@ impl Stub {
                 }
                 let Ok(mut conn) = conn else { continue };
                 conn.set_read_timeout(Some(Duration::from_secs(10))).ok();
-                let Some(body) = read_request(&mut conn) else {
+                let Some((line, body)) = read_request(&mut conn) else {
                     continue;
                 };
+                if line.starts_with("GET /v1/models ") {
+                    // What vLLM answers: the served model with its context window.
+                    let models = json!({"object": "list", "data": [{
+                        "id": "stub-model", "object": "model", "owned_by": "vllm",
+                        "max_model_len": 32768
+                    }]});
+                    respond(&mut conn, "200 OK", &models.to_string());
+                    continue;
+                }
+                if !line.starts_with("POST /v1/chat/completions ") {
+                    respond(&mut conn, "404 Not Found", r#"{"detail": "Not Found"}"#);
+                    continue;
+                }
                 requests2.lock().unwrap().push(body.clone());
                 let schema = body["response_format"]["json_schema"]["name"]
                     .as_str()
@@ -90,12 +103,7 @@ impl Stub {
                               "total_tokens": prompt + completion}
                 })
                 .to_string();
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    response.len()
-                );
-                let _ = conn.write_all(head.as_bytes());
-                let _ = conn.write_all(response.as_bytes());
+                respond(&mut conn, "200 OK", &response);
             }
         });
         Stub {
@@ -119,7 +127,13 @@ impl Stub {
         self.stop.store(true, Ordering::SeqCst);
         let _ = TcpStream::connect(self.addr);
         if let Some(t) = self.thread.take() {
-            t.join().unwrap();
+            // A panic in the server thread already failed the test through its client; do
+            // not panic again while a failing test unwinds.
+            let joined = t.join();
+            assert!(
+                joined.is_ok() || std::thread::panicking(),
+                "the stub server panicked"
+            );
         }
     }
 }
@@ -130,20 +144,22 @@ impl Drop for Stub {
     }
 }
 
-fn read_request(conn: &mut TcpStream) -> Option<Value> {
+/// One HTTP request: its request line (`POST /v1/chat/completions HTTP/1.1`) and its JSON body
+/// (`Null` when it has none, as a `GET`).
+fn read_request(conn: &mut TcpStream) -> Option<(String, Value)> {
     let mut reader = BufReader::new(conn);
     let mut len = 0usize;
-    let mut first = true;
+    let mut request_line = None;
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).ok()? == 0 {
             return None;
         }
-        if first {
-            assert!(line.starts_with("POST /v1/chat/completions "), "{line}");
-            first = false;
-        }
         let line = line.trim_end();
+        if request_line.is_none() {
+            request_line = Some(line.to_owned());
+            continue;
+        }
         if line.is_empty() {
             break;
         }
@@ -153,9 +169,21 @@ fn read_request(conn: &mut TcpStream) -> Option<Value> {
             len = value.trim().parse().ok()?;
         }
     }
+    if len == 0 {
+        return Some((request_line?, Value::Null));
+    }
     let mut body = vec![0u8; len];
     reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    Some((request_line?, serde_json::from_slice(&body).ok()?))
+}
+
+fn respond(conn: &mut TcpStream, status: &str, body: &str) {
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = conn.write_all(head.as_bytes());
+    let _ = conn.write_all(body.as_bytes());
 }
 
 /// The agent's script on clamp_overt: read, an unreadable reply, the repair, tests, submit.
