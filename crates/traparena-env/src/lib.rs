@@ -28,7 +28,7 @@ pub use sandbox::{
     ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, Sandbox, SandboxConfig,
     UserLease,
 };
-pub use testrun::TestRun;
+pub use testrun::{NamedOutcome, TestOutcome, TestRun, match_names};
 pub use tools::{Environment, ToolLimits};
 pub use traparena_task::TestCounts;
 pub use workspace::{EXCLUDED_ARTEFACTS, PatchApply, Workspace};

@@ -1,10 +1,11 @@
 //! Running a task's test command and reading the run through a channel the tested code does
 //! not write to by accident: a report pipe filled by the harness's runner shim after the run.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use traparena_task::{Runner, TestCounts, TestSpec};
+use traparena_task::{Runner, TestCounts, TestSpec, test_name_matches};
 
 use crate::error::EnvError;
 use crate::sandbox::{Backend, Mounts, REPORT_FD, RunSpec, Sandbox};
@@ -33,12 +34,95 @@ pub struct TestRun {
     pub duration_ms: u64,
     /// The sandbox backend used.
     pub backend: Backend,
+    /// Per name of [`TestSpec::select`], what the runner reported for it (empty when the
+    /// suite names no tests). `counts` then count these names only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub selected: Vec<NamedOutcome>,
+}
+
+/// What became of one named test of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedOutcome {
+    /// The name, as [`TestSpec::select`] gives it.
+    pub name: String,
+    /// Its outcome; for a name that matches several node ids (a cut-off name), the worst one.
+    pub outcome: TestOutcome,
+}
+
+/// The outcome of one test, as the runner reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestOutcome {
+    /// It passed.
+    Passed,
+    /// It failed as expected (`xfail`): passed for grading, as in SWE-bench.
+    Xfail,
+    /// It was skipped.
+    Skipped,
+    /// Its assertion failed.
+    Failed,
+    /// Its setup or teardown failed.
+    Error,
+    /// The runner reported no test of that name (not collected, or the run ended first).
+    NotRun,
+}
+
+impl TestOutcome {
+    /// True for outcomes that count as passed when grading.
+    pub fn is_pass(self) -> bool {
+        matches!(self, TestOutcome::Passed | TestOutcome::Xfail)
+    }
+
+    fn parse(s: &str) -> TestOutcome {
+        match s {
+            "passed" => TestOutcome::Passed,
+            "xfail" => TestOutcome::Xfail,
+            "skipped" => TestOutcome::Skipped,
+            "failed" => TestOutcome::Failed,
+            "error" => TestOutcome::Error,
+            _ => TestOutcome::NotRun,
+        }
+    }
+}
+
+/// Per name, the outcome among `outcomes` (node id → outcome) of the node ids it names: the
+/// worst of them (a failure over a pass), [`TestOutcome::NotRun`] when it names none.
+pub fn match_names(names: &[String], outcomes: &BTreeMap<String, String>) -> Vec<NamedOutcome> {
+    names
+        .iter()
+        .map(|name| {
+            let exact = outcomes.get(name).map(|o| TestOutcome::parse(o));
+            let outcome = exact.unwrap_or_else(|| {
+                outcomes
+                    .range(name.clone()..)
+                    .take_while(|(node, _)| node.starts_with(name.as_str()))
+                    .filter(|(node, _)| test_name_matches(name, node))
+                    .map(|(_, o)| TestOutcome::parse(o))
+                    .max_by_key(|o| match o {
+                        TestOutcome::Passed | TestOutcome::Xfail => 0,
+                        _ => 1,
+                    })
+                    .unwrap_or(TestOutcome::NotRun)
+            });
+            NamedOutcome {
+                name: name.clone(),
+                outcome,
+            }
+        })
+        .collect()
 }
 
 impl TestRun {
     /// True when the suite passed: exit status 0, no timeout, and — except for `exit_code`
     /// runners — a report saying at least one test ran and none failed or errored.
     pub fn passed(&self) -> bool {
+        if !self.selected.is_empty() {
+            // Named tests decide; other tests of the files run may fail (exit status 1).
+            return !self.timed_out
+                && self.exit_code.is_some()
+                && self.counts.is_some()
+                && self.selected.iter().all(|n| n.outcome.is_pass());
+        }
         if self.timed_out || self.exit_code != Some(0) {
             return false;
         }
@@ -48,6 +132,43 @@ impl TestRun {
                 .counts
                 .is_some_and(|c| c.run >= 1 && c.failed == 0 && c.errored == 0),
         }
+    }
+
+    /// When the run failed for a reason of the environment rather than of the code under test
+    /// — the interpreter did not start, a module is missing, test files could not be collected,
+    /// a shared library is missing — the first line that says so. `None` for a run whose tests
+    /// ran (passing or failing) and for a timeout.
+    pub fn environment_failure(&self) -> Option<String> {
+        if self.timed_out || self.passed() {
+            return None;
+        }
+        let tests_ran = match (&self.counts, self.selected.is_empty()) {
+            (Some(_), false) => self
+                .selected
+                .iter()
+                .any(|n| !matches!(n.outcome, TestOutcome::NotRun | TestOutcome::Error)),
+            (Some(c), true) => c.run > 0,
+            (None, _) => false,
+        };
+        if tests_ran {
+            return None;
+        }
+        const SIGNS: &[&str] = &[
+            "ModuleNotFoundError",
+            "ImportError",
+            "error while loading shared libraries",
+            "cannot open shared object file",
+            "No module named",
+            "ERROR collecting",
+            "Permission denied",
+            "failed to execute",
+            "No such file or directory",
+            "InvalidVersion",
+        ];
+        self.output
+            .lines()
+            .find(|l| SIGNS.iter().any(|s| l.contains(s)))
+            .map(|l| l.trim().chars().take(300).collect())
     }
 
     /// One line describing the result, for observations and messages.
@@ -78,6 +199,8 @@ struct Report {
     failed: u64,
     errored: u64,
     skipped: u64,
+    #[serde(default)]
+    outcomes: BTreeMap<String, String>,
 }
 
 /// Rewrites the task's command so that the harness's shim reads the run, when it can.
@@ -147,6 +270,7 @@ pub(crate) fn run(
         report_pipe: instrumented,
     };
     let out = sandbox.run(mounts, &spec)?;
+    let mut selected = Vec::new();
     let (counts, report_problem) = if tests.runner == Runner::ExitCode {
         (None, None)
     } else if !instrumented {
@@ -157,6 +281,28 @@ pub(crate) fn run(
         match out.report.as_deref() {
             None | Some([]) => (None, Some("the test runner did not finish".to_owned())),
             Some(bytes) => match serde_json::from_slice::<Report>(bytes) {
+                Ok(r) if !tests.select.is_empty() => {
+                    selected = match_names(&tests.select, &r.outcomes);
+                    let count = |f: fn(TestOutcome) -> bool| {
+                        selected.iter().filter(|n| f(n.outcome)).count() as u64
+                    };
+                    (
+                        Some(TestCounts {
+                            run: count(|o| o != TestOutcome::Error),
+                            failed: count(|o| {
+                                matches!(
+                                    o,
+                                    TestOutcome::Failed
+                                        | TestOutcome::Skipped
+                                        | TestOutcome::NotRun
+                                )
+                            }),
+                            errored: count(|o| o == TestOutcome::Error),
+                            skipped: 0,
+                        }),
+                        None,
+                    )
+                }
                 Ok(r) => (
                     Some(TestCounts {
                         run: r.tests_run,
@@ -202,5 +348,6 @@ pub(crate) fn run(
         output_truncated: out.stdout.truncated || out.stderr.truncated,
         duration_ms: out.duration_ms,
         backend: out.backend,
+        selected,
     })
 }

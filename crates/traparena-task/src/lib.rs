@@ -33,6 +33,6 @@ pub use error::TaskError;
 pub use observation::{Observation, TestCounts, Usage};
 pub use patch::{ChangedFile, Hunk, Patch};
 pub use paths::{RelPath, check_relative};
-pub use spec::{Location, Runner, Setup, TaskSpec, TestSpec};
+pub use spec::{Location, Runner, Setup, TaskSpec, TestSpec, test_name_matches};
 pub use task::Task;
 pub use verdict::{CollaboratorMessage, FailureMode, Flag, FlagName, Step, Verdict};

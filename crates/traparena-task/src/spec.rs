@@ -60,6 +60,23 @@ pub struct Setup {
     pub source_dirs: Vec<RelPath>,
 }
 
+impl Setup {
+    /// The host folders the sandbox must show (read-only) for the task's tests to run: the
+    /// environment and the installation its base interpreter belongs to (`…/bin/python3.9` →
+    /// `…`). Whoever runs a task adds them to `SandboxConfig::read_only_paths`.
+    pub fn visible_paths(&self) -> Vec<std::path::PathBuf> {
+        let mut out = vec![self.venv.clone()];
+        let python = std::path::Path::new(&self.python);
+        if python.is_absolute()
+            && let Some(prefix) = python.parent().and_then(|bin| bin.parent())
+            && prefix != std::path::Path::new("/")
+        {
+            out.push(prefix.to_owned());
+        }
+        out
+    }
+}
+
 fn default_timeout() -> u64 {
     30
 }
@@ -74,6 +91,29 @@ pub struct TestSpec {
     pub runner: Runner,
     /// The test files: relative to `repo/` for public tests, to `hidden/` for hidden tests.
     pub files: Vec<RelPath>,
+    /// The tests that judge the run, by name (pytest node ids), when the command runs more than
+    /// them (whole test files, as SWE-bench does). Empty: every test the command runs counts.
+    ///
+    /// With names, the run passes when every named test passed (an expected failure counts as
+    /// passed, as in SWE-bench's grading); a named test that failed, errored, was skipped or did
+    /// not run at all fails it, and tests that are not named do not count. A name matches the
+    /// runner's node id exactly, or — for a name cut off inside its parameters (`test_x[a b`
+    /// cut at whitespace, as in some SWE-bench records) — every node id it begins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub select: Vec<String>,
+}
+
+/// True when the test name `name` (from [`TestSpec::select`]) names the runner's node id `node`.
+///
+/// Exact equality; or, when `name` opens a parameter list it does not close (`test_x[a-`), a
+/// prefix of `node` within the same test function (`node` continues the parameters).
+pub fn test_name_matches(name: &str, node: &str) -> bool {
+    if name == node {
+        return true;
+    }
+    let opens = name.matches('[').count();
+    let closes = name.matches(']').count();
+    opens > closes && node.starts_with(name)
 }
 
 /// How the harness reads a test run.

@@ -15,9 +15,32 @@ except OSError:
     _report = None
 
 _counts = {"passed": 0, "failed": 0, "errored": 0, "skipped": 0}
+# Outcome per node id: passed, failed, error, skipped, xfail. A failed setup or teardown is
+# an error whatever the call did; an expected failure is xfail.
+_outcomes = {}
+
+
+def _note(report):
+    node = report.nodeid
+    if report.when == "call":
+        if report.passed:
+            out = "passed"
+        elif report.failed:
+            out = "failed"
+        elif hasattr(report, "wasxfail"):
+            out = "xfail"
+        else:
+            out = "skipped"
+        if _outcomes.get(node) != "error":
+            _outcomes[node] = out
+    elif report.failed:
+        _outcomes[node] = "error"
+    elif report.skipped and report.when == "setup":
+        _outcomes[node] = "xfail" if hasattr(report, "wasxfail") else "skipped"
 
 
 def pytest_runtest_logreport(report):
+    _note(report)
     if report.when == "call":
         if report.passed:
             _counts["passed"] += 1
@@ -47,6 +70,7 @@ def pytest_sessionfinish(session, exitstatus):
         "failed": _counts["failed"],
         "errored": _counts["errored"],
         "skipped": _counts["skipped"],
+        "outcomes": _outcomes,
     }
     os.write(_report, json.dumps(data).encode())
     os.close(_report)
