@@ -148,6 +148,35 @@ pub struct Sandbox {
     warnings: Vec<String>,
 }
 
+impl Sandbox {
+    /// This sandbox, also showing `paths` read-only at their own paths (a task's environment,
+    /// see `traparena_task::Setup::visible_paths`). The backend chosen is kept; nothing is
+    /// probed again. Paths already shown are not added twice.
+    pub fn with_read_only_paths(&self, paths: &[PathBuf]) -> Sandbox {
+        self.with_paths(paths)
+    }
+
+    /// This sandbox as `task`'s tests need it: also showing the task's environment and base
+    /// interpreter (`Setup::visible_paths`), wherever they lie. The same sandbox for a task
+    /// without `setup`.
+    pub fn for_task(&self, task: &traparena_task::Task) -> Sandbox {
+        match &task.spec.setup {
+            Some(s) => self.with_paths(&s.visible_paths()),
+            None => self.clone(),
+        }
+    }
+
+    fn with_paths(&self, paths: &[PathBuf]) -> Sandbox {
+        let mut sb = self.clone();
+        for p in paths {
+            if !sb.config.read_only_paths.contains(p) {
+                sb.config.read_only_paths.push(p.clone());
+            }
+        }
+        sb
+    }
+}
+
 /// The folders one sandboxed run may use.
 #[derive(Debug, Clone)]
 pub struct Mounts {
@@ -532,11 +561,12 @@ impl Sandbox {
                 for p in SYSTEM_RO {
                     c.arg("--ro-bind-try").arg(p).arg(p);
                 }
+                c.args(["--proc", "/proc", "--dev", "/dev"]);
+                c.arg("--bind").arg(&m.scratch).arg("/tmp");
+                // After /tmp, so that an environment cached under /tmp is not hidden by it.
                 for p in &self.config.read_only_paths {
                     c.arg("--ro-bind").arg(p).arg(p);
                 }
-                c.args(["--proc", "/proc", "--dev", "/dev"]);
-                c.arg("--bind").arg(&m.scratch).arg("/tmp");
                 c.arg("--ro-bind").arg(&m.harness).arg(SANDBOX_HARNESS);
                 c.arg("--bind").arg(&m.workspace).arg(SANDBOX_WORKSPACE);
                 // The root is a tmpfs bubblewrap builds; nothing but the binds may be written.

@@ -60,6 +60,7 @@ impl Environment {
         sandbox: &Sandbox,
         limits: ToolLimits,
     ) -> Result<Environment, EnvError> {
+        let sandbox = &sandbox.for_task(task);
         let workspace = Workspace::materialize(&task.repo_dir(), sandbox)?;
         let root = workspace
             .path()

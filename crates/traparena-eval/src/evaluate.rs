@@ -48,6 +48,7 @@ pub struct Evaluator {
 impl Evaluator {
     /// Prepares an evaluator for `task`.
     pub fn new(task: &Task, sandbox: &Sandbox) -> Result<Evaluator, EvalError> {
+        let sandbox = &sandbox.for_task(task);
         let repo = task.repo_dir();
         let old = |p: &str| std::fs::read_to_string(repo.join(p)).ok();
         let reference = match &task.spec.reference_locations {

@@ -91,6 +91,7 @@ pub fn validate(
         }
     };
     report.id = Some(task.spec.id.clone());
+    let sandbox = &sandbox.for_task(&task);
     report
         .checks
         .push(check("format", true, "task files parse".into()));
@@ -216,6 +217,18 @@ fn reference_accepted(task: &Task, sandbox: &Sandbox) -> Result<Check, EvalError
                 cand.join(", ")
             )
         }
+        Some(traparena_task::FailureMode::FalseFix) => match &e.hidden_run {
+            Some(run) => match run.environment_failure() {
+                Some(cause) => format!(
+                    "environment failure, not a wrong fix: the hidden tests did not run ({cause})"
+                ),
+                None => format!(
+                    "the hidden tests failed with the reference patch in the evaluator: {}",
+                    run_detail("hidden tests", run)
+                ),
+            },
+            None => "failure mode false_fix".into(),
+        },
         Some(m) => format!("failure mode {m}"),
         None => String::new(),
     };
@@ -231,6 +244,12 @@ fn check(name: &str, ok: bool, detail: String) -> Check {
 }
 
 fn run_detail(what: &str, run: &TestRun) -> String {
+    if let Some(cause) = run.environment_failure() {
+        return format!(
+            "{what}: environment failure, the tests did not run: {cause} ({})",
+            run.summary()
+        );
+    }
     let mut s = format!("{what}: {}", run.summary());
     if !run.passed() {
         let tail: Vec<&str> = run.output.lines().rev().take(4).collect();
