@@ -107,6 +107,7 @@ pub fn patch_locations(
         cache: BTreeMap::new(),
     };
     let mut out = BTreeSet::new();
+    let mut classes: BTreeMap<String, Vec<Symbol>> = BTreeMap::new();
     for file in &patch.files {
         let old_path = file.old_path.as_ref().map(|p| p.as_str().to_owned());
         let new_path = file.new_path.as_ref().map(|p| p.as_str().to_owned());
@@ -119,17 +120,29 @@ pub fn patch_locations(
             continue;
         }
         for hunk in &file.hunks {
-            // (symbol, original-file line) for every changed line.
+            // (symbol, original-file line) for every changed line; blank lines count only in
+            // a hunk that changes nothing else (a blank line between two methods is nobody's).
+            let all_blank = hunk
+                .removed
+                .iter()
+                .chain(&hunk.added)
+                .all(|(_, t)| t.trim().is_empty());
+            let counts = |t: &str| all_blank || !t.trim().is_empty();
             let mut touched: Vec<(Option<String>, Option<usize>)> = Vec::new();
             if let Some(p) = &old_path {
                 let syms = old.symbols(p).cloned().unwrap_or_default();
-                for (line, _) in &hunk.removed {
+                for (line, _) in hunk.removed.iter().filter(|(_, t)| counts(t)) {
                     touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), Some(*line)));
                 }
             }
             if let Some(p) = &new_path {
                 let syms = new.symbols(p).cloned().unwrap_or_default();
-                for ((line, _), after) in hunk.added.iter().zip(&hunk.insert_after) {
+                for ((line, _), after) in hunk
+                    .added
+                    .iter()
+                    .zip(&hunk.insert_after)
+                    .filter(|((_, t), _)| counts(t))
+                {
                     let anchor = old_path.as_ref().map(|_| (*after).max(1));
                     touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), anchor));
                 }
@@ -145,10 +158,27 @@ pub fn patch_locations(
             let mut module: Option<(usize, usize)> = None;
             let mut module_new = false;
             for (sym, line) in touched {
+                // A symbol the patch adds is located by what exists in the original: its
+                // innermost enclosing symbol there (a new method: its class), else the lines
+                // it is inserted at (a new module-level function).
+                let sym = match (sym, &old_path) {
+                    (Some(name), Some(p)) if !old_syms.iter().any(|s| s.name == name) => {
+                        let old_classes = classes.entry(p.clone()).or_insert_with(|| {
+                            (old.read)(p)
+                                .filter(|_| is_python(p))
+                                .and_then(|t| PyFile::parse(&t))
+                                .map(|f| f.classes())
+                                .unwrap_or_default()
+                        });
+                        existing_ancestor(&name, &old_syms, old_classes)
+                    }
+                    (other, _) => other,
+                };
                 match sym {
                     Some(name) => {
                         let span = old_syms
                             .iter()
+                            .chain(classes.get(&path).into_iter().flatten())
                             .find(|s| s.name == name)
                             .map(|s| (s.start, s.end));
                         out.insert(CodeLocation {
@@ -175,6 +205,19 @@ pub fn patch_locations(
         }
     }
     out.into_iter().collect()
+}
+
+/// The longest dotted prefix of `name` (`A.b.c` → `A.b`, then `A`) that the original defines
+/// as a function (`symbols`) or a class (`classes`).
+fn existing_ancestor(name: &str, symbols: &[Symbol], classes: &[Symbol]) -> Option<String> {
+    let mut cur = name;
+    while let Some((parent, _)) = cur.rsplit_once('.') {
+        if symbols.iter().chain(classes).any(|s| s.name == parent) {
+            return Some(parent.to_owned());
+        }
+        cur = parent;
+    }
+    None
 }
 
 /// Resolves declared locations (`task.json`'s `reference_locations`) against the original

@@ -56,7 +56,24 @@ impl PyFile {
         out
     }
 
+    /// Every class, qualified like [`symbols`](Self::symbols) (`Outer.Inner`, `f.Local`).
+    pub fn classes(&self) -> Vec<Symbol> {
+        let mut out = Vec::new();
+        self.collect(self.tree.root_node(), &mut Vec::new(), &mut out, true);
+        out
+    }
+
     fn collect_symbols(&self, node: Node<'_>, scope: &mut Vec<String>, out: &mut Vec<Symbol>) {
+        self.collect(node, scope, out, false)
+    }
+
+    fn collect(
+        &self,
+        node: Node<'_>,
+        scope: &mut Vec<String>,
+        out: &mut Vec<Symbol>,
+        classes: bool,
+    ) {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             let (def, outer) = if child.kind() == "decorated_definition" {
@@ -74,7 +91,7 @@ impl PyFile {
                         .map(|n| self.src(n))
                         .unwrap_or("?");
                     scope.push(name.to_owned());
-                    if def.kind() == "function_definition" {
+                    if (def.kind() == "class_definition") == classes {
                         out.push(Symbol {
                             name: scope.join("."),
                             start: outer.start_position().row + 1,
@@ -82,11 +99,11 @@ impl PyFile {
                         });
                     }
                     if let Some(body) = def.child_by_field_name("body") {
-                        self.collect_symbols(body, scope, out);
+                        self.collect(body, scope, out, classes);
                     }
                     scope.pop();
                 }
-                _ => self.collect_symbols(child, scope, out),
+                _ => self.collect(child, scope, out, classes),
             }
         }
     }
