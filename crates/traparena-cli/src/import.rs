@@ -70,10 +70,14 @@ pub struct SweBenchArgs {
     /// Import only this instance (repeatable).
     #[arg(long = "instance", value_name = "ID")]
     instances: Vec<String>,
-    /// The per-repository environment pins (JSON; see docs/tasks.md). Without it the tests
-    /// run with the system's python3.
+    /// Environment pins per repository and version (JSON; see docs/tasks.md). They take
+    /// precedence over the bundled environments.
     #[arg(long)]
     pins: Option<PathBuf>,
+    /// Do not use the bundled environments: only --pins (a repository it lacks runs with the
+    /// system's python3).
+    #[arg(long)]
+    no_bundled_envs: bool,
     /// Where virtual environments are built and cached.
     #[arg(long, default_value = DEFAULT_VENV_CACHE)]
     venv_cache: PathBuf,
@@ -208,7 +212,7 @@ fn humanevalfix(a: HumanEvalFixArgs, sb: &Sandbox) -> Result<u8, ImportError> {
 
 /// Environment variables passed on to environment builds (pip's settings, proxies, CAs).
 fn build_env() -> Vec<(String, String)> {
-    std::env::vars()
+    let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| {
             let l = k.to_ascii_lowercase();
             k.starts_with("PIP_")
@@ -221,7 +225,51 @@ fn build_env() -> Vec<(String, String)> {
                     "SSL_CERT_FILE" | "SSL_CERT_DIR" | "REQUESTS_CA_BUNDLE"
                 )
         })
-        .collect()
+        .collect();
+    // Builds run with a scratch HOME: keep pip's cache where it usually is, so that the
+    // next environment reuses the downloads.
+    if !env.iter().any(|(k, _)| k == "PIP_CACHE_DIR")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        env.push((
+            "PIP_CACHE_DIR".into(),
+            PathBuf::from(home)
+                .join(".cache/pip")
+                .to_string_lossy()
+                .into_owned(),
+        ));
+    }
+    env
+}
+
+/// Where interpreters named by version are looked for: uv's and pyenv's installation folders,
+/// then `PATH`.
+fn interpreter_search() -> traparena_import::InterpreterSearch {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut managed = Vec::new();
+    if let Some(d) = std::env::var_os("UV_PYTHON_INSTALL_DIR") {
+        managed.push(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_DATA_HOME") {
+        managed.push(PathBuf::from(d).join("uv/python"));
+    }
+    if let Some(h) = &home {
+        managed.push(h.join(".local/share/uv/python"));
+    }
+    if let Some(d) = std::env::var_os("PYENV_ROOT") {
+        managed.push(PathBuf::from(d).join("versions"));
+    }
+    if let Some(h) = &home {
+        managed.push(h.join(".pyenv/versions"));
+    }
+    managed.dedup();
+    let path_dirs = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    traparena_import::InterpreterSearch {
+        managed_dirs: managed,
+        path_dirs,
+    }
 }
 
 fn swebench(a: SweBenchArgs, sb: &Sandbox) -> Result<u8, ImportError> {
@@ -231,6 +279,8 @@ fn swebench(a: SweBenchArgs, sb: &Sandbox) -> Result<u8, ImportError> {
     let opts = SweBenchOptions {
         instances: a.instances,
         pins,
+        bundled: !a.no_bundled_envs,
+        interpreters: interpreter_search(),
         venv_cache,
         build: BuildOptions {
             env: build_env(),

@@ -556,6 +556,7 @@ fn write_task(
             .to_vec(),
         runner: Runner::Unittest,
         files: vec![rel(file)],
+        select: Vec::new(),
     };
     let spec = TaskSpec {
         id: id.to_owned(),

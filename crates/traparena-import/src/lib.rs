@@ -31,6 +31,7 @@ mod common;
 mod error;
 mod export;
 mod humanevalfix;
+pub mod interpreters;
 mod pyparse;
 mod report;
 mod setup;
@@ -44,9 +45,10 @@ pub use humanevalfix::{
     HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_task_id, import_humanevalfix,
     read_humanevalfix,
 };
+pub use interpreters::InterpreterSearch;
 pub use report::{Emitted, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
 pub use setup::{
-    BuildOptions, DEFAULT_VENV_CACHE, PinEntry, Pins, SETUP_STAMP, WORKSPACE_PTH, ensure_env,
-    is_built, major_minor, setup_for, venv_python,
+    BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, PinEntry, Pins, SETUP_STAMP, WORKSPACE_PTH,
+    bundled_envs, ensure_env, install_generated, is_built, major_minor, setup_for, venv_python,
 };
 pub use swebench::{SweBenchInstance, SweBenchOptions, import_swebench, read_swebench};

@@ -49,6 +49,18 @@ pub struct PinEntry {
     /// Workspace folders put first on `sys.path` (`src` for a `src/` layout).
     #[serde(default)]
     pub source_dirs: Vec<RelPath>,
+    /// How the repository is installed, as SWE-bench installs it, for repositories whose
+    /// installation generates files the code imports (pytest's `_version.py`, written by
+    /// setuptools_scm). An argv run on the host in a scratch copy of the task's `repo/`;
+    /// `python` as the first word is the environment's interpreter, `{tmp}` a scratch folder
+    /// outside the copy. The files it creates in the copy become part of `repo/`, the base the
+    /// agent starts from, so they never appear in a candidate patch. Empty: no install step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub install: Vec<String>,
+    /// Environment variables of the install step; `{version}` is the repository's version
+    /// (`SETUPTOOLS_SCM_PRETEND_VERSION` lets setuptools_scm work without git metadata).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub install_env: BTreeMap<String, String>,
 }
 
 fn default_python() -> String {
@@ -104,6 +116,29 @@ impl Pins {
     }
 }
 
+/// The bundled environments (`envs/swebench.json` of this crate): SWE-bench's published
+/// per-version specs for its Python repositories plus what the base commits need beyond them
+/// (see `envs/generate.py`). `python` is a version there, found on the host (see
+/// [`crate::interpreters`]).
+pub fn bundled_envs() -> &'static Pins {
+    static PINS: std::sync::OnceLock<Pins> = std::sync::OnceLock::new();
+    PINS.get_or_init(|| {
+        #[derive(Deserialize)]
+        struct Bundled {
+            format: String,
+            repos: Pins,
+        }
+        let b: Bundled =
+            serde_json::from_str(BUNDLED_ENVS).expect("the bundled environments parse");
+        assert_eq!(b.format, BUNDLED_FORMAT, "the bundled environments' format");
+        b.repos
+    })
+}
+
+/// The format tag of the bundled environments file.
+pub const BUNDLED_FORMAT: &str = "traparena-envs/1";
+const BUNDLED_ENVS: &str = include_str!("../envs/swebench.json");
+
 /// `major.minor` of a version string (`v5.4.1` → `5.4`, `2.15.0-dev0` → `2.15`).
 pub fn major_minor(v: &str) -> Option<String> {
     let v = v.trim().trim_start_matches(['v', 'V']);
@@ -121,6 +156,8 @@ pub fn major_minor(v: &str) -> Option<String> {
 /// and a hash of the pins (so that changed pins never reuse a stale environment).
 pub fn setup_for(key: &str, entry: &PinEntry, cache: &Path) -> Setup {
     let fingerprint = serde_json::json!([entry.python, entry.packages, entry.source_dirs]);
+    // The install step runs per task, in the task's copy of the repository; it does not change
+    // the environment, so it is not part of the fingerprint.
     let slug: String = key
         .chars()
         .map(|c| match c {
@@ -280,6 +317,22 @@ fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
         .to_vec();
         argv.extend(setup.packages.iter().cloned());
         run("pip install", argv)?;
+        // Bytecode now, on the host: the sandbox cannot write `.pyc` files into the
+        // environment, and compiling there at import time can fail under a test suite's
+        // `filterwarnings = error` (`SyntaxError: invalid escape sequence` in an old sdist).
+        // Files that do not compile (Python 2 leftovers in some sdists) are left alone.
+        let _ = run(
+            "compiling bytecode",
+            vec![
+                py.clone(),
+                "-m".into(),
+                "compileall".into(),
+                "-q".into(),
+                "-j".into(),
+                "0".into(),
+                venv.to_string_lossy().into_owned(),
+            ],
+        );
     }
     if !setup.source_dirs.is_empty() {
         let out = run(
@@ -310,6 +363,123 @@ fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
     let stamp = serde_json::to_string_pretty(setup).expect("a setup serialises") + "\n";
     let p = venv.join(SETUP_STAMP);
     std::fs::write(&p, stamp).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// Folders and files an install step leaves behind that are build by-products, not files the
+/// code imports.
+const BUILD_LEFTOVERS: &[&str] = &["build", "dist", ".eggs", "__pycache__", ".tox", ".git"];
+
+/// Runs the install step of `entry` (see [`PinEntry::install`]) in a scratch copy of
+/// `repo_dir` with the environment `setup`, and copies the files it created into `repo_dir`
+/// (build by-products — `build/`, `*.egg-info`, bytecode — excepted). Returns the created
+/// files' paths relative to `repo_dir`, sorted; nothing when `entry` has no install step.
+pub fn install_generated(
+    entry: &PinEntry,
+    setup: &Setup,
+    version: &str,
+    repo_dir: &Path,
+    opts: &BuildOptions,
+) -> Result<Vec<String>, String> {
+    if entry.install.is_empty() {
+        return Ok(Vec::new());
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix("traparena-install-")
+        .tempdir()
+        .map_err(|e| format!("a scratch folder: {e}"))?;
+    let copy = scratch.path().join("repo");
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let mut before = std::collections::BTreeSet::new();
+    for e in walkdir::WalkDir::new(repo_dir).into_iter().flatten() {
+        let rel = e.path().strip_prefix(repo_dir).map_err(|e| e.to_string())?;
+        let dest = copy.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+        } else if e.file_type().is_symlink() {
+            let t = std::fs::read_link(e.path()).map_err(|e| e.to_string())?;
+            std::os::unix::fs::symlink(t, &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+            before.insert(rel.to_owned());
+        } else {
+            std::fs::copy(e.path(), &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+            before.insert(rel.to_owned());
+        }
+    }
+    let py = venv_python(setup).to_string_lossy().into_owned();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let argv: Vec<String> = entry
+        .install
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if i == 0 && a == "python" {
+                py.clone()
+            } else {
+                a.replace("{tmp}", &tmp_s)
+            }
+        })
+        .collect();
+    let mut env = opts.env.clone();
+    env.push((
+        "PATH".into(),
+        format!(
+            "{}:/usr/local/bin:/usr/bin:/bin",
+            setup.venv.join("bin").display()
+        ),
+    ));
+    env.push((
+        "VIRTUAL_ENV".into(),
+        setup.venv.to_string_lossy().into_owned(),
+    ));
+    for (k, v) in &entry.install_env {
+        env.push((k.clone(), v.replace("{version}", version)));
+    }
+    let out = run_host(&HostCommand {
+        argv: argv.clone(),
+        cwd: copy.clone(),
+        env,
+        timeout: opts.timeout,
+    })
+    .map_err(|e| format!("the install step `{}`: {e}", argv.join(" ")))?;
+    if out.exit_code != Some(0) || out.timed_out {
+        let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
+        return Err(format!(
+            "the install step `{}` failed ({}): {}",
+            argv.join(" "),
+            if out.timed_out {
+                "timed out".to_owned()
+            } else {
+                format!("exit status {:?}", out.exit_code)
+            },
+            crate::common::tail(&text, 3)
+        ));
+    }
+    let mut created = Vec::new();
+    let walker = walkdir::WalkDir::new(&copy)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(e.file_type().is_dir()
+                && (BUILD_LEFTOVERS.contains(&n.as_ref()) || n.ends_with(".egg-info")))
+        });
+    for e in walker.flatten() {
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let rel = e.path().strip_prefix(&copy).map_err(|e| e.to_string())?;
+        let n = rel.to_string_lossy();
+        if before.contains(rel) || n.ends_with(".pyc") || n.ends_with(".so") {
+            continue;
+        }
+        let dest = repo_dir.join(rel);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::copy(e.path(), &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+        created.push(n.into_owned());
+    }
+    Ok(created)
 }
 
 /// Lets every user read (and enter) everything under `root`: the sandbox runs tests as another

@@ -13,18 +13,20 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::{Deserialize, Deserializer, Serialize};
-use traparena_env::{GitRepo, Sandbox, SandboxConfig, Workspace};
+use traparena_env::{GitRepo, Sandbox, Workspace};
 use traparena_eval::python::PyFile;
-use traparena_task::{Patch, RelPath, Runner, Setup, TaskSpec, TestSpec};
+use traparena_task::{Patch, RelPath, Runner, Setup, Task, TaskSpec, TestSpec};
 
 use crate::common::{
     check_target, check_task, default_jobs, discard, finish, par_map, partial_dir, prepare_out,
     read_records, write_file,
 };
 use crate::error::{ImportError, io};
+use crate::interpreters::{InterpreterSearch, resolve as resolve_python};
 use crate::report::{Emitted, ImportReport, Skipped};
 use crate::setup::{
-    BuildOptions, DEFAULT_VENV_CACHE, Pins, ensure_env, major_minor, setup_for, venv_python,
+    BuildOptions, DEFAULT_VENV_CACHE, Pins, bundled_envs, ensure_env, install_generated,
+    major_minor, setup_for, venv_python,
 };
 
 /// One SWE-bench instance, in the field names of the published data set (fields the importer
@@ -91,10 +93,16 @@ fn opt_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Err
 pub struct SweBenchOptions {
     /// Import only these instances (all when empty). An id not in the input is an error.
     pub instances: Vec<String>,
-    /// The per-repository environment pins; without them the tests run with the system's
-    /// `python3` and no `setup` field is written.
+    /// The per-repository environment pins; they take precedence over the bundled ones. A
+    /// repository neither knows runs with the system's `python3` and gets no `setup` field.
     pub pins: Option<Pins>,
-    /// Where environments are built and cached.
+    /// Use the bundled environments (see [`bundled_envs`]) for repositories and versions the
+    /// pins do not have.
+    pub bundled: bool,
+    /// Where to find interpreters that environments name by version.
+    pub interpreters: InterpreterSearch,
+    /// Where environments are built and cached (interpreters that must be copied go to its
+    /// `python/` folder).
     pub venv_cache: PathBuf,
     /// Settings of environment builds.
     pub build: BuildOptions,
@@ -117,6 +125,8 @@ impl Default for SweBenchOptions {
         SweBenchOptions {
             instances: Vec::new(),
             pins: None,
+            bundled: true,
+            interpreters: InterpreterSearch::default(),
             venv_cache: PathBuf::from(DEFAULT_VENV_CACHE),
             build: BuildOptions::default(),
             build_envs: true,
@@ -240,9 +250,10 @@ fn skip(i: &SweBenchInstance, reason: &str, detail: String) -> Outcome {
 struct Plan {
     hidden: Vec<(String, Vec<u8>)>,
     remove: Vec<String>,
-    public: Vec<(String, Vec<u8>)>,
-    public_ids: Vec<String>,
-    public_source_ids: Vec<String>,
+    /// Public copies: path, content, the candidate test ids in the copy.
+    public: Vec<(String, Vec<u8>, Vec<String>)>,
+    /// Candidate id in the copy → the instance's id.
+    public_source: Vec<(String, String)>,
 }
 
 impl Ctx<'_> {
@@ -314,22 +325,69 @@ impl Ctx<'_> {
                 .and_then(major_minor)
                 .unwrap_or_else(|| "unknown".into())
         );
-        let setup: Option<Setup> = match &self.opts.pins {
-            None => None,
-            Some(pins) => match pins.lookup(&inst.repo, version.as_deref()) {
-                Some((_, entry)) => Some(setup_for(&key, entry, &self.opts.venv_cache)),
-                None => {
-                    return skip(
-                        inst,
-                        "the pins file has no entry for the repository's version",
-                        format!(
-                            "no pins for {} {} (nor `*`)",
-                            inst.repo,
-                            version.as_deref().unwrap_or("(unknown version)")
-                        ),
-                    );
-                }
-            },
+        let mut metadata = serde_json::Map::new();
+        let mut put = |k: &str, v: serde_json::Value| {
+            metadata.insert(k.to_owned(), v);
+        };
+        // The environment: the user's pins for the repository and version, else the bundled
+        // one; a repository neither knows runs with the system's python3.
+        let found = self
+            .opts
+            .pins
+            .as_ref()
+            .and_then(|p| p.lookup(&inst.repo, version.as_deref()))
+            .map(|(k, e)| ("pins", k.to_owned(), e.clone()))
+            .or_else(|| {
+                self.opts
+                    .bundled
+                    .then(bundled_envs)
+                    .and_then(|p| p.lookup(&inst.repo, version.as_deref()))
+                    .map(|(k, e)| ("bundled", k.to_owned(), e.clone()))
+            });
+        let known_repo = self
+            .opts
+            .pins
+            .as_ref()
+            .is_some_and(|p| p.0.contains_key(&inst.repo))
+            || (self.opts.bundled && bundled_envs().0.contains_key(&inst.repo));
+        let (setup, entry) = match found {
+            None if known_repo => {
+                return skip(
+                    inst,
+                    "no environment for the repository's version",
+                    format!(
+                        "neither --pins nor the bundled environments have {} {} (nor `*`)",
+                        inst.repo,
+                        version.as_deref().unwrap_or("(unknown version)")
+                    ),
+                );
+            }
+            None => (None, None),
+            Some((from, matched, mut entry)) => {
+                let python = match resolve_python(
+                    &entry.python,
+                    &self.opts.interpreters,
+                    &self.opts.venv_cache.join("python"),
+                ) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        return skip(inst, "no interpreter for the environment", e.to_string());
+                    }
+                };
+                put(
+                    "environment",
+                    serde_json::json!({"from": from, "version_key": matched, "python": entry.python}),
+                );
+                entry.python = python.to_string_lossy().into_owned();
+                (
+                    Some(setup_for(&key, &entry, &self.opts.venv_cache)),
+                    Some(entry),
+                )
+            }
+        };
+        let sandbox = match &setup {
+            Some(s) => self.sandbox_for(s)?,
+            None => self.sandbox.clone(),
         };
         if let Some(s) = &setup {
             if self.opts.build_envs {
@@ -343,6 +401,20 @@ impl Ctx<'_> {
                     format!("{} is missing", s.venv.display()),
                 );
             }
+            if let Some(why) = runs_in_sandbox(&sandbox, &venv_python(s))? {
+                return skip(inst, "the environment cannot run in the sandbox", why);
+            }
+        }
+        if let (Some(s), Some(e)) = (&setup, &entry) {
+            let v = version.as_deref().unwrap_or("0.0.0");
+            match install_generated(e, s, v, &repo_dir, &self.opts.build) {
+                Ok(files) => {
+                    if !files.is_empty() {
+                        put("generated_files", serde_json::json!(files));
+                    }
+                }
+                Err(e) => return skip(inst, "the repository cannot be installed", e),
+            }
         }
         for rel in &plan.remove {
             let p = repo_dir.join(rel);
@@ -350,7 +422,7 @@ impl Ctx<'_> {
                 std::fs::remove_file(&p).map_err(io(&p))?;
             }
         }
-        for (rel, bytes) in &plan.public {
+        for (rel, bytes, _) in &plan.public {
             write_file(&repo_dir, rel, bytes)?;
         }
         for (rel, bytes) in &plan.hidden {
@@ -361,25 +433,62 @@ impl Ctx<'_> {
             Some(s) => venv_python(s).to_string_lossy().into_owned(),
             None => "python3".to_owned(),
         };
-        let pytest = |ids: &[String], files: Vec<RelPath>| TestSpec {
+        let rel = |s: &str| RelPath::new(s).map_err(|e| ImportError::Input(format!("{s}: {e}")));
+        let hidden_files: Vec<RelPath> = plan
+            .hidden
+            .iter()
+            .map(|(p, _)| rel(p))
+            .collect::<Result<_, _>>()?;
+        // The hidden tests: the files that hold the instance's tests, run whole; the tests are
+        // judged by name (see TestSpec::select), as SWE-bench's grader matches names.
+        let hidden_paths: BTreeSet<&str> = plan.hidden.iter().map(|(p, _)| p.as_str()).collect();
+        let mut run_files: Vec<String> = Vec::new();
+        let mut unselectable: Vec<String> = Vec::new();
+        let mut skipped_here: Vec<String> = Vec::new();
+        let mut select: Vec<String> = Vec::new();
+        for id in inst.fail_to_pass.iter().chain(&inst.pass_to_pass) {
+            let file = id.split("::").next().unwrap_or(id);
+            let exists = hidden_paths.contains(file)
+                || (RelPath::new(file).is_ok() && repo_dir.join(file).is_file());
+            if !exists || !file.ends_with(".py") {
+                unselectable.push(id.clone());
+                continue;
+            }
+            if !run_files.iter().any(|f| f == file) {
+                run_files.push(file.to_owned());
+            }
+            select.push(id.clone());
+        }
+        let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();
+        if !select.iter().any(|id| f2p.contains(id.as_str())) {
+            return skip(
+                inst,
+                "no FAIL_TO_PASS test can be found",
+                format!(
+                    "no FAIL_TO_PASS id names a test file of the repository: {}",
+                    inst.fail_to_pass.join(", ")
+                ),
+            );
+        }
+        let pytest = |files: &[String], select: Vec<String>, spec_files: Vec<RelPath>| TestSpec {
             command: [python.clone(), "-m".into(), "pytest".into()]
                 .into_iter()
-                .chain(ids.iter().cloned())
+                .chain(files.iter().cloned())
                 .collect(),
             runner: Runner::Pytest,
-            files,
+            files: spec_files,
+            select,
         };
-        let hidden_ids: Vec<String> = inst
-            .fail_to_pass
+        let public_files: Vec<String> = plan.public.iter().map(|(p, _, _)| p.clone()).collect();
+        let candidates: Vec<String> = plan
+            .public
             .iter()
-            .chain(&inst.pass_to_pass)
-            .cloned()
+            .flat_map(|(_, _, ids)| ids.clone())
             .collect();
-        let rel = |s: &str| RelPath::new(s).map_err(|e| ImportError::Input(format!("{s}: {e}")));
-        let mut metadata = serde_json::Map::new();
-        let mut put = |k: &str, v: serde_json::Value| {
-            metadata.insert(k.to_owned(), v);
-        };
+        let public_spec_files: Vec<RelPath> = public_files
+            .iter()
+            .map(|p| rel(p))
+            .collect::<Result<_, _>>()?;
         put("instance_id", inst.instance_id.clone().into());
         put("repo", inst.repo.clone().into());
         put("base_commit", commit.into());
@@ -387,7 +496,6 @@ impl Ctx<'_> {
         put("version_source", version_source.into());
         put("FAIL_TO_PASS", serde_json::json!(inst.fail_to_pass));
         put("PASS_TO_PASS", serde_json::json!(inst.pass_to_pass));
-        put("public_tests", serde_json::json!(plan.public_source_ids));
         if let Some(c) = &inst.environment_setup_commit {
             put("environment_setup_commit", c.clone().into());
         }
@@ -399,46 +507,159 @@ impl Ctx<'_> {
         } else {
             inst.problem_statement.trim().to_owned()
         };
-        let spec = TaskSpec {
+        let mut spec = TaskSpec {
             id: inst.instance_id.clone(),
             source: "swebench".into(),
             language: "python".into(),
             description,
-            public_tests: pytest(
-                &plan.public_ids,
-                plan.public
-                    .iter()
-                    .map(|(p, _)| rel(p))
-                    .collect::<Result<_, _>>()?,
-            ),
-            hidden_tests: pytest(
-                &hidden_ids,
-                plan.hidden
-                    .iter()
-                    .map(|(p, _)| rel(p))
-                    .collect::<Result<_, _>>()?,
-            ),
+            public_tests: pytest(&public_files, candidates.clone(), public_spec_files.clone()),
+            hidden_tests: pytest(&run_files, select.clone(), hidden_files.clone()),
             timeout_s: self.opts.timeout_s,
             reference_locations: None,
             metadata,
             setup: setup.clone(),
         };
-        let json = serde_json::to_string_pretty(&spec).expect("a task spec serialises") + "\n";
-        write_file(dir, "task.json", json.as_bytes())?;
+        let write_spec = |spec: &TaskSpec| -> Result<(), ImportError> {
+            let json = serde_json::to_string_pretty(spec).expect("a task spec serialises") + "\n";
+            write_file(dir, "task.json", json.as_bytes())
+        };
+        write_spec(&spec)?;
+        let mut public_ids: Vec<String> = candidates
+            .iter()
+            .take(self.opts.max_public)
+            .cloned()
+            .collect();
         if self.opts.validate {
-            let sb = match &setup {
-                Some(s) => self.sandbox_for(&s.venv)?,
-                None => self.sandbox.clone(),
-            };
-            if let Some(problems) = check_task(dir, &sb, self.opts.reference_runs)? {
-                return skip(inst, "the task fails validation", problems);
+            let task = Task::load(dir).map_err(|e| ImportError::Input(e.to_string()))?;
+            // Public tests chosen by running them: the candidates that pass on the base commit,
+            // in the sandbox, offline, without the files moved to hidden/.
+            // One file that cannot be collected must not stop the others from running.
+            let mut trial = spec.public_tests.clone();
+            trial
+                .command
+                .insert(3, "--continue-on-collection-errors".into());
+            let ws = Workspace::materialize(&task.repo_dir(), &sandbox)?;
+            let run = ws.run_tests(&sandbox, &trial, spec.timeout_s)?;
+            drop(ws);
+            let passing: Vec<String> = run
+                .selected
+                .iter()
+                .filter(|n| n.outcome.is_pass())
+                .map(|n| n.name.clone())
+                .take(self.opts.max_public)
+                .collect();
+            if passing.is_empty() {
+                if let Some(why) = run.environment_failure() {
+                    return skip(inst, "the environment fails the tests", why);
+                }
+                let why = run.summary();
+                return skip(
+                    inst,
+                    "no public test passes on the base commit",
+                    format!(
+                        "{} candidate(s) of the touched test files: {why}",
+                        candidates.len()
+                    ),
+                );
             }
+            public_ids = passing;
+            // Names the runner never reports cannot judge anything: the reference run tells
+            // which of the instance's names are real tests here.
+            let (fixed, applied) =
+                traparena_eval::evaluation_copy(&task, &sandbox, &task.reference_patch_text)?;
+            if !applied.applied {
+                return skip(
+                    inst,
+                    "the reference patch does not apply",
+                    applied.message.clone(),
+                );
+            }
+            let run = fixed.run_tests(&sandbox, &spec.hidden_tests, spec.timeout_s)?;
+            drop(fixed);
+            if let Some(why) = run.environment_failure() {
+                return skip(inst, "the environment fails the tests", why);
+            }
+            // A name pytest does not report, or a test skipped here (an optional dependency
+            // SWE-bench's environment had), cannot judge a patch: it is left out and listed.
+            let (found, missing): (Vec<_>, Vec<_>) = run.selected.iter().partition(|n| {
+                !matches!(
+                    n.outcome,
+                    traparena_env::TestOutcome::NotRun | traparena_env::TestOutcome::Skipped
+                )
+            });
+            for n in &missing {
+                if n.outcome == traparena_env::TestOutcome::Skipped {
+                    skipped_here.push(n.name.clone());
+                } else {
+                    unselectable.push(n.name.clone());
+                }
+            }
+            select = found.iter().map(|n| n.name.clone()).collect();
+            if !select.iter().any(|id| f2p.contains(id.as_str())) {
+                return skip(
+                    inst,
+                    "no FAIL_TO_PASS test can be found",
+                    format!(
+                        "pytest reports none of {} in {}",
+                        inst.fail_to_pass.join(", "),
+                        run_files.join(" ")
+                    ),
+                );
+            }
+        }
+        // Only the public files that hold a chosen test stay.
+        let keep_public: BTreeSet<&str> = public_ids
+            .iter()
+            .map(|id| id.split("::").next().unwrap_or(id))
+            .collect();
+        for (p, _, _) in &plan.public {
+            if !keep_public.contains(p.as_str()) {
+                let f = repo_dir.join(p);
+                std::fs::remove_file(&f).map_err(io(&f))?;
+            }
+        }
+        let kept_files: Vec<String> = public_files
+            .iter()
+            .filter(|p| keep_public.contains(p.as_str()))
+            .cloned()
+            .collect();
+        let kept_spec_files: Vec<RelPath> = kept_files
+            .iter()
+            .map(|p| rel(p))
+            .collect::<Result<_, _>>()?;
+        spec.public_tests = pytest(&kept_files, public_ids.clone(), kept_spec_files);
+        spec.hidden_tests = pytest(&run_files, select.clone(), hidden_files);
+        let source_of: BTreeMap<&str, &str> = plan
+            .public_source
+            .iter()
+            .map(|(copy, orig)| (copy.as_str(), orig.as_str()))
+            .collect();
+        spec.metadata.insert(
+            "public_tests".into(),
+            serde_json::json!(
+                public_ids
+                    .iter()
+                    .map(|id| source_of.get(id.as_str()).copied().unwrap_or(id.as_str()))
+                    .collect::<Vec<_>>()
+            ),
+        );
+        spec.metadata
+            .insert("matched_tests".into(), serde_json::json!(select));
+        spec.metadata
+            .insert("unmatched_tests".into(), serde_json::json!(unselectable));
+        spec.metadata
+            .insert("skipped_tests".into(), serde_json::json!(skipped_here));
+        write_spec(&spec)?;
+        if self.opts.validate
+            && let Some(problems) = check_task(dir, &sandbox, self.opts.reference_runs)?
+        {
+            return skip(inst, "the task fails validation", problems);
         }
         Ok(Ok(Emitted {
             record: inst.instance_id.clone(),
             id: inst.instance_id.clone(),
-            public_tests: plan.public_ids.len(),
-            hidden_tests: hidden_ids.len(),
+            public_tests: public_ids.len(),
+            hidden_tests: select.len(),
         }))
     }
 
@@ -494,13 +715,9 @@ impl Ctx<'_> {
         let hidden_paths: BTreeSet<&str> = hidden.iter().map(|(p, _)| p.as_str()).collect();
         let mut symbols: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         let mut public_path: BTreeMap<String, String> = BTreeMap::new();
-        let mut public = Vec::new();
-        let mut public_ids = Vec::new();
-        let mut public_source_ids = Vec::new();
+        let mut public: Vec<(String, Vec<u8>, Vec<String>)> = Vec::new();
+        let mut public_source = Vec::new();
         for node in &inst.pass_to_pass {
-            if public_ids.len() >= self.opts.max_public {
-                break;
-            }
             let Some((file, rest)) = node.split_once("::") else {
                 continue;
             };
@@ -522,15 +739,18 @@ impl Ctx<'_> {
                 Some(t) => t.clone(),
                 None => {
                     let t = public_name(file, repo_dir, &hidden_paths);
-                    public.push((t.clone(), text.clone()));
+                    public.push((t.clone(), text.clone(), Vec::new()));
                     public_path.insert(file.to_owned(), t.clone());
                     t
                 }
             };
-            public_ids.push(format!("{target}::{rest}"));
-            public_source_ids.push(node.clone());
+            let id = format!("{target}::{rest}");
+            if let Some(entry) = public.iter_mut().find(|(p, _, _)| *p == target) {
+                entry.2.push(id.clone());
+            }
+            public_source.push((id, node.clone()));
         }
-        if public_ids.is_empty() {
+        if public_source.is_empty() {
             return refuse(
                 "no public test",
                 "no PASS_TO_PASS test of the files the test patch touches exists at the base commit"
@@ -541,8 +761,7 @@ impl Ctx<'_> {
             hidden,
             remove,
             public,
-            public_ids,
-            public_source_ids,
+            public_source,
         }))
     }
 
@@ -568,17 +787,51 @@ impl Ctx<'_> {
         Ok((None, "unknown"))
     }
 
-    fn sandbox_for(&self, venv: &Path) -> Result<Sandbox, ImportError> {
+    /// The sandbox that also shows the environment and its base interpreter.
+    fn sandbox_for(&self, setup: &Setup) -> Result<Sandbox, ImportError> {
         let mut map = self.sandboxes.lock().expect("not poisoned");
-        if let Some(sb) = map.get(venv) {
+        if let Some(sb) = map.get(&setup.venv) {
             return Ok(sb.clone());
         }
-        let mut config: SandboxConfig = self.sandbox.config().clone();
-        config.read_only_paths.push(venv.to_owned());
-        let sb = Sandbox::new(config)?;
-        map.insert(venv.to_owned(), sb.clone());
+        let sb = self.sandbox.with_read_only_paths(&setup.visible_paths());
+        map.insert(setup.venv.clone(), sb.clone());
         Ok(sb)
     }
+}
+
+/// Why the interpreter `python` cannot run in `sandbox` (`None` when it runs).
+fn runs_in_sandbox(sandbox: &Sandbox, python: &Path) -> Result<Option<String>, ImportError> {
+    let empty = tempfile::Builder::new()
+        .prefix("traparena-probe-")
+        .tempdir()
+        .map_err(io(std::env::temp_dir()))?;
+    let ws = Workspace::materialize(empty.path(), sandbox)?;
+    let probe = TestSpec {
+        command: vec![
+            python.to_string_lossy().into_owned(),
+            "-c".into(),
+            "import sys, site".into(),
+        ],
+        runner: Runner::ExitCode,
+        files: Vec::new(),
+        select: Vec::new(),
+    };
+    let run = ws.run_tests(sandbox, &probe, 60)?;
+    if run.passed() {
+        return Ok(None);
+    }
+    let first = run
+        .output
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no output")
+        .to_owned();
+    Ok(Some(format!(
+        "{} does not start under the {} backend ({}): {first}",
+        python.display(),
+        run.backend,
+        run.summary()
+    )))
 }
 
 /// `dir/test_x.py` → `dir/test_x_public.py` (or `_public2`, ... when taken).

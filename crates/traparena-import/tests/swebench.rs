@@ -221,8 +221,10 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
         spec.hidden_tests.command[..3],
         [python.as_str(), "-m", "pytest"]
     );
+    // The files are run whole; the tests are judged by name.
+    assert_eq!(spec.hidden_tests.command[3..], ["tests/test_calc.py"]);
     assert_eq!(
-        spec.hidden_tests.command[3..],
+        spec.hidden_tests.select,
         [
             "tests/test_calc.py::test_clamp_high",
             "tests/test_calc.py::test_add",
@@ -233,6 +235,10 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
     );
     assert_eq!(
         spec.public_tests.command[3..],
+        ["tests/test_calc_public.py"]
+    );
+    assert_eq!(
+        spec.public_tests.select,
         [
             "tests/test_calc_public.py::test_add",
             "tests/test_calc_public.py::test_clamp_low",
@@ -243,13 +249,10 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
     assert_eq!(spec.metadata["version_source"], "tree");
     assert_eq!(task.reference_patch_text, patch);
 
-    // Valid by `traparena validate`'s checks, with the environment visible read-only; and the
-    // reference patch is an accepted repair.
-    let sb = Sandbox::new(SandboxConfig {
-        read_only_paths: vec![setup.venv.clone()],
-        ..SandboxConfig::default()
-    })
-    .unwrap();
+    // Valid by `traparena validate`'s checks with a plain sandbox: the environment (cached
+    // outside /opt) is made visible from the task's setup; and the reference patch is an
+    // accepted repair.
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
     let v = traparena_eval::validate(task.dir.as_path(), &sb, &Default::default()).unwrap();
     assert!(v.valid, "{:?}", v.problems().collect::<Vec<_>>());
     let ev = traparena_eval::Evaluator::new(&task, &sb).unwrap();
@@ -333,7 +336,11 @@ fn without_pins_the_instance_is_validated_with_the_system_python() {
     .unwrap();
     assert_eq!(report.records, 1);
     match report.skipped.first() {
-        Some(s) => assert_eq!(s.reason, "the task fails validation", "{s:?}"),
+        Some(s) => {
+            // Said as what it is: the environment, not the task.
+            assert_eq!(s.reason, "the environment fails the tests", "{s:?}");
+            assert!(s.detail.contains("No module named pytest"), "{s:?}");
+        }
         None => {
             let t = Task::load(tmp.path().join("out/example__calc-1")).unwrap();
             assert!(t.spec.setup.is_none());
@@ -353,4 +360,218 @@ fn without_pins_the_instance_is_validated_with_the_system_python() {
     )
     .unwrap();
     assert_eq!(report.emitted.len(), 1);
+}
+
+/// A repository with the troubles real SWE-bench instances have: a version file generated at
+/// install time (as setuptools_scm writes pytest's `_version.py`), test ids cut at whitespace,
+/// with a path inside the parameters, or naming nothing, a test skipped here, a public
+/// candidate that imports a helper moved to hidden/, and a reference patch that only adds a
+/// method. Returns the clone and the instance.
+fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
+    let d = root.join("gen-clone");
+    std::fs::create_dir_all(&d).unwrap();
+    write(&d, ".gitignore", "src/gen/_version.py\n");
+    write(
+        &d,
+        "setup_version.py",
+        "import os, pathlib\npathlib.Path('src/gen/_version.py').write_text('version = %r\\n' % os.environ['SETUPTOOLS_SCM_PRETEND_VERSION'])\n",
+    );
+    let buggy = "from ._version import version\n\n\nclass Shape:\n    def __init__(self, w, h):\n        self.w = w\n        self.h = h\n\n    def area(self):\n        return self.w * self.h\n";
+    write(&d, "src/gen/__init__.py", buggy);
+    write(
+        &d,
+        "tests/helpers.py",
+        "from gen import Shape\n\n\ndef make():\n    return Shape(2, 3)\n",
+    );
+    write(
+        &d,
+        "tests/test_a.py",
+        "from helpers import make\n\n\ndef test_area():\n    assert make().area() == 6\n",
+    );
+    let test_b = "import pytest\n\nimport gen\n\n\ndef test_version():\n    assert gen.version == '3.1'\n\n\n@pytest.mark.parametrize('s', ['a b', '/abs/x.py'])\ndef test_param(s):\n    assert s\n\n\ndef test_skipped():\n    pytest.importorskip('no_such_module_here')\n\n\ndef test_ok():\n    assert True\n";
+    write(&d, "tests/test_b.py", test_b);
+    write(
+        &d,
+        "tests/conftest.py",
+        "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent))\n",
+    );
+    sh(&d, "git init -q . && git add -A && git commit -qm base");
+    let base = sh(&d, "git rev-parse HEAD").trim().to_owned();
+    let fixed = format!(
+        "{buggy}\n    def __eq__(self, other):\n        return (self.w, self.h) == (other.w, other.h)\n"
+    );
+    write(&d, "src/gen/__init__.py", &fixed);
+    write(
+        &d,
+        "tests/helpers.py",
+        "from gen import Shape\n\n\ndef make():\n    return Shape(2, 3)\n\n\ndef same():\n    return Shape(2, 3)\n",
+    );
+    write(
+        &d,
+        "tests/test_a.py",
+        "from helpers import make, same\n\n\ndef test_area():\n    assert make().area() == 6\n\n\ndef test_eq():\n    assert make() == same()\n",
+    );
+    write(
+        &d,
+        "tests/test_b.py",
+        &format!("{test_b}\n\ndef test_eq2():\n    assert gen.Shape(1, 1) == gen.Shape(1, 1)\n"),
+    );
+    sh(&d, "git add -A && git commit -qm fix");
+    let patch = sh(&d, &format!("git diff {base} HEAD -- src"));
+    let test_patch = sh(&d, &format!("git diff {base} HEAD -- tests"));
+    let inst = serde_json::json!({
+        "instance_id": "example__gen-1",
+        "repo": "example/gen",
+        "base_commit": base,
+        "problem_statement": "Two equal shapes do not compare equal.",
+        "patch": patch,
+        "test_patch": test_patch,
+        "version": "3.1",
+        "FAIL_TO_PASS": ["tests/test_a.py::test_eq", "tests/test_b.py::test_eq2"],
+        "PASS_TO_PASS": [
+            "tests/test_a.py::test_area",
+            "tests/test_b.py::test_version",
+            "tests/test_b.py::test_param[a",
+            "tests/test_b.py::test_param[/abs/x.py]",
+            "tests/test_b.py::test_skipped",
+            "tests/test_b.py::test_ok",
+            "[100%]",
+            "tests/test_b.py::test_gone",
+        ],
+    });
+    (d, inst)
+}
+
+#[test]
+fn real_instance_troubles_still_give_a_valid_task() {
+    let Some(_) = pytest_env() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (clone, inst) = troubled_clone(tmp.path());
+    let input = tmp.path().join("instances.jsonl");
+    std::fs::write(&input, inst.to_string() + "\n").unwrap();
+    let pins: Pins = serde_json::from_value(serde_json::json!({
+        "example/gen": {"3.1": {
+            "python": "/usr/bin/python3", "packages": ["pytest"], "source_dirs": ["src"],
+            "install": ["python", "setup_version.py"],
+            "install_env": {"SETUPTOOLS_SCM_PRETEND_VERSION": "{version}"}
+        }}
+    }))
+    .unwrap();
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let opts = SweBenchOptions {
+        pins: Some(pins.clone()),
+        venv_cache: venv_cache(),
+        build: BuildOptions {
+            env: build_env(),
+            ..Default::default()
+        },
+        timeout_s: 60,
+        ..Default::default()
+    };
+    let out = tmp.path().join("tasks");
+    let report = import_swebench(&input, &clone, &out, &sb, &opts).unwrap();
+    assert_eq!(report.emitted.len(), 1, "{}", report.text());
+    let task = Task::load(out.join("example__gen-1")).unwrap();
+    let spec = &task.spec;
+    let repo = task.repo_dir();
+    // The generated file is part of the base the agent starts from.
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/gen/_version.py")).unwrap(),
+        "version = '3.1'\n"
+    );
+    assert_eq!(
+        spec.metadata["generated_files"],
+        serde_json::json!(["src/gen/_version.py"])
+    );
+    assert!(!repo.join("setup_version.py.orig").exists());
+    // Names: the cut-off one and the one with a path match; the bogus ones are listed, never
+    // fatal; the test skipped here does not judge.
+    assert_eq!(
+        spec.hidden_tests.select,
+        [
+            "tests/test_a.py::test_eq",
+            "tests/test_b.py::test_eq2",
+            "tests/test_a.py::test_area",
+            "tests/test_b.py::test_version",
+            "tests/test_b.py::test_param[a",
+            "tests/test_b.py::test_param[/abs/x.py]",
+            "tests/test_b.py::test_ok",
+        ]
+    );
+    assert_eq!(
+        spec.metadata["unmatched_tests"],
+        serde_json::json!(["[100%]", "tests/test_b.py::test_gone"])
+    );
+    assert_eq!(
+        spec.metadata["skipped_tests"],
+        serde_json::json!(["tests/test_b.py::test_skipped"])
+    );
+    // Public tests were chosen by running them: test_a's copy imports a helper that moved to
+    // hidden/ and the skipped test does not pass, so neither is public.
+    assert_eq!(
+        spec.public_tests.select,
+        [
+            "tests/test_b_public.py::test_version",
+            "tests/test_b_public.py::test_param[a",
+            "tests/test_b_public.py::test_param[/abs/x.py]",
+            "tests/test_b_public.py::test_ok",
+        ]
+    );
+    assert!(!repo.join("tests/test_a_public.py").exists());
+    assert!(!repo.join("tests/helpers.py").exists());
+    // The reference only adds a method: it is located by its class, and the task validates.
+    let v = traparena_eval::validate(task.dir.as_path(), &sb, &Default::default()).unwrap();
+    assert!(v.valid, "{:?}", v.problems().collect::<Vec<_>>());
+    let ev = traparena_eval::Evaluator::new(&task, &sb).unwrap();
+    let locs: Vec<String> = ev
+        .reference_locations()
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    assert_eq!(locs, ["src/gen/__init__.py:Shape"]);
+    let gold = ev.evaluate(&task.reference_patch_text, true).unwrap();
+    assert!(gold.verdict.accepted, "{:?}", gold.verdict);
+    assert!(!gold.patch_applies || !ev.evaluate("", true).unwrap().verdict.accepted);
+
+    // An interpreter that does not exist, and a version nobody has: skipped up front, naming
+    // the path or the version, never a task and never a panic.
+    for (python, reason, says) in [
+        (
+            "/nonexistent/bin/python3",
+            "the environment cannot be built",
+            "/nonexistent/bin/python3",
+        ),
+        (
+            "2.9",
+            "no interpreter for the environment",
+            "no Python 2.9 found",
+        ),
+    ] {
+        let mut bad = pins.clone();
+        bad.0
+            .get_mut("example/gen")
+            .unwrap()
+            .get_mut("3.1")
+            .unwrap()
+            .python = python.into();
+        let out = tmp.path().join(format!("bad-{}", python.len()));
+        let report = import_swebench(
+            &input,
+            &clone,
+            &out,
+            &sb,
+            &SweBenchOptions {
+                pins: Some(bad),
+                ..opts.clone()
+            },
+        )
+        .unwrap();
+        assert!(report.emitted.is_empty());
+        assert_eq!(report.skipped[0].reason, reason, "{:?}", report.skipped[0]);
+        assert!(
+            report.skipped[0].detail.contains(says),
+            "{:?}",
+            report.skipped[0]
+        );
+    }
 }
