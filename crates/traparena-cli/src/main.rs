@@ -293,10 +293,25 @@ fn validate_all(
     opts: &ValidateOptions,
 ) -> Result<Vec<ValidationReport>, traparena::eval::EvalError> {
     use rayon::prelude::*;
-    tasks
+    // A harness failure on one task (a process that would not start after its retry) is that
+    // task's report, never the end of the whole run.
+    Ok(tasks
         .par_iter()
-        .map(|dir| validate(dir, sb, opts))
-        .collect()
+        .map(|dir| {
+            validate(dir, sb, opts).unwrap_or_else(|e| ValidationReport {
+                dir: dir.clone(),
+                id: None,
+                valid: false,
+                checks: vec![traparena::eval::Check {
+                    name: "infrastructure".into(),
+                    ok: false,
+                    detail: format!("infrastructure error: {e}"),
+                }],
+                backend: sb.backend(),
+                duration_ms: 0,
+            })
+        })
+        .collect())
 }
 
 /// Builds a built-in agent by name.

@@ -150,7 +150,7 @@ pub fn import_humanevalfix(
         items.push((r, id));
     }
     let results = par_map(&items, opts.jobs, |(r, id)| {
-        import_one(r, id, &out, sandbox, opts)
+        ImportReport::contain(&r.task_id, import_one(r, id, &out, sandbox, opts))
     });
     ImportReport::gather(
         "humanevalfix",

@@ -46,7 +46,7 @@ pub use humanevalfix::{
     read_humanevalfix,
 };
 pub use interpreters::InterpreterSearch;
-pub use report::{Emitted, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
+pub use report::{Emitted, INFRASTRUCTURE, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
 pub use setup::{
     BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, PinEntry, Pins, SETUP_STAMP, WORKSPACE_PTH,
     bundled_envs, ensure_env, install_generated, is_built, major_minor, setup_for, venv_python,

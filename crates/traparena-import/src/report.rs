@@ -60,6 +60,9 @@ pub struct Skipped {
     pub detail: String,
 }
 
+/// The reason of a record skipped because the harness failed on it (see the import report).
+pub const INFRASTRUCTURE: &str = "infrastructure error";
+
 impl ImportReport {
     /// How many records were skipped for each reason.
     pub fn reasons(&self) -> BTreeMap<String, usize> {
@@ -123,6 +126,24 @@ impl ImportReport {
 
     /// Gathers the per-record outcomes of an import (in input order) into its report, writes
     /// the report into `out` and returns it.
+    /// One record's import that failed for a reason of the harness (a process that would not
+    /// start, a file that could not be written) as a skipped record with the reason
+    /// "infrastructure error", so that one record never aborts a whole import. Bad input is
+    /// refused before any record is imported and still stops the import.
+    pub(crate) fn contain(
+        record: &str,
+        r: Result<Result<Emitted, Skipped>, ImportError>,
+    ) -> Result<Result<Emitted, Skipped>, ImportError> {
+        match r {
+            Err(e) if !e.is_bad_input() => Ok(Err(Skipped {
+                record: record.to_owned(),
+                reason: INFRASTRUCTURE.into(),
+                detail: e.to_string(),
+            })),
+            other => other,
+        }
+    }
+
     pub(crate) fn gather(
         source: &str,
         input: &Path,
@@ -161,5 +182,29 @@ impl ImportReport {
         std::fs::write(&json, text).map_err(io(&json))?;
         let txt = dir.join(REPORT_TEXT);
         std::fs::write(&txt, self.text()).map_err(io(&txt))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_harness_failure_on_one_record_is_that_records_skip() {
+        let io = ImportError::Io {
+            path: "/x".into(),
+            source: std::io::Error::other("cannot run python3: Invalid argument (os error 22)"),
+        };
+        match ImportReport::contain("r1", Err(io)) {
+            Ok(Err(s)) => {
+                assert_eq!(s.record, "r1");
+                assert_eq!(s.reason, INFRASTRUCTURE);
+                assert!(s.detail.contains("os error 22"), "{s:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Bad input still stops the import.
+        let bad = ImportReport::contain("r2", Err(ImportError::Input("no such file".into())));
+        assert!(matches!(bad, Err(ImportError::Input(_))));
     }
 }

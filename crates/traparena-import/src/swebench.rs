@@ -215,7 +215,9 @@ pub fn import_swebench(
         opts,
         sandboxes: Mutex::new(BTreeMap::new()),
     };
-    let results = par_map(&selected, opts.jobs, |inst| ctx.import_one(inst));
+    let results = par_map(&selected, opts.jobs, |inst| {
+        ImportReport::contain(&inst.instance_id, ctx.import_one(inst))
+    });
     ImportReport::gather(
         "swebench",
         input,
