@@ -387,7 +387,9 @@ mod tests {
         assert!(trivial_text(b"import re\n"));
         assert!(trivial_text(b"# comment\n\nfrom a import b\n"));
         assert!(trivial_text(b""));
-        assert!(!trivial_text(b"import re\n\ndef test_x():\n    assert re\n"));
+        assert!(!trivial_text(
+            b"import re\n\ndef test_x():\n    assert re\n"
+        ));
         assert!(!trivial_text(b"X = 1\n"));
         assert!(!trivial_text(&[0xff, 0xfe, 0x00]));
     }

@@ -8,7 +8,8 @@
    instances on real clones): packages that `pip install -e .` of a base commit pulls in but the
    specs omit, the packages of repositories whose specs name only a requirements file, the
    source folders, and the install step of repositories that generate files when installed
-   (pytest's `_version.py`, written by setuptools_scm).
+   (pytest's `_version.py`, written by setuptools_scm). An overlay entry `*` applies to every
+   version of its repository; `note` fields are for readers.
 
 Usage: generate.py SWE_BENCH_PYTHON_SPECS.py [COMMIT] > swebench.json
 
@@ -57,6 +58,8 @@ def main():
         versions = {}
         extra_versions = overlay.get(repo, {})
         keys = sorted(set(specs[repo]) | set(extra_versions))
+        # A `*` entry of the overlay also adds its packages to every version of the repository.
+        every = extra_versions.get("*", {})
         for v in keys:
             ov = extra_versions.get(v, {})
             base_key = ov.get("base", v)
@@ -65,6 +68,8 @@ def main():
             listed = sw.get("packages", "")
             if listed and not listed.endswith((".txt", ".yml")):
                 packages = merge([p.strip("'\"") for p in listed.split()], packages)
+            if v != "*":
+                packages = merge(packages, every.get("extra_packages", []))
             packages = merge(packages, ov.get("extra_packages", []))
             entry = {"python": ov.get("python", sw.get("python", "3.9")), "packages": packages}
             for k in ("source_dirs", "install", "install_env"):
