@@ -15,6 +15,10 @@ use crate::error::{ImportError, io};
 /// sandbox backend shows read-only, so tasks run without extra sandbox configuration.
 pub const DEFAULT_VENV_CACHE: &str = "/opt/traparena/venvs";
 
+/// What a built environment holds beyond its packages (the `.pth` file's rules); part of the
+/// folder name, so that environments built by an older harness are never reused.
+const ENV_LAYOUT: u32 = 2;
+
 /// The file in a built environment that records what it was built from (and that it is done).
 pub const SETUP_STAMP: &str = "traparena-setup.json";
 
@@ -155,7 +159,8 @@ pub fn major_minor(v: &str) -> Option<String> {
 /// The task field for an environment: its key, and a folder under `cache` named after the key
 /// and a hash of the pins (so that changed pins never reuse a stale environment).
 pub fn setup_for(key: &str, entry: &PinEntry, cache: &Path) -> Setup {
-    let fingerprint = serde_json::json!([entry.python, entry.packages, entry.source_dirs]);
+    let fingerprint =
+        serde_json::json!([ENV_LAYOUT, entry.python, entry.packages, entry.source_dirs]);
     // The install step runs per task, in the task's copy of the repository; it does not change
     // the environment, so it is not part of the fingerprint.
     let slug: String = key
@@ -334,7 +339,7 @@ fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
             ],
         );
     }
-    if !setup.source_dirs.is_empty() {
+    {
         let out = run(
             "locating site-packages",
             vec![
@@ -344,11 +349,19 @@ fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
             ],
         )?;
         let site = PathBuf::from(out.stdout.text.trim());
-        let dirs: Vec<String> = setup
-            .source_dirs
-            .iter()
-            .map(|d| format!("{:?}", d.as_str()))
-            .collect();
+        // A flat layout (no source folders) puts the workspace root itself first, so that a
+        // child interpreter started in another folder (pylint's tests run `python -m pylint`
+        // in a temporary folder) still imports the code under test, as an editable install
+        // would let it.
+        let dirs: Vec<String> = if setup.source_dirs.is_empty() {
+            vec!["\"\"".to_owned()]
+        } else {
+            setup
+                .source_dirs
+                .iter()
+                .map(|d| format!("{:?}", d.as_str()))
+                .collect()
+        };
         // One line, run by `site` at every start: the folders are taken relative to the working
         // directory of the first interpreter (the workspace) and passed on to child interpreters
         // through TRAPARENA_SOURCE_DIRS.

@@ -575,3 +575,40 @@ fn real_instance_troubles_still_give_a_valid_task() {
         );
     }
 }
+
+/// A flat layout's environment lets a child interpreter started in another folder import the
+/// workspace's code (pylint's tests run `python -m pylint` from a temporary folder), as an
+/// editable install would. No packages: nothing is downloaded.
+#[test]
+fn a_flat_layout_is_importable_from_child_interpreters_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let entry: PinEntry =
+        serde_json::from_value(serde_json::json!({"python": "/usr/bin/python3"})).unwrap();
+    let setup = setup_for("example/flat@1.0", &entry, &tmp.path().join("venvs"));
+    ensure_env(
+        &setup,
+        &BuildOptions {
+            env: Vec::new(),
+            timeout: Duration::from_secs(300),
+        },
+    )
+    .unwrap();
+    let ws = tmp.path().join("ws");
+    write(&ws, "flatpkg/__init__.py", "NAME = 'flat'\n");
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let py = setup.venv.join("bin/python").to_string_lossy().into_owned();
+    let script = format!(
+        "import subprocess, sys; print(subprocess.run([sys.executable, '-c', 'import flatpkg; print(flatpkg.NAME)'], cwd={:?}, capture_output=True, text=True).stdout.strip())",
+        elsewhere.to_string_lossy()
+    );
+    let out = run_host(&HostCommand {
+        argv: vec![py, "-c".into(), script],
+        cwd: ws.clone(),
+        env: Vec::new(),
+        timeout: Duration::from_secs(60),
+    })
+    .unwrap();
+    assert_eq!(out.exit_code, Some(0), "{}", out.stderr.text);
+    assert_eq!(out.stdout.text.trim(), "flat", "{}", out.stderr.text);
+}
