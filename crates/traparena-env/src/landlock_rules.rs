@@ -1,5 +1,6 @@
-//! Landlock rules for the builtin backend: reads limited to the system and the harness,
-//! writes to the workspace and the scratch folder, no TCP bind or connect.
+//! Landlock rules for the builtin backend: reads limited to the system, `/sys` and the harness,
+//! writes to the workspace, the scratch folder and `/dev/shm` (POSIX semaphores), no TCP bind
+//! or connect.
 
 use std::path::PathBuf;
 
@@ -9,7 +10,7 @@ use landlock::{
 };
 
 use crate::error::EnvError;
-use crate::sandbox::{Mounts, SYSTEM_RO};
+use crate::sandbox::{KERNEL_RO, Mounts, SHM, SYSTEM_RO};
 
 const ABI_TARGET: ABI = ABI::V4;
 
@@ -35,9 +36,11 @@ pub(crate) fn ruleset(m: &Mounts, extra_ro: &[PathBuf]) -> Result<RulesetCreated
     let all = AccessFs::from_all(ABI_TARGET);
     let existing = |v: Vec<PathBuf>| v.into_iter().filter(|p| p.exists()).collect::<Vec<_>>();
     let mut ro: Vec<PathBuf> = SYSTEM_RO.iter().map(PathBuf::from).collect();
+    ro.push(PathBuf::from(KERNEL_RO));
     ro.push(m.harness.clone());
     ro.extend(extra_ro.iter().cloned());
-    let rw = vec![m.workspace.clone(), m.scratch.clone()];
+    // /dev/shm is the host's (no mount namespace): see `BUILTIN_CAVEATS`.
+    let rw = vec![m.workspace.clone(), m.scratch.clone(), PathBuf::from(SHM)];
     let dev: Vec<PathBuf> = [
         "/dev/null",
         "/dev/zero",

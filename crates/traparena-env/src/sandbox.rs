@@ -17,11 +17,13 @@ use crate::error::EnvError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
-    /// bubblewrap: user, pid, network, ipc, uts namespaces; read-only system; only the workspace
-    /// and the scratch folder writable; nothing else of the host file system visible.
+    /// bubblewrap: user, pid, network, ipc, uts namespaces; read-only system and `/sys`; only the
+    /// workspace, the scratch folder and a private `/dev` (with an empty `/dev/shm` for POSIX
+    /// semaphores) writable; nothing else of the host file system visible.
     Bubblewrap,
     /// util-linux `unshare` (user, network and pid namespaces) plus Landlock file-system and
-    /// TCP rules and resource limits.
+    /// TCP rules and resource limits. With no mount namespace, `/dev/shm` is the host's own
+    /// (see [`BUILTIN_CAVEATS`]).
     Builtin,
     /// Resource limits, a new session and a timeout only. Not isolation.
     None,
@@ -31,7 +33,15 @@ pub enum Backend {
 pub const INSTALL_BUBBLEWRAP: &str = "install bubblewrap for full isolation: `apt-get install bubblewrap` (Debian, Ubuntu) or `dnf install bubblewrap` (Fedora)";
 
 /// What the builtin backend does not guarantee, next to bubblewrap (a clause about "it").
-pub const BUILTIN_CAVEATS: &str = "it has no mount namespace, so tested code sees the host's file tree (read-only outside the workspace and a scratch folder) under real paths rather than /workspace, and shares IPC and the host name with the harness";
+///
+/// `/dev/shm` is the one host folder outside the workspace that tested code may write under the
+/// builtin backend: POSIX semaphores (`multiprocessing.Lock()`) and shared memory need it, and
+/// without a mount namespace there is no private one to give. So the tested code's semaphores
+/// and shared-memory files sit beside the host's: they are subject only to file permissions, a
+/// run can see the names of other processes' files there, and what it leaves takes memory until
+/// it is removed. When the harness runs as root, every file of the sandbox user left in
+/// `/dev/shm` is removed after each run (a sandbox user is never shared by two workspaces).
+pub const BUILTIN_CAVEATS: &str = "it has no mount namespace, so tested code sees the host's file tree (read-only outside the workspace, a scratch folder and /dev/shm) under real paths rather than /workspace, and shares IPC, /dev/shm and the host name with the harness";
 
 impl Backend {
     /// What this backend does not guarantee that bubblewrap does (`None` for bubblewrap).
@@ -138,6 +148,12 @@ const PATH_ENV: &str = "/usr/local/bin:/usr/bin:/bin";
 pub(crate) const SYSTEM_RO: [&str; 8] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/opt",
 ];
+/// Kernel interfaces every isolating backend shows read-only: tools count CPUs from `/sys`
+/// (glibc's `sysconf` reads `/sys/devices/system/cpu/online`; pylint reads the cgroup CPU quota
+/// under `/sys/fs/cgroup`). Writes there are refused by both backends.
+pub(crate) const KERNEL_RO: &str = "/sys";
+/// Where POSIX semaphores and shared memory live (`sem_open`, `shm_open`).
+pub(crate) const SHM: &str = "/dev/shm";
 
 /// A process sandbox with a chosen backend.
 #[derive(Debug, Clone)]
@@ -461,6 +477,13 @@ impl Sandbox {
         {
             kill_user(uid);
         }
+        // Without a mount namespace the tested code's semaphores and shared memory land in the
+        // host's /dev/shm; what its user left there goes with the run.
+        if self.backend != Backend::Bubblewrap
+            && let Some(uid) = mounts.user
+        {
+            remove_files_of(Path::new(SHM), uid);
+        }
         let grace = Duration::from_secs(2);
         let collect = |rx: mpsc::Receiver<(Vec<u8>, u64, bool)>| rx.recv_timeout(grace).ok();
         let stdout = collect(out_rx);
@@ -535,6 +558,9 @@ impl Sandbox {
                 for p in &self.config.read_only_paths {
                     c.arg("--ro-bind").arg(p).arg(p);
                 }
+                c.arg("--ro-bind-try").arg(KERNEL_RO).arg(KERNEL_RO);
+                // `--dev` mounts a private tmpfs on /dev, owned by the sandbox user, with an empty
+                // /dev/shm folder in it: semaphores work, stay private and end with the run.
                 c.args(["--proc", "/proc", "--dev", "/dev"]);
                 c.arg("--bind").arg(&m.scratch).arg("/tmp");
                 c.arg("--ro-bind").arg(&m.harness).arg(SANDBOX_HARNESS);
@@ -738,6 +764,28 @@ fn kill_user(uid: u32) {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let _ = c.status();
+}
+
+/// Removes the entries of `dir` (not below it) owned by `uid`, folders with what they hold.
+/// Best effort: it runs after every process of `uid` has ended, and a failure only leaves files.
+fn remove_files_of(dir: &Path, uid: u32) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        // Never follows a link: a link is removed itself, a folder without crossing links.
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.uid() == uid && meta.is_dir() => {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+            Ok(meta) if meta.uid() == uid => {
+                let _ = std::fs::remove_file(&path);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Reads a stream to its end, keeping at most `cap` bytes.
