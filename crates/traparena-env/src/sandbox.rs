@@ -120,7 +120,8 @@ pub struct SandboxConfig {
     /// Resource limits.
     pub limits: Limits,
     /// Extra host paths made readable (not writable) inside the sandbox at the same path, such
-    /// as a virtual environment with pytest.
+    /// as a virtual environment with pytest. Under bubblewrap they are mounted after the scratch
+    /// folder's `/tmp`, so one under `/tmp` is visible there too.
     pub read_only_paths: Vec<PathBuf>,
     /// When the harness runs as root, sandboxed code runs as a user id from
     /// `uid_base .. uid_base + 10000`, a different one per workspace.
@@ -555,14 +556,17 @@ impl Sandbox {
                 for p in SYSTEM_RO {
                     c.arg("--ro-bind-try").arg(p).arg(p);
                 }
-                for p in &self.config.read_only_paths {
-                    c.arg("--ro-bind").arg(p).arg(p);
-                }
                 c.arg("--ro-bind-try").arg(KERNEL_RO).arg(KERNEL_RO);
                 // `--dev` mounts a private tmpfs on /dev, owned by the sandbox user, with an empty
                 // /dev/shm folder in it: semaphores work, stay private and end with the run.
                 c.args(["--proc", "/proc", "--dev", "/dev"]);
                 c.arg("--bind").arg(&m.scratch).arg("/tmp");
+                // After /tmp, so that a read-only path under /tmp (a virtual environment built
+                // in a temporary folder) is shown there as under the builtin backend, not hidden
+                // by the scratch folder.
+                for p in &self.config.read_only_paths {
+                    c.arg("--ro-bind").arg(p).arg(p);
+                }
                 c.arg("--ro-bind").arg(&m.harness).arg(SANDBOX_HARNESS);
                 c.arg("--bind").arg(&m.workspace).arg(SANDBOX_WORKSPACE);
                 // The root is a tmpfs bubblewrap builds; nothing but the binds may be written.

@@ -151,3 +151,49 @@ fn sys_reads_and_semaphores_work_under_every_backend() {
     assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
     assert!(!Path::new("/sys/fs/cgroup/cpu/traparena-pwned").exists());
 }
+
+/// A read-only path under `/tmp` (a virtual environment built in a temporary folder) is
+/// readable at its own path under every backend, and not writable. bubblewrap mounts the
+/// scratch folder on `/tmp`, which used to hide it there.
+#[test]
+fn read_only_paths_under_tmp_are_visible_under_every_backend() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data = env.path().join("data.txt");
+    std::fs::write(&data, "from the environment").unwrap();
+    let config = traparena_env::SandboxConfig {
+        read_only_paths: vec![env.path().to_owned()],
+        ..traparena_env::SandboxConfig::default()
+    };
+    let src = tempfile::tempdir().unwrap();
+    let script = format!(
+        "print(open({data:?}).read())\ntry:\n    open({data:?}, 'a').write('x')\n    print('WROTE')\nexcept OSError as e:\n    print('DENIED', type(e).__name__)",
+        data = data.to_str().unwrap()
+    );
+    let sandboxes = every_sandbox(config);
+    assert!(sandboxes.len() >= 2, "no isolating backend here");
+    for sb in sandboxes {
+        let ws = Workspace::materialize(src.path(), &sb).unwrap();
+        let out = sb
+            .run(
+                ws.mounts(),
+                &RunSpec {
+                    argv: vec!["python3".into(), "-c".into(), script.clone()],
+                    env: Vec::new(),
+                    timeout: Duration::from_secs(60),
+                    report_pipe: false,
+                },
+            )
+            .unwrap();
+        // PermissionError or, without a sandbox user under bubblewrap, a read-only file system.
+        assert!(
+            out.stdout.text.starts_with("from the environment\nDENIED "),
+            "{:?}: {}{}",
+            sb.backend(),
+            out.stdout.text,
+            out.stderr.text
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), "from the environment");
+}
