@@ -2,6 +2,7 @@
 //! writes to the workspace, the scratch folder and `/dev/shm` (POSIX semaphores), no TCP bind
 //! or connect.
 
+use std::os::fd::{OwnedFd, RawFd};
 use std::path::PathBuf;
 
 use landlock::{
@@ -64,10 +65,28 @@ pub(crate) fn ruleset(m: &Mounts, extra_ro: &[PathBuf]) -> Result<RulesetCreated
     Ok(ruleset)
 }
 
-/// Enforces a ruleset on the calling process (runs between fork and exec).
-pub(crate) fn restrict(rules: RulesetCreated) -> std::io::Result<()> {
-    rules
-        .restrict_self()
-        .map(|_| ())
-        .map_err(|e| std::io::Error::other(e.to_string()))
+/// The ruleset's file descriptor (close-on-exec), for [`restrict`] to enforce in the child.
+/// Fails when the kernel would not enforce it: the builtin backend never runs unrestricted.
+pub(crate) fn into_fd(rules: RulesetCreated) -> Result<OwnedFd, EnvError> {
+    Option::<OwnedFd>::from(rules).ok_or_else(|| EnvError::BackendUnavailable {
+        backend: "builtin".into(),
+        reason: "the kernel does not enforce Landlock".into(),
+    })
+}
+
+/// Enforces the ruleset `fd` on the calling process. Runs between fork and exec, so it only
+/// makes system calls and returns the raw OS error: no allocation, and the errno reaches the
+/// parent intact (std reports any error without one as EINVAL).
+pub(crate) fn restrict(fd: RawFd) -> std::io::Result<()> {
+    #[allow(unsafe_code)]
+    // SAFETY: prctl and landlock_restrict_self take plain integers; `fd` is open until exec.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! The process sandbox: runs a command on a workspace with isolation, limits and a timeout.
 
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -221,6 +222,9 @@ pub struct ProcessOutcome {
     pub duration_ms: u64,
     /// The backend used.
     pub backend: Backend,
+    /// Why the first launch failed, when it took a second one (see [`Sandbox::run`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried_start: Option<String>,
 }
 
 static NEXT_UID: AtomicU32 = AtomicU32::new(0);
@@ -378,59 +382,21 @@ impl Sandbox {
     }
 
     /// Runs `spec` on `mounts`. Returns `Err` only when the process cannot be started at all.
+    ///
+    /// A launch that fails (the fork, the set-up between fork and exec, or the exec of the
+    /// backend's launcher) is tried once more, and a second failure is [`EnvError::Start`]
+    /// with the operating system's error.
     pub fn run(&self, mounts: &Mounts, spec: &RunSpec) -> Result<ProcessOutcome, EnvError> {
         let started = Instant::now();
-        let (mut cmd, program) = self.command(mounts, spec)?;
-        let limits = self.config.limits.clone();
-        let report = if spec.report_pipe {
-            Some(std::io::pipe().map_err(crate::error::io("pipe", "report"))?)
-        } else {
-            None
-        };
-        let report_fd = report
-            .as_ref()
-            .map(|(_, w)| std::os::fd::AsRawFd::as_raw_fd(w));
-        let landlock = match self.backend {
-            Backend::Builtin => Some(crate::landlock_rules::ruleset(
-                mounts,
-                &self.config.read_only_paths,
-            )?),
-            _ => None,
-        };
-        let mut landlock = landlock;
-        #[allow(unsafe_code)]
-        // SAFETY: the closure runs between fork and exec and makes only async-signal-safe
-        // system calls (setsid, setrlimit, dup2, fcntl, prctl and the Landlock calls).
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setsid() < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                set_limits(&limits)?;
-                if let Some(fd) = report_fd {
-                    if fd == REPORT_FD {
-                        let flags = libc::fcntl(fd, libc::F_GETFD);
-                        libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
-                    } else if libc::dup2(fd, REPORT_FD) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                if let Some(rules) = landlock.take() {
-                    crate::landlock_rules::restrict(rules)?;
-                }
-                Ok(())
-            });
-        }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|source| EnvError::Spawn {
-            program: program.clone(),
-            source,
-        })?;
+        let mut first_failure = None;
+        let Launched { mut child, report } = retry_once(
+            || self.launch(mounts, spec),
+            |e| first_failure = Some(e.to_string()),
+        )
+        .map_err(|(first, second)| self.start_failure(spec, first, second))?;
+        let program = spec.argv[0].clone();
         let (report_rx, report_handle) = match report {
-            Some((r, w)) => {
-                drop(w);
+            Some(r) => {
                 let (tx, rx) = mpsc::channel();
                 let cap = self.config.limits.output_bytes;
                 let h = std::thread::spawn(move || {
@@ -520,7 +486,98 @@ impl Sandbox {
             report: report_bytes.map(|(b, _, truncated)| if truncated { Vec::new() } else { b }),
             duration_ms: started.elapsed().as_millis() as u64,
             backend: self.backend,
+            retried_start: first_failure,
         })
+    }
+
+    /// Starts the process once: a fresh command, report pipe and Landlock ruleset each time,
+    /// so a second attempt is set up exactly like the first.
+    fn launch(&self, mounts: &Mounts, spec: &RunSpec) -> Result<Launched, LaunchError> {
+        let (mut cmd, _) = self.command(mounts, spec).map_err(LaunchError::Setup)?;
+        let limits = self.config.limits.clone();
+        let report = if spec.report_pipe {
+            Some(std::io::pipe().map_err(LaunchError::Os)?)
+        } else {
+            None
+        };
+        let report_fd = report.as_ref().map(|(_, w)| w.as_raw_fd());
+        // The builtin backend never runs unrestricted: no ruleset, no launch.
+        let ruleset = match self.backend {
+            Backend::Builtin => Some(
+                crate::landlock_rules::ruleset(mounts, &self.config.read_only_paths)
+                    .and_then(crate::landlock_rules::into_fd)
+                    .map_err(LaunchError::Setup)?,
+            ),
+            _ => None,
+        };
+        let ruleset_fd = ruleset.as_ref().map(|fd| fd.as_raw_fd());
+        #[allow(unsafe_code)]
+        // SAFETY: the closure runs between fork and exec, makes only async-signal-safe system
+        // calls (setsid, setrlimit, prctl, landlock_restrict_self, fcntl, dup2), allocates
+        // nothing and returns only raw OS errors.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                set_limits(&limits)?;
+                // Landlock before the report descriptor: `dup2` onto REPORT_FD closes whatever
+                // held that number in the child, and in a harness whose other threads open and
+                // close files, that can be the ruleset (it then failed as EINVAL).
+                if let Some(fd) = ruleset_fd {
+                    crate::landlock_rules::restrict(fd)?;
+                }
+                if let Some(fd) = report_fd {
+                    if fd == REPORT_FD {
+                        let flags = libc::fcntl(fd, libc::F_GETFD);
+                        if flags < 0
+                            || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0
+                        {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    } else if libc::dup2(fd, REPORT_FD) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().map_err(LaunchError::Os)?;
+        drop(ruleset);
+        Ok(Launched {
+            child,
+            // The parent's write end closes here, so the reader sees the end with the child's.
+            report: report.map(|(r, _w)| r),
+        })
+    }
+
+    fn start_failure(&self, spec: &RunSpec, first: LaunchError, second: LaunchError) -> EnvError {
+        let program = spec.argv.first().cloned().unwrap_or_default();
+        match second {
+            LaunchError::Setup(e) => e,
+            LaunchError::Os(source) => {
+                let reason = match first {
+                    LaunchError::Os(f) if f.raw_os_error() == source.raw_os_error() => {
+                        format!("launching it failed twice: {source}")
+                    }
+                    LaunchError::Os(f) => {
+                        format!("launching it failed twice (first: {f}; then: {source})")
+                    }
+                    LaunchError::Setup(f) => {
+                        format!("launching it failed twice (first: {f}; then: {source})")
+                    }
+                };
+                EnvError::Start {
+                    program,
+                    backend: self.backend,
+                    reason,
+                    source: Some(source),
+                }
+            }
+        }
     }
 
     fn command(&self, m: &Mounts, spec: &RunSpec) -> Result<(Command, String), EnvError> {
@@ -605,6 +662,45 @@ impl Sandbox {
             cmd.uid(uid).gid(uid);
         }
         Ok((cmd, program.clone()))
+    }
+}
+
+/// A launched process and the read end of its report pipe.
+struct Launched {
+    child: std::process::Child,
+    report: Option<std::io::PipeReader>,
+}
+
+/// Why one launch failed.
+#[derive(Debug)]
+enum LaunchError {
+    /// A system call of the launch failed (pipe, fork, the set-up in the child, exec).
+    Os(std::io::Error),
+    /// The harness could not prepare the launch (the Landlock rules, an empty command).
+    Setup(EnvError),
+}
+
+/// Runs `attempt` once more when it fails (telling `retried` why); both errors when the second
+/// attempt fails too.
+fn retry_once<T, E>(
+    mut attempt: impl FnMut() -> Result<T, E>,
+    retried: impl FnOnce(&E),
+) -> Result<T, (E, E)> {
+    match attempt() {
+        Ok(v) => Ok(v),
+        Err(first) => {
+            retried(&first);
+            attempt().map_err(|second| (first, second))
+        }
+    }
+}
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LaunchError::Os(e) => e.fmt(f),
+            LaunchError::Setup(e) => e.fmt(f),
+        }
     }
 }
 
@@ -811,4 +907,79 @@ fn drain(mut r: impl Read, cap: usize) -> (Vec<u8>, u64, bool) {
     }
     let truncated = total > kept.len() as u64;
     (kept, total, truncated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_launch_is_tried_exactly_once_more() {
+        let mut calls = 0;
+        let mut told = None;
+        let r: Result<u32, (String, String)> = retry_once(
+            || {
+                calls += 1;
+                if calls == 1 {
+                    Err("first".to_owned())
+                } else {
+                    Ok(7)
+                }
+            },
+            |e| told = Some(e.clone()),
+        );
+        assert_eq!(r, Ok(7));
+        assert_eq!(calls, 2);
+        assert_eq!(told.as_deref(), Some("first"));
+
+        let mut calls = 0;
+        let r: Result<u32, (u32, u32)> = retry_once(
+            || {
+                calls += 1;
+                Err(calls)
+            },
+            |_| {},
+        );
+        assert_eq!(r, Err((1, 2)));
+        assert_eq!(calls, 2);
+
+        let mut calls = 0;
+        let r: Result<u32, u32> = retry_once(
+            || {
+                calls += 1;
+                Ok(1)
+            },
+            |_| panic!("nothing to retry"),
+        )
+        .map_err(|(a, _)| a);
+        assert_eq!((r, calls), (Ok(1), 1));
+    }
+
+    #[test]
+    fn a_second_launch_failure_names_the_program_and_the_os_error() {
+        let sb = Sandbox::unisolated(SandboxConfig::default());
+        let spec = RunSpec {
+            argv: vec!["python3".into()],
+            env: Vec::new(),
+            timeout: Duration::from_secs(1),
+            report_pipe: false,
+        };
+        let einval = || LaunchError::Os(std::io::Error::from_raw_os_error(libc::EINVAL));
+        let e = sb.start_failure(&spec, einval(), einval());
+        assert!(e.is_start_failure());
+        assert_eq!(
+            e.to_string(),
+            "cannot start python3 under the none sandbox: launching it failed twice: Invalid argument (os error 22)"
+        );
+        let source = std::error::Error::source(&e).expect("the OS error");
+        assert_eq!(source.to_string(), "Invalid argument (os error 22)");
+        let ebadfd = LaunchError::Os(std::io::Error::from_raw_os_error(libc::EBADFD));
+        let e = sb.start_failure(&spec, ebadfd, einval());
+        assert!(
+            e.to_string().contains(
+                "(first: File descriptor in bad state (os error 77); then: Invalid argument (os error 22))"
+            ),
+            "{e}"
+        );
+    }
 }

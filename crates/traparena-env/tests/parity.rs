@@ -195,5 +195,8 @@ fn read_only_paths_under_tmp_are_visible_under_every_backend() {
             out.stderr.text
         );
     }
-    assert_eq!(std::fs::read_to_string(&data).unwrap(), "from the environment");
+    assert_eq!(
+        std::fs::read_to_string(&data).unwrap(),
+        "from the environment"
+    );
 }
