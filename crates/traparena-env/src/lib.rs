@@ -15,6 +15,7 @@ mod error;
 mod git;
 mod host;
 mod landlock_rules;
+mod program;
 mod sandbox;
 mod testrun;
 mod tools;

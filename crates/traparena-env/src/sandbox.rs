@@ -146,7 +146,7 @@ pub const SANDBOX_WORKSPACE: &str = "/workspace";
 pub const SANDBOX_HARNESS: &str = "/harness";
 /// The file descriptor on which the test-runner shims write their result report.
 pub const REPORT_FD: i32 = 3;
-const PATH_ENV: &str = "/usr/local/bin:/usr/bin:/bin";
+pub(crate) const PATH_ENV: &str = "/usr/local/bin:/usr/bin:/bin";
 pub(crate) const SYSTEM_RO: [&str; 8] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/opt",
 ];
@@ -383,11 +383,17 @@ impl Sandbox {
 
     /// Runs `spec` on `mounts`. Returns `Err` only when the process cannot be started at all.
     ///
-    /// A launch that fails (the fork, the set-up between fork and exec, or the exec of the
-    /// backend's launcher) is tried once more, and a second failure is [`EnvError::Start`]
-    /// with the operating system's error.
+    /// Before launching, a program named outside the workspace and the scratch folder (an
+    /// interpreter, a tool of a virtual environment) is checked: it must exist, be a regular
+    /// file the sandbox user may execute, lie in folders it may enter, and be visible in the
+    /// sandbox; otherwise the run is [`EnvError::Start`] at once, naming the path and what is
+    /// wrong. A program inside the workspace is the tested code's own business: whatever
+    /// happens to it is an outcome. A launch that fails (the fork, the set-up between fork and
+    /// exec, or the exec of the backend's launcher) is tried once more, and a second failure
+    /// is [`EnvError::Start`] with the operating system's error.
     pub fn run(&self, mounts: &Mounts, spec: &RunSpec) -> Result<ProcessOutcome, EnvError> {
         let started = Instant::now();
+        self.preflight(mounts, spec)?;
         let mut first_failure = None;
         let Launched { mut child, report } = retry_once(
             || self.launch(mounts, spec),
@@ -488,6 +494,21 @@ impl Sandbox {
             backend: self.backend,
             retried_start: first_failure,
         })
+    }
+
+    /// The check before launching (see [`Sandbox::run`]).
+    fn preflight(&self, m: &Mounts, spec: &RunSpec) -> Result<(), EnvError> {
+        let Some(program) = spec.argv.first() else {
+            return Ok(()); // `command` refuses an empty command
+        };
+        crate::program::check(self.backend, m, &self.config.read_only_paths, program).map_err(
+            |reason| EnvError::Start {
+                program: program.clone(),
+                backend: self.backend,
+                reason,
+                source: None,
+            },
+        )
     }
 
     /// Starts the process once: a fresh command, report pipe and Landlock ruleset each time,

@@ -4,12 +4,12 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::*;
-use traparena_env::{Backend, RunSpec, SandboxConfig, Workspace};
+use traparena_env::{Backend, EnvError, RunSpec, Sandbox, SandboxConfig, Workspace};
 
 fn spec(argv: &[&str], report_pipe: bool) -> RunSpec {
     RunSpec {
@@ -87,6 +87,82 @@ fn concurrent_launches_with_report_pipes_all_start() {
             THREADS * RUNS,
             &failures[..failures.len().min(3)]
         );
+    }
+}
+
+fn start_failure(sb: &Sandbox, ws: &Workspace, argv: &[&str]) -> (String, String) {
+    match sb.run(ws.mounts(), &spec(argv, false)) {
+        Err(e @ EnvError::Start { .. }) => {
+            assert!(e.is_start_failure());
+            let EnvError::Start {
+                program, backend, ..
+            } = &e
+            else {
+                unreachable!()
+            };
+            assert_eq!(program, argv[0]);
+            assert_eq!(*backend, sb.backend());
+            (e.to_string(), argv[0].to_owned())
+        }
+        other => panic!("{:?}: {argv:?} gave {other:?}", sb.backend()),
+    }
+}
+
+/// A program the harness names (outside the workspace) that cannot start is an
+/// `EnvError::Start` naming it and saying why, under every backend, before anything runs.
+#[test]
+fn a_program_that_cannot_start_is_a_start_failure_naming_it() {
+    let tools = open_tempdir();
+    let not_exec = tools.path().join("not-executable");
+    std::fs::write(&not_exec, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&not_exec, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let folder = tools.path().join("a-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let dangling = tools.path().join("dangling");
+    std::os::unix::fs::symlink(tools.path().join("gone"), &dangling).unwrap();
+    let missing = tools.path().join("missing");
+    let config = SandboxConfig {
+        read_only_paths: vec![tools.path().to_owned()],
+        ..SandboxConfig::default()
+    };
+    let src = src_folder();
+    let p = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    let cases: [(String, &str); 5] = [
+        (p(&not_exec), "is not executable by"),
+        (p(&folder), "is not a regular file"),
+        (p(&missing), "No such file or directory"),
+        (p(&dangling), "which does not resolve"),
+        ("traparena-no-such-program".into(), "the sandbox's PATH"),
+    ];
+    for sb in every_sandbox(config) {
+        let ws = Workspace::materialize(src.path(), &sb).unwrap();
+        for (program, why) in &cases {
+            let (msg, _) = start_failure(&sb, &ws, &[program]);
+            assert!(
+                msg.contains(program.as_str()) && msg.contains(why),
+                "{:?}: {msg}",
+                sb.backend()
+            );
+            assert!(
+                msg.contains(&format!("under the {} sandbox", sb.backend())),
+                "{msg}"
+            );
+        }
+        // A path the sandbox does not show is one it cannot start either (the target folder
+        // is outside /tmp, which bubblewrap replaces with the scratch folder).
+        if sb.backend() != Backend::None {
+            let hidden = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+            std::fs::set_permissions(hidden.path(), std::fs::Permissions::from_mode(0o755))
+                .unwrap();
+            let prog = hidden.path().join("tool");
+            std::fs::write(&prog, "#!/bin/sh\nexit 0\n").unwrap();
+            std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let (msg, _) = start_failure(&sb, &ws, &[prog.to_str().unwrap()]);
+            assert!(
+                msg.contains("is not visible in the") || msg.contains("cannot enter the folder"),
+                "{msg}"
+            );
+        }
     }
 }
 
