@@ -37,34 +37,36 @@ const EXEC: u32 = 1;
 
 /// `Ok` when `program` (a run's `argv[0]`) can be started under `backend` on `m`, or when it
 /// lies in the workspace or the scratch folder (the tested code's business); else what is
-/// wrong, naming the path.
+/// wrong, naming the path. `path_var` is the run's `PATH`, when it sets one.
 pub(crate) fn check(
     backend: Backend,
     m: &Mounts,
     read_only: &[PathBuf],
     program: &str,
+    path_var: Option<&str>,
 ) -> Result<(), String> {
     let who = m.user.map_or(Who::Harness, Who::User);
     let candidates: Vec<PathBuf> = if program.contains('/') {
-        let host = host_path(backend, m, read_only, Path::new(program));
-        if inside(&host, m) {
-            return Ok(());
-        }
-        vec![host]
+        vec![host_path(backend, m, read_only, Path::new(program))]
     } else {
-        let found: Vec<PathBuf> = PATH_ENV
+        let path_var = path_var.unwrap_or(PATH_ENV);
+        let found: Vec<PathBuf> = path_var
             .split(':')
-            .map(|d| Path::new(d).join(program))
+            .filter(|d| !d.is_empty())
+            .map(|d| host_path(backend, m, read_only, &Path::new(d).join(program)))
             .filter(|p| std::fs::symlink_metadata(p).is_ok())
             .collect();
         if found.is_empty() {
             return Err(format!(
                 "there is no {program} in {} (the sandbox's PATH)",
-                PATH_ENV.replace(':', ", ")
+                path_var.replace(':', ", ")
             ));
         }
         found
     };
+    if candidates.iter().any(|c| inside(c, m)) {
+        return Ok(());
+    }
     // Like execvp: the first candidate that can run wins; else the first one's problem.
     let mut first = None;
     for c in &candidates {

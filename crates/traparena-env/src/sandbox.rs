@@ -501,14 +501,25 @@ impl Sandbox {
         let Some(program) = spec.argv.first() else {
             return Ok(()); // `command` refuses an empty command
         };
-        crate::program::check(self.backend, m, &self.config.read_only_paths, program).map_err(
-            |reason| EnvError::Start {
-                program: program.clone(),
-                backend: self.backend,
-                reason,
-                source: None,
-            },
+        let path_var = spec
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_str());
+        crate::program::check(
+            self.backend,
+            m,
+            &self.config.read_only_paths,
+            program,
+            path_var,
         )
+        .map_err(|reason| EnvError::Start {
+            program: program.clone(),
+            backend: self.backend,
+            reason,
+            source: None,
+        })
     }
 
     /// Starts the process once: a fresh command, report pipe and Landlock ruleset each time,

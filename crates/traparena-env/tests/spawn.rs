@@ -209,3 +209,28 @@ fn a_workspace_program_that_cannot_be_executed() {
         assert!(Path::new(&run_sh).exists());
     }
 }
+
+/// A run that sets its own `PATH` has a bare program name looked up there, by the check as by
+/// the launcher.
+#[test]
+fn a_bare_name_is_looked_up_on_the_path_the_run_sets() {
+    let tools = open_tempdir();
+    let tool = tools.path().join("traparena-tool");
+    std::fs::write(&tool, "#!/bin/sh\necho tool\n").unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = SandboxConfig {
+        read_only_paths: vec![tools.path().to_owned()],
+        ..SandboxConfig::default()
+    };
+    let src = src_folder();
+    let path = format!("{}:/usr/bin:/bin", tools.path().display());
+    for sb in every_sandbox(config) {
+        let ws = Workspace::materialize(src.path(), &sb).unwrap();
+        let mut with_path = spec(&["traparena-tool"], false);
+        with_path.env.push(("PATH".into(), path.clone()));
+        let out = sb.run(ws.mounts(), &with_path).unwrap();
+        assert_eq!(out.stdout.text, "tool\n", "{:?}: {out:?}", sb.backend());
+        let (msg, _) = start_failure(&sb, &ws, &["traparena-tool"]);
+        assert!(msg.contains("the sandbox's PATH"), "{msg}");
+    }
+}
