@@ -15,6 +15,7 @@ mod error;
 mod git;
 mod host;
 mod landlock_rules;
+mod lease;
 mod program;
 mod sandbox;
 mod testrun;
@@ -24,10 +25,10 @@ mod workspace;
 pub use error::EnvError;
 pub use git::GitRepo;
 pub use host::{HostCommand, run_host};
+pub use lease::UserLease;
 pub use sandbox::{
     BUILTIN_CAVEATS, Backend, BackendChoice, Captured, INSTALL_BUBBLEWRAP, Limits, Mounts,
     ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, Sandbox, SandboxConfig,
-    UserLease,
 };
 pub use testrun::TestRun;
 pub use tools::{Environment, ToolLimits};

@@ -5,7 +5,6 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use wait_timeout::ChildExt;
 
 use crate::error::EnvError;
+use crate::lease::UserLease;
 
 /// The isolation mechanism a command ran under. Recorded with every result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -125,7 +125,7 @@ pub struct SandboxConfig {
     /// folder's `/tmp`, so one under `/tmp` is visible there too.
     pub read_only_paths: Vec<PathBuf>,
     /// When the harness runs as root, sandboxed code runs as a user id from
-    /// `uid_base .. uid_base + 10000`, a different one per workspace.
+    /// `uid_base .. uid_base + 10000`, one no other live workspace has (the lowest free one).
     pub uid_base: u32,
 }
 
@@ -227,56 +227,6 @@ pub struct ProcessOutcome {
     pub retried_start: Option<String>,
 }
 
-static NEXT_UID: AtomicU32 = AtomicU32::new(0);
-const USER_RANGE: u32 = 10_000;
-
-/// An exclusive lease on a sandbox user id (see [`Sandbox::allocate_user`]).
-#[derive(Debug)]
-pub struct UserLease {
-    uid: u32,
-    _lock: std::fs::File,
-}
-
-impl UserLease {
-    fn acquire(base: u32) -> Result<UserLease, EnvError> {
-        let dir = std::env::temp_dir().join("traparena-uids");
-        std::fs::create_dir_all(&dir).map_err(crate::error::io("create folder", &dir))?;
-        let start = NEXT_UID
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_add(std::process::id().wrapping_mul(7919));
-        for i in 0..USER_RANGE {
-            let uid = base + (start.wrapping_add(i)) % USER_RANGE;
-            let path = dir.join(format!("{uid}.lock"));
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .map_err(crate::error::io("open lock", &path))?;
-            #[allow(unsafe_code)]
-            // SAFETY: flock on a descriptor we own.
-            let rc = unsafe {
-                libc::flock(
-                    std::os::fd::AsRawFd::as_raw_fd(&file),
-                    libc::LOCK_EX | libc::LOCK_NB,
-                )
-            };
-            if rc == 0 {
-                return Ok(UserLease { uid, _lock: file });
-            }
-        }
-        Err(EnvError::BackendUnavailable {
-            backend: "sandbox users".into(),
-            reason: format!("all {USER_RANGE} sandbox user ids from {base} are in use"),
-        })
-    }
-
-    /// The leased user id.
-    pub fn uid(&self) -> u32 {
-        self.uid
-    }
-}
-
 impl Sandbox {
     /// Picks and checks a backend as the configuration asks.
     pub fn new(config: SandboxConfig) -> Result<Sandbox, EnvError> {
@@ -355,9 +305,11 @@ impl Sandbox {
 
     /// A sandbox user id of its own for a new workspace, when the harness runs as root.
     ///
-    /// The id is leased through an advisory lock file, so that no two workspaces — in this
-    /// process or in another harness process on the machine — share it (the harness kills every
-    /// process of a workspace's user after each run). The lease ends when it is dropped.
+    /// The id is leased through an advisory lock file in `$TMPDIR/traparena-uids`, so that no
+    /// two workspaces — in this process or in another harness process on the machine — share
+    /// it (the harness kills every process of a workspace's user after each run). The lease
+    /// ends when it is dropped, and its lock file goes with it: the folder holds one file per
+    /// lease held (the first lease of a process also removes those that dead processes left).
     pub fn allocate_user(&self) -> Result<Option<UserLease>, EnvError> {
         if !self.root {
             return Ok(None);
