@@ -30,8 +30,9 @@ pub enum EnvError {
         source: std::io::Error,
     },
     /// A program could not be started in the sandbox: the check before launching found it
-    /// missing or out of the sandbox user's reach, or launching it failed twice (`source`
-    /// holds the operating system's error).
+    /// missing or out of the sandbox user's reach, launching it failed twice (`source` holds
+    /// the operating system's error), or, from
+    /// [`Sandbox::check_program`](crate::Sandbox::check_program), it did not run cleanly there.
     ///
     /// This fails one run (and so one task or one episode), not the harness: callers that go
     /// on with other tasks should record it as an infrastructure error of that task

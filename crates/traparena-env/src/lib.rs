@@ -3,7 +3,8 @@
 //!
 //! - [`Sandbox`] runs commands with isolation (bubblewrap, a builtin `unshare` + Landlock
 //!   fallback, or none with a warning), resource limits and a wall-clock timeout that kills the
-//!   whole process tree.
+//!   whole process tree; [`Sandbox::check_program`] checks up front that an interpreter runs
+//!   in it, and a program that cannot start is [`EnvError::Start`].
 //! - [`Workspace`] is a private copy of a task's `repo/`, with exact patch application and the
 //!   candidate diff.
 //! - [`TestRun`] reads a test run through a report pipe filled by the harness's runner shim.

@@ -317,6 +317,82 @@ impl Sandbox {
         UserLease::acquire(self.config.uid_base).map(Some)
     }
 
+    /// Checks up front that a program runs in this sandbox at all, before tasks depend on it:
+    /// for an interpreter, `argv` is `[python, "-c", "import sys"]`.
+    ///
+    /// `argv` runs as a workspace's command would (a sandbox user of its own when the harness
+    /// runs as root, the configured read-only paths, the sandbox's PATH), in an empty scratch
+    /// workspace, for at most a minute. It is [`EnvError::Start`] naming `argv[0]` when the
+    /// program cannot start (the check of [`Sandbox::run`]: missing, not executable, in a folder
+    /// the sandbox user cannot enter, not visible in the sandbox), or when it exits with a
+    /// non-zero status, is killed or does not finish; the reason then ends with the first
+    /// line of its error output, such as `error while loading shared libraries:
+    /// libpython3.9.so.1.0: cannot open shared object file`.
+    pub fn check_program(&self, argv: &[String]) -> Result<(), EnvError> {
+        const LIMIT: Duration = Duration::from_secs(60);
+        let dir = tempfile::Builder::new()
+            .prefix("traparena-check-")
+            .tempdir()
+            .map_err(crate::error::io(
+                "create temporary folder",
+                std::env::temp_dir(),
+            ))?;
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .map_err(crate::error::io("chmod", dir.path()))?;
+        let lease = self.allocate_user()?;
+        let user = lease.as_ref().map(UserLease::uid);
+        let mounts = Mounts {
+            workspace: dir.path().join("workspace"),
+            scratch: dir.path().join("scratch"),
+            harness: dir.path().join("harness"),
+            user,
+        };
+        for p in [&mounts.workspace, &mounts.scratch, &mounts.harness] {
+            std::fs::create_dir(p).map_err(crate::error::io("create folder", p))?;
+        }
+        if let Some(uid) = user {
+            for p in [&mounts.workspace, &mounts.scratch] {
+                std::os::unix::fs::chown(p, Some(uid), Some(uid))
+                    .map_err(crate::error::io("chown", p))?;
+            }
+        }
+        let out = self.run(
+            &mounts,
+            &RunSpec {
+                argv: argv.to_vec(),
+                env: Vec::new(),
+                timeout: LIMIT,
+                report_pipe: false,
+            },
+        )?;
+        let status = if out.timed_out {
+            format!("did not finish within {} s", LIMIT.as_secs())
+        } else {
+            match (out.exit_code, out.signal) {
+                (Some(0), _) => return Ok(()),
+                (Some(code), _) => format!("exits with status {code}"),
+                (None, sig) => format!("was killed by signal {}", sig.unwrap_or(0)),
+            }
+        };
+        let first_line = [&out.stderr.text, &out.stdout.text]
+            .into_iter()
+            .find_map(|t| t.lines().map(str::trim).find(|l| !l.is_empty()))
+            .map(|l| l.chars().take(300).collect::<String>());
+        let command = argv.join(" ");
+        Err(EnvError::Start {
+            program: argv[0].clone(),
+            backend: self.backend,
+            reason: match first_line {
+                Some(line) => format!("`{command}` {status}: {line}"),
+                None => format!("`{command}` {status} and prints nothing"),
+            },
+            source: None,
+        })
+    }
+
     /// How the workspace path reads inside the sandbox.
     pub fn visible_workspace<'a>(&self, mounts: &'a Mounts) -> std::borrow::Cow<'a, str> {
         match self.backend {
