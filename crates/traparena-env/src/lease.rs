@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -40,7 +40,9 @@ impl UserLease {
     }
 
     fn acquire_in(dir: &Path, base: u32) -> Result<UserLease, EnvError> {
-        std::fs::create_dir_all(dir).map_err(io("create folder", dir))?;
+        if std::fs::symlink_metadata(dir).is_err() {
+            let _ = std::fs::DirBuilder::new().mode(0o755).create(dir);
+        }
         check_folder(dir)?;
         sweep_once(dir);
         for i in 0..USER_RANGE {
@@ -142,27 +144,40 @@ fn sweep_once(dir: &Path) {
 }
 
 /// The lock folder must be the harness user's own and writable by nobody else: whoever may
-/// write there could take every id, or plant links.
+/// write there could take every id, or plant links. A folder of its own that a loose umask
+/// made group- or world-writable is tightened.
 fn check_folder(dir: &Path) -> Result<(), EnvError> {
+    use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::symlink_metadata(dir).map_err(io("stat", dir))?;
     #[allow(unsafe_code)]
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };
-    if !meta.is_dir() || meta.uid() != euid || meta.mode() & 0o022 != 0 {
-        return Err(EnvError::Io {
-            op: "check lock folder",
-            path: dir.to_owned(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                format!(
-                    "must be a folder of uid {euid} that nobody else may write (it is mode {:04o}, owner uid {}); remove it",
-                    meta.mode() & 0o7777,
-                    meta.uid()
-                ),
-            ),
-        });
+    if meta.is_dir() && meta.uid() == euid {
+        if meta.mode() & 0o022 != 0 {
+            let mode = meta.mode() & 0o7777 & !0o022;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))
+                .map_err(io("chmod", dir))?;
+        }
+        return Ok(());
     }
-    Ok(())
+    Err(EnvError::Io {
+        op: "check lock folder",
+        path: dir.to_owned(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "must be a folder of uid {euid} (it is {}, owner uid {}); remove it",
+                if meta.is_dir() {
+                    "a folder"
+                } else if meta.file_type().is_symlink() {
+                    "a link"
+                } else {
+                    "a file"
+                },
+                meta.uid()
+            ),
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -261,14 +276,31 @@ mod tests {
     }
 
     #[test]
-    fn a_lock_folder_others_may_write_is_refused() {
+    fn a_lock_folder_of_another_user_is_refused_and_a_loose_one_of_ours_tightened() {
         let d = folder();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(d.path(), &link).unwrap();
+        let e = UserLease::acquire_in(&link, 3000).unwrap_err();
+        assert!(e.to_string().contains("(it is a link, owner uid"), "{e}");
+
         let dir = d.path().join("uids");
         std::fs::create_dir(&dir).unwrap();
         std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
             .unwrap();
-        let e = UserLease::acquire_in(&dir, 3000).unwrap_err();
-        assert!(e.to_string().contains("that nobody else may write"), "{e}");
+        drop(UserLease::acquire_in(&dir, 3000).unwrap());
+        assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o777, 0o755);
         assert!(lock_files(&dir).is_empty());
+
+        #[allow(unsafe_code)]
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            std::os::unix::fs::chown(&dir, Some(4242), Some(4242)).unwrap();
+            let e = UserLease::acquire_in(&dir, 3000).unwrap_err();
+            assert!(
+                e.to_string().contains("(it is a folder, owner uid 4242)"),
+                "{e}"
+            );
+            assert!(lock_files(&dir).is_empty());
+        }
     }
 }
