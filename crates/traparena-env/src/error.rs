@@ -1,5 +1,7 @@
 use std::path::PathBuf;
 
+use crate::sandbox::Backend;
+
 /// An infrastructure failure of the environment.
 ///
 /// What the agent or the code under test does wrong is never an `EnvError`: a refused path, a
@@ -27,6 +29,26 @@ pub enum EnvError {
         #[source]
         source: std::io::Error,
     },
+    /// A program could not be started in the sandbox: the check before launching found it
+    /// missing or out of the sandbox user's reach, launching it failed twice (`source` holds
+    /// the operating system's error), or, from
+    /// [`Sandbox::check_program`](crate::Sandbox::check_program), it did not run cleanly there.
+    ///
+    /// This fails one run (and so one task or one episode), not the harness: callers that go
+    /// on with other tasks should record it as an infrastructure error of that task
+    /// ([`EnvError::is_start_failure`]).
+    #[error("cannot start {program} under the {backend} sandbox: {reason}")]
+    Start {
+        /// The program as the command names it (`argv[0]`).
+        program: String,
+        /// The backend it was to run under.
+        backend: Backend,
+        /// What is wrong, naming the path involved.
+        reason: String,
+        /// The operating system's error, when launching failed.
+        #[source]
+        source: Option<std::io::Error>,
+    },
     /// The requested sandbox backend is not available on this machine.
     #[error("sandbox backend {backend} is unavailable: {reason}")]
     BackendUnavailable {
@@ -46,6 +68,14 @@ pub enum EnvError {
     /// Setting up Landlock failed.
     #[error("landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
+}
+
+impl EnvError {
+    /// True when a program could not be started ([`EnvError::Start`]): a failure of one run,
+    /// which a caller going through many tasks can record for that task and go on.
+    pub fn is_start_failure(&self) -> bool {
+        matches!(self, EnvError::Start { .. })
+    }
 }
 
 pub(crate) fn io(

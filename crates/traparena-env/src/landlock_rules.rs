@@ -1,6 +1,8 @@
-//! Landlock rules for the builtin backend: reads limited to the system and the harness,
-//! writes to the workspace and the scratch folder, no TCP bind or connect.
+//! Landlock rules for the builtin backend: reads limited to the system, `/sys` and the harness,
+//! writes to the workspace, the scratch folder and `/dev/shm` (POSIX semaphores), no TCP bind
+//! or connect.
 
+use std::os::fd::{OwnedFd, RawFd};
 use std::path::PathBuf;
 
 use landlock::{
@@ -9,7 +11,7 @@ use landlock::{
 };
 
 use crate::error::EnvError;
-use crate::sandbox::{Mounts, SYSTEM_RO};
+use crate::sandbox::{KERNEL_RO, Mounts, SHM, SYSTEM_RO};
 
 const ABI_TARGET: ABI = ABI::V4;
 
@@ -35,9 +37,11 @@ pub(crate) fn ruleset(m: &Mounts, extra_ro: &[PathBuf]) -> Result<RulesetCreated
     let all = AccessFs::from_all(ABI_TARGET);
     let existing = |v: Vec<PathBuf>| v.into_iter().filter(|p| p.exists()).collect::<Vec<_>>();
     let mut ro: Vec<PathBuf> = SYSTEM_RO.iter().map(PathBuf::from).collect();
+    ro.push(PathBuf::from(KERNEL_RO));
     ro.push(m.harness.clone());
     ro.extend(extra_ro.iter().cloned());
-    let rw = vec![m.workspace.clone(), m.scratch.clone()];
+    // /dev/shm is the host's (no mount namespace): see `BUILTIN_CAVEATS`.
+    let rw = vec![m.workspace.clone(), m.scratch.clone(), PathBuf::from(SHM)];
     let dev: Vec<PathBuf> = [
         "/dev/null",
         "/dev/zero",
@@ -61,10 +65,28 @@ pub(crate) fn ruleset(m: &Mounts, extra_ro: &[PathBuf]) -> Result<RulesetCreated
     Ok(ruleset)
 }
 
-/// Enforces a ruleset on the calling process (runs between fork and exec).
-pub(crate) fn restrict(rules: RulesetCreated) -> std::io::Result<()> {
-    rules
-        .restrict_self()
-        .map(|_| ())
-        .map_err(|e| std::io::Error::other(e.to_string()))
+/// The ruleset's file descriptor (close-on-exec), for [`restrict`] to enforce in the child.
+/// Fails when the kernel would not enforce it: the builtin backend never runs unrestricted.
+pub(crate) fn into_fd(rules: RulesetCreated) -> Result<OwnedFd, EnvError> {
+    Option::<OwnedFd>::from(rules).ok_or_else(|| EnvError::BackendUnavailable {
+        backend: "builtin".into(),
+        reason: "the kernel does not enforce Landlock".into(),
+    })
+}
+
+/// Enforces the ruleset `fd` on the calling process. Runs between fork and exec, so it only
+/// makes system calls and returns the raw OS error: no allocation, and the errno reaches the
+/// parent intact (std reports any error without one as EINVAL).
+pub(crate) fn restrict(fd: RawFd) -> std::io::Result<()> {
+    #[allow(unsafe_code)]
+    // SAFETY: prctl and landlock_restrict_self take plain integers; `fd` is open until exec.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }

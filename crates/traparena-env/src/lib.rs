@@ -3,7 +3,8 @@
 //!
 //! - [`Sandbox`] runs commands with isolation (bubblewrap, a builtin `unshare` + Landlock
 //!   fallback, or none with a warning), resource limits and a wall-clock timeout that kills the
-//!   whole process tree.
+//!   whole process tree; [`Sandbox::check_program`] checks up front that an interpreter runs
+//!   in it, and a program that cannot start is [`EnvError::Start`].
 //! - [`Workspace`] is a private copy of a task's `repo/`, with exact patch application and the
 //!   candidate diff.
 //! - [`TestRun`] reads a test run through a report pipe filled by the harness's runner shim.
@@ -15,6 +16,8 @@ mod error;
 mod git;
 mod host;
 mod landlock_rules;
+mod lease;
+mod program;
 mod sandbox;
 mod testrun;
 mod tools;
@@ -23,10 +26,10 @@ mod workspace;
 pub use error::EnvError;
 pub use git::GitRepo;
 pub use host::{HostCommand, run_host};
+pub use lease::UserLease;
 pub use sandbox::{
     BUILTIN_CAVEATS, Backend, BackendChoice, Captured, INSTALL_BUBBLEWRAP, Limits, Mounts,
     ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, Sandbox, SandboxConfig,
-    UserLease,
 };
 pub use testrun::{NamedOutcome, TestOutcome, TestRun, match_names};
 pub use tools::{Environment, ToolLimits};

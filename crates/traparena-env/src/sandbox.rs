@@ -1,10 +1,10 @@
 //! The process sandbox: runs a command on a workspace with isolation, limits and a timeout.
 
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -12,16 +12,19 @@ use serde::{Deserialize, Serialize};
 use wait_timeout::ChildExt;
 
 use crate::error::EnvError;
+use crate::lease::UserLease;
 
 /// The isolation mechanism a command ran under. Recorded with every result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
-    /// bubblewrap: user, pid, network, ipc, uts namespaces; read-only system; only the workspace
-    /// and the scratch folder writable; nothing else of the host file system visible.
+    /// bubblewrap: user, pid, network, ipc, uts namespaces; read-only system and `/sys`; only the
+    /// workspace, the scratch folder and a private `/dev` (with an empty `/dev/shm` for POSIX
+    /// semaphores) writable; nothing else of the host file system visible.
     Bubblewrap,
     /// util-linux `unshare` (user, network and pid namespaces) plus Landlock file-system and
-    /// TCP rules and resource limits.
+    /// TCP rules and resource limits. With no mount namespace, `/dev/shm` is the host's own
+    /// (see [`BUILTIN_CAVEATS`]).
     Builtin,
     /// Resource limits, a new session and a timeout only. Not isolation.
     None,
@@ -31,7 +34,15 @@ pub enum Backend {
 pub const INSTALL_BUBBLEWRAP: &str = "install bubblewrap for full isolation: `apt-get install bubblewrap` (Debian, Ubuntu) or `dnf install bubblewrap` (Fedora)";
 
 /// What the builtin backend does not guarantee, next to bubblewrap (a clause about "it").
-pub const BUILTIN_CAVEATS: &str = "it has no mount namespace, so tested code sees the host's file tree (read-only outside the workspace and a scratch folder) under real paths rather than /workspace, and shares IPC and the host name with the harness";
+///
+/// `/dev/shm` is the one host folder outside the workspace that tested code may write under the
+/// builtin backend: POSIX semaphores (`multiprocessing.Lock()`) and shared memory need it, and
+/// without a mount namespace there is no private one to give. So the tested code's semaphores
+/// and shared-memory files sit beside the host's: they are subject only to file permissions, a
+/// run can see the names of other processes' files there, and what it leaves takes memory until
+/// it is removed. When the harness runs as root, every file of the sandbox user left in
+/// `/dev/shm` is removed after each run (a sandbox user is never shared by two workspaces).
+pub const BUILTIN_CAVEATS: &str = "it has no mount namespace, so tested code sees the host's file tree (read-only outside the workspace, a scratch folder and /dev/shm) under real paths rather than /workspace, and shares IPC, /dev/shm and the host name with the harness";
 
 impl Backend {
     /// What this backend does not guarantee that bubblewrap does (`None` for bubblewrap).
@@ -110,10 +121,11 @@ pub struct SandboxConfig {
     /// Resource limits.
     pub limits: Limits,
     /// Extra host paths made readable (not writable) inside the sandbox at the same path, such
-    /// as a virtual environment with pytest.
+    /// as a virtual environment with pytest. Under bubblewrap they are mounted after the scratch
+    /// folder's `/tmp`, so one under `/tmp` is visible there too.
     pub read_only_paths: Vec<PathBuf>,
     /// When the harness runs as root, sandboxed code runs as a user id from
-    /// `uid_base .. uid_base + 10000`, a different one per workspace.
+    /// `uid_base .. uid_base + 10000`, one no other live workspace has (the lowest free one).
     pub uid_base: u32,
 }
 
@@ -134,10 +146,16 @@ pub const SANDBOX_WORKSPACE: &str = "/workspace";
 pub const SANDBOX_HARNESS: &str = "/harness";
 /// The file descriptor on which the test-runner shims write their result report.
 pub const REPORT_FD: i32 = 3;
-const PATH_ENV: &str = "/usr/local/bin:/usr/bin:/bin";
+pub(crate) const PATH_ENV: &str = "/usr/local/bin:/usr/bin:/bin";
 pub(crate) const SYSTEM_RO: [&str; 8] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/opt",
 ];
+/// Kernel interfaces every isolating backend shows read-only: tools count CPUs from `/sys`
+/// (glibc's `sysconf` reads `/sys/devices/system/cpu/online`; pylint reads the cgroup CPU quota
+/// under `/sys/fs/cgroup`). Writes there are refused by both backends.
+pub(crate) const KERNEL_RO: &str = "/sys";
+/// Where POSIX semaphores and shared memory live (`sem_open`, `shm_open`).
+pub(crate) const SHM: &str = "/dev/shm";
 
 /// A process sandbox with a chosen backend.
 #[derive(Debug, Clone)]
@@ -233,56 +251,9 @@ pub struct ProcessOutcome {
     pub duration_ms: u64,
     /// The backend used.
     pub backend: Backend,
-}
-
-static NEXT_UID: AtomicU32 = AtomicU32::new(0);
-const USER_RANGE: u32 = 10_000;
-
-/// An exclusive lease on a sandbox user id (see [`Sandbox::allocate_user`]).
-#[derive(Debug)]
-pub struct UserLease {
-    uid: u32,
-    _lock: std::fs::File,
-}
-
-impl UserLease {
-    fn acquire(base: u32) -> Result<UserLease, EnvError> {
-        let dir = std::env::temp_dir().join("traparena-uids");
-        std::fs::create_dir_all(&dir).map_err(crate::error::io("create folder", &dir))?;
-        let start = NEXT_UID
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_add(std::process::id().wrapping_mul(7919));
-        for i in 0..USER_RANGE {
-            let uid = base + (start.wrapping_add(i)) % USER_RANGE;
-            let path = dir.join(format!("{uid}.lock"));
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .map_err(crate::error::io("open lock", &path))?;
-            #[allow(unsafe_code)]
-            // SAFETY: flock on a descriptor we own.
-            let rc = unsafe {
-                libc::flock(
-                    std::os::fd::AsRawFd::as_raw_fd(&file),
-                    libc::LOCK_EX | libc::LOCK_NB,
-                )
-            };
-            if rc == 0 {
-                return Ok(UserLease { uid, _lock: file });
-            }
-        }
-        Err(EnvError::BackendUnavailable {
-            backend: "sandbox users".into(),
-            reason: format!("all {USER_RANGE} sandbox user ids from {base} are in use"),
-        })
-    }
-
-    /// The leased user id.
-    pub fn uid(&self) -> u32 {
-        self.uid
-    }
+    /// Why the first launch failed, when it took a second one (see [`Sandbox::run`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried_start: Option<String>,
 }
 
 impl Sandbox {
@@ -363,14 +334,92 @@ impl Sandbox {
 
     /// A sandbox user id of its own for a new workspace, when the harness runs as root.
     ///
-    /// The id is leased through an advisory lock file, so that no two workspaces — in this
-    /// process or in another harness process on the machine — share it (the harness kills every
-    /// process of a workspace's user after each run). The lease ends when it is dropped.
+    /// The id is leased through an advisory lock file in `$TMPDIR/traparena-uids`, so that no
+    /// two workspaces — in this process or in another harness process on the machine — share
+    /// it (the harness kills every process of a workspace's user after each run). The lease
+    /// ends when it is dropped, and its lock file goes with it: the folder holds one file per
+    /// lease held (the first lease of a process also removes those that dead processes left).
     pub fn allocate_user(&self) -> Result<Option<UserLease>, EnvError> {
         if !self.root {
             return Ok(None);
         }
         UserLease::acquire(self.config.uid_base).map(Some)
+    }
+
+    /// Checks up front that a program runs in this sandbox at all, before tasks depend on it:
+    /// for an interpreter, `argv` is `[python, "-c", "import sys"]`.
+    ///
+    /// `argv` runs as a workspace's command would (a sandbox user of its own when the harness
+    /// runs as root, the configured read-only paths, the sandbox's PATH), in an empty scratch
+    /// workspace, for at most a minute. It is [`EnvError::Start`] naming `argv[0]` when the
+    /// program cannot start (the check of [`Sandbox::run`]: missing, not executable, in a folder
+    /// the sandbox user cannot enter, not visible in the sandbox), or when it exits with a
+    /// non-zero status, is killed or does not finish; the reason then ends with the first
+    /// line of its error output, such as `error while loading shared libraries:
+    /// libpython3.9.so.1.0: cannot open shared object file`.
+    pub fn check_program(&self, argv: &[String]) -> Result<(), EnvError> {
+        const LIMIT: Duration = Duration::from_secs(60);
+        let dir = tempfile::Builder::new()
+            .prefix("traparena-check-")
+            .tempdir()
+            .map_err(crate::error::io(
+                "create temporary folder",
+                std::env::temp_dir(),
+            ))?;
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .map_err(crate::error::io("chmod", dir.path()))?;
+        let lease = self.allocate_user()?;
+        let user = lease.as_ref().map(UserLease::uid);
+        let mounts = Mounts {
+            workspace: dir.path().join("workspace"),
+            scratch: dir.path().join("scratch"),
+            harness: dir.path().join("harness"),
+            user,
+        };
+        for p in [&mounts.workspace, &mounts.scratch, &mounts.harness] {
+            std::fs::create_dir(p).map_err(crate::error::io("create folder", p))?;
+        }
+        if let Some(uid) = user {
+            for p in [&mounts.workspace, &mounts.scratch] {
+                std::os::unix::fs::chown(p, Some(uid), Some(uid))
+                    .map_err(crate::error::io("chown", p))?;
+            }
+        }
+        let out = self.run(
+            &mounts,
+            &RunSpec {
+                argv: argv.to_vec(),
+                env: Vec::new(),
+                timeout: LIMIT,
+                report_pipe: false,
+            },
+        )?;
+        let status = if out.timed_out {
+            format!("did not finish within {} s", LIMIT.as_secs())
+        } else {
+            match (out.exit_code, out.signal) {
+                (Some(0), _) => return Ok(()),
+                (Some(code), _) => format!("exits with status {code}"),
+                (None, sig) => format!("was killed by signal {}", sig.unwrap_or(0)),
+            }
+        };
+        let first_line = [&out.stderr.text, &out.stdout.text]
+            .into_iter()
+            .find_map(|t| t.lines().map(str::trim).find(|l| !l.is_empty()))
+            .map(|l| l.chars().take(300).collect::<String>());
+        let command = argv.join(" ");
+        Err(EnvError::Start {
+            program: argv[0].clone(),
+            backend: self.backend,
+            reason: match first_line {
+                Some(line) => format!("`{command}` {status}: {line}"),
+                None => format!("`{command}` {status} and prints nothing"),
+            },
+            source: None,
+        })
     }
 
     /// How the workspace path reads inside the sandbox.
@@ -390,59 +439,27 @@ impl Sandbox {
     }
 
     /// Runs `spec` on `mounts`. Returns `Err` only when the process cannot be started at all.
+    ///
+    /// Before launching, a program named outside the workspace and the scratch folder (an
+    /// interpreter, a tool of a virtual environment) is checked: it must exist, be a regular
+    /// file the sandbox user may execute, lie in folders it may enter, and be visible in the
+    /// sandbox; otherwise the run is [`EnvError::Start`] at once, naming the path and what is
+    /// wrong. A program inside the workspace is the tested code's own business: whatever
+    /// happens to it is an outcome. A launch that fails (the fork, the set-up between fork and
+    /// exec, or the exec of the backend's launcher) is tried once more, and a second failure
+    /// is [`EnvError::Start`] with the operating system's error.
     pub fn run(&self, mounts: &Mounts, spec: &RunSpec) -> Result<ProcessOutcome, EnvError> {
         let started = Instant::now();
-        let (mut cmd, program) = self.command(mounts, spec)?;
-        let limits = self.config.limits.clone();
-        let report = if spec.report_pipe {
-            Some(std::io::pipe().map_err(crate::error::io("pipe", "report"))?)
-        } else {
-            None
-        };
-        let report_fd = report
-            .as_ref()
-            .map(|(_, w)| std::os::fd::AsRawFd::as_raw_fd(w));
-        let landlock = match self.backend {
-            Backend::Builtin => Some(crate::landlock_rules::ruleset(
-                mounts,
-                &self.config.read_only_paths,
-            )?),
-            _ => None,
-        };
-        let mut landlock = landlock;
-        #[allow(unsafe_code)]
-        // SAFETY: the closure runs between fork and exec and makes only async-signal-safe
-        // system calls (setsid, setrlimit, dup2, fcntl, prctl and the Landlock calls).
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setsid() < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                set_limits(&limits)?;
-                if let Some(fd) = report_fd {
-                    if fd == REPORT_FD {
-                        let flags = libc::fcntl(fd, libc::F_GETFD);
-                        libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
-                    } else if libc::dup2(fd, REPORT_FD) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                if let Some(rules) = landlock.take() {
-                    crate::landlock_rules::restrict(rules)?;
-                }
-                Ok(())
-            });
-        }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|source| EnvError::Spawn {
-            program: program.clone(),
-            source,
-        })?;
+        self.preflight(mounts, spec)?;
+        let mut first_failure = None;
+        let Launched { mut child, report } = retry_once(
+            || self.launch(mounts, spec),
+            |e| first_failure = Some(e.to_string()),
+        )
+        .map_err(|(first, second)| self.start_failure(spec, first, second))?;
+        let program = spec.argv[0].clone();
         let (report_rx, report_handle) = match report {
-            Some((r, w)) => {
-                drop(w);
+            Some(r) => {
                 let (tx, rx) = mpsc::channel();
                 let cap = self.config.limits.output_bytes;
                 let h = std::thread::spawn(move || {
@@ -490,6 +507,13 @@ impl Sandbox {
         {
             kill_user(uid);
         }
+        // Without a mount namespace the tested code's semaphores and shared memory land in the
+        // host's /dev/shm; what its user left there goes with the run.
+        if self.backend != Backend::Bubblewrap
+            && let Some(uid) = mounts.user
+        {
+            remove_files_of(Path::new(SHM), uid);
+        }
         let grace = Duration::from_secs(2);
         let collect = |rx: mpsc::Receiver<(Vec<u8>, u64, bool)>| rx.recv_timeout(grace).ok();
         let stdout = collect(out_rx);
@@ -525,7 +549,124 @@ impl Sandbox {
             report: report_bytes.map(|(b, _, truncated)| if truncated { Vec::new() } else { b }),
             duration_ms: started.elapsed().as_millis() as u64,
             backend: self.backend,
+            retried_start: first_failure,
         })
+    }
+
+    /// The check before launching (see [`Sandbox::run`]).
+    fn preflight(&self, m: &Mounts, spec: &RunSpec) -> Result<(), EnvError> {
+        let Some(program) = spec.argv.first() else {
+            return Ok(()); // `command` refuses an empty command
+        };
+        let path_var = spec
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_str());
+        crate::program::check(
+            self.backend,
+            m,
+            &self.config.read_only_paths,
+            program,
+            path_var,
+        )
+        .map_err(|reason| EnvError::Start {
+            program: program.clone(),
+            backend: self.backend,
+            reason,
+            source: None,
+        })
+    }
+
+    /// Starts the process once: a fresh command, report pipe and Landlock ruleset each time,
+    /// so a second attempt is set up exactly like the first.
+    fn launch(&self, mounts: &Mounts, spec: &RunSpec) -> Result<Launched, LaunchError> {
+        let (mut cmd, _) = self.command(mounts, spec).map_err(LaunchError::Setup)?;
+        let limits = self.config.limits.clone();
+        let report = if spec.report_pipe {
+            Some(std::io::pipe().map_err(LaunchError::Os)?)
+        } else {
+            None
+        };
+        let report_fd = report.as_ref().map(|(_, w)| w.as_raw_fd());
+        // The builtin backend never runs unrestricted: no ruleset, no launch.
+        let ruleset = match self.backend {
+            Backend::Builtin => Some(
+                crate::landlock_rules::ruleset(mounts, &self.config.read_only_paths)
+                    .and_then(crate::landlock_rules::into_fd)
+                    .map_err(LaunchError::Setup)?,
+            ),
+            _ => None,
+        };
+        let ruleset_fd = ruleset.as_ref().map(|fd| fd.as_raw_fd());
+        #[allow(unsafe_code)]
+        // SAFETY: the closure runs between fork and exec, makes only async-signal-safe system
+        // calls (setsid, setrlimit, prctl, landlock_restrict_self, fcntl, dup2), allocates
+        // nothing and returns only raw OS errors.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                set_limits(&limits)?;
+                // Landlock before the report descriptor: `dup2` onto REPORT_FD closes whatever
+                // held that number in the child, and in a harness whose other threads open and
+                // close files, that can be the ruleset (it then failed as EINVAL).
+                if let Some(fd) = ruleset_fd {
+                    crate::landlock_rules::restrict(fd)?;
+                }
+                if let Some(fd) = report_fd {
+                    if fd == REPORT_FD {
+                        let flags = libc::fcntl(fd, libc::F_GETFD);
+                        if flags < 0
+                            || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0
+                        {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    } else if libc::dup2(fd, REPORT_FD) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().map_err(LaunchError::Os)?;
+        drop(ruleset);
+        Ok(Launched {
+            child,
+            // The parent's write end closes here, so the reader sees the end with the child's.
+            report: report.map(|(r, _w)| r),
+        })
+    }
+
+    fn start_failure(&self, spec: &RunSpec, first: LaunchError, second: LaunchError) -> EnvError {
+        let program = spec.argv.first().cloned().unwrap_or_default();
+        match second {
+            LaunchError::Setup(e) => e,
+            LaunchError::Os(source) => {
+                let reason = match first {
+                    LaunchError::Os(f) if f.raw_os_error() == source.raw_os_error() => {
+                        format!("launching it failed twice: {source}")
+                    }
+                    LaunchError::Os(f) => {
+                        format!("launching it failed twice (first: {f}; then: {source})")
+                    }
+                    LaunchError::Setup(f) => {
+                        format!("launching it failed twice (first: {f}; then: {source})")
+                    }
+                };
+                EnvError::Start {
+                    program,
+                    backend: self.backend,
+                    reason,
+                    source: Some(source),
+                }
+            }
+        }
     }
 
     fn command(&self, m: &Mounts, spec: &RunSpec) -> Result<(Command, String), EnvError> {
@@ -561,9 +702,14 @@ impl Sandbox {
                 for p in SYSTEM_RO {
                     c.arg("--ro-bind-try").arg(p).arg(p);
                 }
+                c.arg("--ro-bind-try").arg(KERNEL_RO).arg(KERNEL_RO);
+                // `--dev` mounts a private tmpfs on /dev, owned by the sandbox user, with an empty
+                // /dev/shm folder in it: semaphores work, stay private and end with the run.
                 c.args(["--proc", "/proc", "--dev", "/dev"]);
                 c.arg("--bind").arg(&m.scratch).arg("/tmp");
-                // After /tmp, so that an environment cached under /tmp is not hidden by it.
+                // After /tmp, so that a read-only path under /tmp (a virtual environment built
+                // in a temporary folder) is shown there as under the builtin backend, not hidden
+                // by the scratch folder.
                 for p in &self.config.read_only_paths {
                     c.arg("--ro-bind").arg(p).arg(p);
                 }
@@ -605,6 +751,45 @@ impl Sandbox {
             cmd.uid(uid).gid(uid);
         }
         Ok((cmd, program.clone()))
+    }
+}
+
+/// A launched process and the read end of its report pipe.
+struct Launched {
+    child: std::process::Child,
+    report: Option<std::io::PipeReader>,
+}
+
+/// Why one launch failed.
+#[derive(Debug)]
+enum LaunchError {
+    /// A system call of the launch failed (pipe, fork, the set-up in the child, exec).
+    Os(std::io::Error),
+    /// The harness could not prepare the launch (the Landlock rules, an empty command).
+    Setup(EnvError),
+}
+
+/// Runs `attempt` once more when it fails (telling `retried` why); both errors when the second
+/// attempt fails too.
+fn retry_once<T, E>(
+    mut attempt: impl FnMut() -> Result<T, E>,
+    retried: impl FnOnce(&E),
+) -> Result<T, (E, E)> {
+    match attempt() {
+        Ok(v) => Ok(v),
+        Err(first) => {
+            retried(&first);
+            attempt().map_err(|second| (first, second))
+        }
+    }
+}
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LaunchError::Os(e) => e.fmt(f),
+            LaunchError::Setup(e) => e.fmt(f),
+        }
     }
 }
 
@@ -770,6 +955,28 @@ fn kill_user(uid: u32) {
     let _ = c.status();
 }
 
+/// Removes the entries of `dir` (not below it) owned by `uid`, folders with what they hold.
+/// Best effort: it runs after every process of `uid` has ended, and a failure only leaves files.
+fn remove_files_of(dir: &Path, uid: u32) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        // Never follows a link: a link is removed itself, a folder without crossing links.
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.uid() == uid && meta.is_dir() => {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+            Ok(meta) if meta.uid() == uid => {
+                let _ = std::fs::remove_file(&path);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Reads a stream to its end, keeping at most `cap` bytes.
 fn drain(mut r: impl Read, cap: usize) -> (Vec<u8>, u64, bool) {
     let mut kept = Vec::new();
@@ -789,4 +996,79 @@ fn drain(mut r: impl Read, cap: usize) -> (Vec<u8>, u64, bool) {
     }
     let truncated = total > kept.len() as u64;
     (kept, total, truncated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_launch_is_tried_exactly_once_more() {
+        let mut calls = 0;
+        let mut told = None;
+        let r: Result<u32, (String, String)> = retry_once(
+            || {
+                calls += 1;
+                if calls == 1 {
+                    Err("first".to_owned())
+                } else {
+                    Ok(7)
+                }
+            },
+            |e| told = Some(e.clone()),
+        );
+        assert_eq!(r, Ok(7));
+        assert_eq!(calls, 2);
+        assert_eq!(told.as_deref(), Some("first"));
+
+        let mut calls = 0;
+        let r: Result<u32, (u32, u32)> = retry_once(
+            || {
+                calls += 1;
+                Err(calls)
+            },
+            |_| {},
+        );
+        assert_eq!(r, Err((1, 2)));
+        assert_eq!(calls, 2);
+
+        let mut calls = 0;
+        let r: Result<u32, u32> = retry_once(
+            || {
+                calls += 1;
+                Ok(1)
+            },
+            |_| panic!("nothing to retry"),
+        )
+        .map_err(|(a, _)| a);
+        assert_eq!((r, calls), (Ok(1), 1));
+    }
+
+    #[test]
+    fn a_second_launch_failure_names_the_program_and_the_os_error() {
+        let sb = Sandbox::unisolated(SandboxConfig::default());
+        let spec = RunSpec {
+            argv: vec!["python3".into()],
+            env: Vec::new(),
+            timeout: Duration::from_secs(1),
+            report_pipe: false,
+        };
+        let einval = || LaunchError::Os(std::io::Error::from_raw_os_error(libc::EINVAL));
+        let e = sb.start_failure(&spec, einval(), einval());
+        assert!(e.is_start_failure());
+        assert_eq!(
+            e.to_string(),
+            "cannot start python3 under the none sandbox: launching it failed twice: Invalid argument (os error 22)"
+        );
+        let source = std::error::Error::source(&e).expect("the OS error");
+        assert_eq!(source.to_string(), "Invalid argument (os error 22)");
+        let ebadfd = LaunchError::Os(std::io::Error::from_raw_os_error(libc::EBADFD));
+        let e = sb.start_failure(&spec, ebadfd, einval());
+        assert!(
+            e.to_string().contains(
+                "(first: File descriptor in bad state (os error 77); then: Invalid argument (os error 22))"
+            ),
+            "{e}"
+        );
+    }
 }

@@ -41,7 +41,7 @@ pub struct Workspace {
     git_dir: PathBuf,
     baseline: Option<String>,
     patches: usize,
-    _lease: Option<crate::sandbox::UserLease>,
+    _lease: Option<crate::lease::UserLease>,
 }
 
 /// The result of applying a patch: data, not an error, when the patch does not apply.

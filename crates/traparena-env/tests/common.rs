@@ -75,6 +75,26 @@ pub fn isolating_sandboxes() -> Vec<Sandbox> {
     v
 }
 
+/// Every backend `Sandbox::new` accepts here with `config` (bubblewrap and builtin where they
+/// work, none always), for tests that must hold under each.
+pub fn every_sandbox(config: SandboxConfig) -> Vec<Sandbox> {
+    let mut v = Vec::new();
+    for b in [
+        BackendChoice::Bubblewrap,
+        BackendChoice::Builtin,
+        BackendChoice::None,
+    ] {
+        match Sandbox::new(SandboxConfig {
+            backend: b,
+            ..config.clone()
+        }) {
+            Ok(s) => v.push(s),
+            Err(e) => eprintln!("backend {b:?} not covered here: {e}"),
+        }
+    }
+    v
+}
+
 pub fn none_sandbox() -> Sandbox {
     Sandbox::new(SandboxConfig {
         backend: BackendChoice::None,
