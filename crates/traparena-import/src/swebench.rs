@@ -801,39 +801,19 @@ impl Ctx<'_> {
     }
 }
 
-/// Why the interpreter `python` cannot run in `sandbox` (`None` when it runs).
+/// Why the interpreter `python` cannot run in `sandbox` (`None` when it runs): the path and
+/// the reason (a folder the sandbox user cannot enter, a missing shared library, ...).
 fn runs_in_sandbox(sandbox: &Sandbox, python: &Path) -> Result<Option<String>, ImportError> {
-    let empty = tempfile::Builder::new()
-        .prefix("traparena-probe-")
-        .tempdir()
-        .map_err(io(std::env::temp_dir()))?;
-    let ws = Workspace::materialize(empty.path(), sandbox)?;
-    let probe = TestSpec {
-        command: vec![
-            python.to_string_lossy().into_owned(),
-            "-c".into(),
-            "import sys, site".into(),
-        ],
-        runner: Runner::ExitCode,
-        files: Vec::new(),
-        select: Vec::new(),
-    };
-    let run = ws.run_tests(sandbox, &probe, 60)?;
-    if run.passed() {
-        return Ok(None);
+    let argv = [
+        python.to_string_lossy().into_owned(),
+        "-c".into(),
+        "import sys, site".into(),
+    ];
+    match sandbox.check_program(&argv) {
+        Ok(()) => Ok(None),
+        Err(e) if e.is_start_failure() => Ok(Some(e.to_string())),
+        Err(e) => Err(e.into()),
     }
-    let first = run
-        .output
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("no output")
-        .to_owned();
-    Ok(Some(format!(
-        "{} does not start under the {} backend ({}): {first}",
-        python.display(),
-        run.backend,
-        run.summary()
-    )))
 }
 
 /// `dir/test_x.py` → `dir/test_x_public.py` (or `_public2`, ... when taken).
