@@ -132,27 +132,35 @@ fn balanced(text: &str, from: usize) -> Option<&str> {
     None
 }
 
-/// Splits at top-level commas.
-fn split_top(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let (mut depth, mut quote, mut cur) = (0i32, None::<char>, String::new());
-    for c in s.chars() {
+/// Byte offsets of the characters of `s` outside brackets and string literals.
+fn top_level(s: &str) -> Vec<(usize, char)> {
+    let (mut depth, mut quote, mut out) = (0i32, None::<char>, Vec::new());
+    for (i, c) in s.char_indices() {
         match (quote, c) {
             (Some(q), _) if c == q => quote = None,
             (Some(_), _) => {}
             (None, '"' | '\'') => quote = Some(c),
             (None, '(' | '[' | '{') => depth += 1,
             (None, ')' | ']' | '}') => depth -= 1,
-            (None, ',') if depth == 0 => {
-                out.push(std::mem::take(&mut cur).trim().to_owned());
-                continue;
-            }
+            (None, _) if depth == 0 => out.push((i, c)),
             _ => {}
         }
-        cur.push(c);
     }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_owned());
+    out
+}
+
+/// Splits at top-level commas.
+fn split_top(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in top_level(s) {
+        if c == ',' {
+            out.push(s[start..i].trim().to_owned());
+            start = i + 1;
+        }
+    }
+    if !s[start..].trim().is_empty() {
+        out.push(s[start..].trim().to_owned());
     }
     out
 }
@@ -221,36 +229,23 @@ fn plain_assert_cases(text: &str) -> Vec<(String, Vec<String>, String)> {
     out
 }
 
-/// `a == b` split at its one top-level `==` (outside brackets and strings).
+/// `a == b` split at its one top-level `==` (outside brackets and strings); `None` for any
+/// other comparison (`!=`, `<=`, a chain).
 fn split_eq(s: &str) -> Option<(String, String)> {
-    let (mut depth, mut quote) = (0i32, None::<char>);
-    let bytes: Vec<char> = s.chars().collect();
-    let mut at = None;
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        match (quote, c) {
-            (Some(q), _) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => depth -= 1,
-            (None, '=') if depth == 0 && bytes.get(i + 1) == Some(&'=') => {
-                let prev = if i == 0 { ' ' } else { bytes[i - 1] };
-                if "!<>=".contains(prev) || at.is_some() {
-                    return None;
-                }
-                at = Some(i);
-                i += 1;
+    let top = top_level(s);
+    let mut found = None;
+    for w in top.windows(2) {
+        let ((i, a), (j, b)) = (w[0], w[1]);
+        if a == '=' && b == '=' && j == i + 1 {
+            let prev = s[..i].chars().next_back().unwrap_or(' ');
+            if "!<>=".contains(prev) || found.is_some() || s[j + 1..].starts_with('=') {
+                return None;
             }
-            _ => {}
+            found = Some(i);
         }
-        i += 1;
     }
-    let at = at?;
-    let lhs: String = bytes[..at].iter().collect();
-    let rhs: String = bytes[at + 2..].iter().collect();
-    Some((lhs.trim().to_owned(), rhs.trim().to_owned()))
+    let at = found?;
+    Some((s[..at].trim().to_owned(), s[at + 2..].trim().to_owned()))
 }
 
 /// The file and the (one-line) `def` of function `name` among the repository's non-test files.

@@ -370,52 +370,55 @@ fn without_pins_the_instance_is_validated_with_the_system_python() {
 fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
     let d = root.join("gen-clone");
     std::fs::create_dir_all(&d).unwrap();
-    write(&d, ".gitignore", "src/gen/_version.py\n");
-    write(
-        &d,
-        "setup_version.py",
-        "import os, pathlib\npathlib.Path('src/gen/_version.py').write_text('version = %r\\n' % os.environ['SETUPTOOLS_SCM_PRETEND_VERSION'])\n",
-    );
     let buggy = "from ._version import version\n\n\nclass Shape:\n    def __init__(self, w, h):\n        self.w = w\n        self.h = h\n\n    def area(self):\n        return self.w * self.h\n";
-    write(&d, "src/gen/__init__.py", buggy);
-    write(
-        &d,
-        "tests/helpers.py",
-        "from gen import Shape\n\n\ndef make():\n    return Shape(2, 3)\n",
-    );
-    write(
-        &d,
-        "tests/test_a.py",
-        "from helpers import make\n\n\ndef test_area():\n    assert make().area() == 6\n",
-    );
     let test_b = "import pytest\n\nimport gen\n\n\ndef test_version():\n    assert gen.version == '3.1'\n\n\n@pytest.mark.parametrize('s', ['a b', '/abs/x.py'])\ndef test_param(s):\n    assert s\n\n\ndef test_skipped():\n    pytest.importorskip('no_such_module_here')\n\n\ndef test_ok():\n    assert True\n";
-    write(&d, "tests/test_b.py", test_b);
-    write(
-        &d,
-        "tests/conftest.py",
-        "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent))\n",
-    );
+    let base_files = [
+        (".gitignore", "src/gen/_version.py\n".to_owned()),
+        (
+            "setup_version.py",
+            "import os, pathlib\npathlib.Path('src/gen/_version.py').write_text('version = %r\\n' % os.environ['SETUPTOOLS_SCM_PRETEND_VERSION'])\n".to_owned(),
+        ),
+        ("src/gen/__init__.py", buggy.to_owned()),
+        (
+            "tests/helpers.py",
+            "from gen import Shape\n\n\ndef make():\n    return Shape(2, 3)\n".to_owned(),
+        ),
+        (
+            "tests/test_a.py",
+            "from helpers import make\n\n\ndef test_area():\n    assert make().area() == 6\n".to_owned(),
+        ),
+        ("tests/test_b.py", test_b.to_owned()),
+        (
+            "tests/conftest.py",
+            "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent))\n".to_owned(),
+        ),
+    ];
+    for (rel, text) in &base_files {
+        write(&d, rel, text);
+    }
     sh(&d, "git init -q . && git add -A && git commit -qm base");
     let base = sh(&d, "git rev-parse HEAD").trim().to_owned();
-    let fixed = format!(
-        "{buggy}\n    def __eq__(self, other):\n        return (self.w, self.h) == (other.w, other.h)\n"
-    );
-    write(&d, "src/gen/__init__.py", &fixed);
-    write(
-        &d,
-        "tests/helpers.py",
-        "from gen import Shape\n\n\ndef make():\n    return Shape(2, 3)\n\n\ndef same():\n    return Shape(2, 3)\n",
-    );
-    write(
-        &d,
-        "tests/test_a.py",
-        "from helpers import make, same\n\n\ndef test_area():\n    assert make().area() == 6\n\n\ndef test_eq():\n    assert make() == same()\n",
-    );
-    write(
-        &d,
-        "tests/test_b.py",
-        &format!("{test_b}\n\ndef test_eq2():\n    assert gen.Shape(1, 1) == gen.Shape(1, 1)\n"),
-    );
+    let fixed_files = [
+        (
+            "src/gen/__init__.py",
+            format!("{buggy}\n    def __eq__(self, other):\n        return (self.w, self.h) == (other.w, other.h)\n"),
+        ),
+        (
+            "tests/helpers.py",
+            "from gen import Shape\n\n\ndef make():\n    return Shape(2, 3)\n\n\ndef same():\n    return Shape(2, 3)\n".to_owned(),
+        ),
+        (
+            "tests/test_a.py",
+            "from helpers import make, same\n\n\ndef test_area():\n    assert make().area() == 6\n\n\ndef test_eq():\n    assert make() == same()\n".to_owned(),
+        ),
+        (
+            "tests/test_b.py",
+            format!("{test_b}\n\ndef test_eq2():\n    assert gen.Shape(1, 1) == gen.Shape(1, 1)\n"),
+        ),
+    ];
+    for (rel, text) in &fixed_files {
+        write(&d, rel, text);
+    }
     sh(&d, "git add -A && git commit -qm fix");
     let patch = sh(&d, &format!("git diff {base} HEAD -- src"));
     let test_patch = sh(&d, &format!("git diff {base} HEAD -- tests"));
