@@ -285,6 +285,7 @@ fn import_one(
         id: id.to_owned(),
         public_tests: public.len(),
         hidden_tests: assertions.len(),
+        environment: None,
     };
     let written = write_task(
         r,

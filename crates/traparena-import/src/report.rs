@@ -47,6 +47,11 @@ pub struct Emitted {
     pub public_tests: usize,
     /// Hidden tests: assertions of the full check, or `FAIL_TO_PASS` + `PASS_TO_PASS` node ids.
     pub hidden_tests: usize,
+    /// What the task's environment was chosen by, when it has one: the version derived and
+    /// where from, and the environment spec used (`version 5.4.1 (tag); bundled
+    /// pytest-dev/pytest 5.4, python 3.9`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
 }
 
 /// A record an import did not turn into a task.
@@ -107,8 +112,15 @@ impl ImportReport {
             lines.push((
                 e.record.clone(),
                 format!(
-                    "emitted  {} ({}): {} public, {} hidden tests",
-                    e.id, e.record, e.public_tests, e.hidden_tests
+                    "emitted  {} ({}): {} public, {} hidden tests{}",
+                    e.id,
+                    e.record,
+                    e.public_tests,
+                    e.hidden_tests,
+                    e.environment
+                        .as_deref()
+                        .map(|env| format!("; {env}"))
+                        .unwrap_or_default()
                 ),
             ));
         }

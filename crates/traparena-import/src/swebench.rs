@@ -657,11 +657,23 @@ impl Ctx<'_> {
         {
             return skip(inst, "the task fails validation", problems);
         }
+        let environment = spec.metadata.get("environment").map(|env| {
+            format!(
+                "version {} ({}); {} {} {}, python {}",
+                version.as_deref().unwrap_or("unknown"),
+                version_source,
+                env["from"].as_str().unwrap_or("?"),
+                inst.repo,
+                env["version_key"].as_str().unwrap_or("?"),
+                env["python"].as_str().unwrap_or("?"),
+            )
+        });
         Ok(Ok(Emitted {
             record: inst.instance_id.clone(),
             id: inst.instance_id.clone(),
             public_tests: public_ids.len(),
             hidden_tests: select.len(),
+            environment,
         }))
     }
 
