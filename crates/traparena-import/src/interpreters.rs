@@ -362,6 +362,7 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn versions_and_paths_are_told_apart() {
@@ -381,6 +382,68 @@ mod tests {
         assert_eq!(
             relative_lib(&p.join("lib/python3.9/lib-dynload"), p),
             "$ORIGIN/../../../lib"
+        );
+    }
+
+    /// A stand-in installation: `bin/pythonX.Y` answers the probe with its own location, as a
+    /// relocatable CPython does.
+    fn fake_install(root: &Path, full: &str, mm: &str) {
+        let bin = root.join(full).join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let exe = bin.join(format!("python{mm}"));
+        std::fs::write(
+            &exe,
+            format!("#!/bin/sh\nd=$(cd \"$(dirname \"$0\")/..\" && pwd)\necho \"{{\\\"version\\\": \\\"{full}\\\", \\\"prefix\\\": \\\"$d\\\", \\\"executable\\\": \\\"$d/bin/python{mm}\\\"}}\"\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn an_unreachable_interpreter_is_found_by_version_and_copied_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let managed = tmp.path().join("pyenv-versions");
+        fake_install(&managed, "3.97.1", "3.97");
+        fake_install(&managed, "3.97.4", "3.97");
+        fake_install(&managed, "3.96.0", "3.96");
+        // As pyenv under /root: other users cannot enter the folder.
+        std::fs::set_permissions(&managed, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let search = InterpreterSearch {
+            managed_dirs: vec![managed.clone()],
+            path_dirs: Vec::new(),
+        };
+        let store = tmp.path().join("store");
+        let found = find_python("3.97", &search, &store).unwrap();
+        // The newest patch release, copied into the store, runs from the copy.
+        assert_eq!(found.version, "3.97.4");
+        assert_eq!(
+            found.copied_from.as_deref(),
+            Some(managed.join("3.97.4").as_path())
+        );
+        assert_eq!(found.prefix, store.join("3.97.4"));
+        assert_eq!(found.executable, store.join("3.97.4/bin/python3.97"));
+        assert!(world_reachable(&found.prefix) || !world_reachable(tmp.path()));
+        // Found again: the copy is reused, not made twice.
+        let stamp = store.join("3.97.4").join(COPY_STAMP);
+        let before = std::fs::metadata(&stamp).unwrap().modified().unwrap();
+        let again = find_python("3.97", &search, &store).unwrap();
+        assert_eq!(again, found);
+        assert_eq!(
+            std::fs::metadata(&stamp).unwrap().modified().unwrap(),
+            before
+        );
+        // A version nobody has is an error that names it and says how to get it.
+        let err = find_python("3.95", &search, &store)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no Python 3.95 found") && err.contains("uv python install 3.95"),
+            "{err}"
+        );
+        // A path is taken as it is.
+        assert_eq!(
+            resolve("/usr/bin/python3", &search, &store).unwrap(),
+            Path::new("/usr/bin/python3")
         );
     }
 

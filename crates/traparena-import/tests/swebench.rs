@@ -479,7 +479,11 @@ fn real_instance_troubles_still_give_a_valid_task() {
         report.emitted[0].environment.as_deref(),
         Some("version 3.1 (record); pins example/gen 3.1, python /usr/bin/python3")
     );
-    assert!(report.text().contains("; version 3.1 (record); pins example/gen 3.1"));
+    assert!(
+        report
+            .text()
+            .contains("; version 3.1 (record); pins example/gen 3.1")
+    );
     let task = Task::load(out.join("example__gen-1")).unwrap();
     let spec = &task.spec;
     let repo = task.repo_dir();
