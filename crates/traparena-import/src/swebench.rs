@@ -447,6 +447,7 @@ impl Ctx<'_> {
         let mut run_files: Vec<String> = Vec::new();
         let mut unselectable: Vec<String> = Vec::new();
         let mut skipped_here: Vec<String> = Vec::new();
+        let mut failing_here: Vec<String> = Vec::new();
         let mut select: Vec<String> = Vec::new();
         for id in inst.fail_to_pass.iter().chain(&inst.pass_to_pass) {
             let file = id.split("::").next().unwrap_or(id);
@@ -596,6 +597,14 @@ impl Ctx<'_> {
                     unselectable.push(n.name.clone());
                 }
             }
+            // PASS_TO_PASS means "passes before and after the fix" in SWE-bench's environment;
+            // one that fails here even with the reference (a test of how an editable install
+            // sets sys.path, say) says nothing about a candidate, so it is re-derived here and
+            // listed. A FAIL_TO_PASS test that fails with the reference still fails validation.
+            let (found, failing): (Vec<_>, Vec<_>) = found
+                .into_iter()
+                .partition(|n| n.outcome.is_pass() || f2p.contains(n.name.as_str()));
+            failing_here.extend(failing.iter().map(|n| n.name.clone()));
             select = found.iter().map(|n| n.name.clone()).collect();
             if !select.iter().any(|id| f2p.contains(id.as_str())) {
                 return skip(
@@ -651,6 +660,8 @@ impl Ctx<'_> {
             .insert("unmatched_tests".into(), serde_json::json!(unselectable));
         spec.metadata
             .insert("skipped_tests".into(), serde_json::json!(skipped_here));
+        spec.metadata
+            .insert("failing_here_tests".into(), serde_json::json!(failing_here));
         write_spec(&spec)?;
         if self.opts.validate
             && let Some(problems) = check_task(dir, &sandbox, self.opts.reference_runs)?

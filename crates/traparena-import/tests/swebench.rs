@@ -371,7 +371,7 @@ fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
     let d = root.join("gen-clone");
     std::fs::create_dir_all(&d).unwrap();
     let buggy = "from ._version import version\n\n\nclass Shape:\n    def __init__(self, w, h):\n        self.w = w\n        self.h = h\n\n    def area(self):\n        return self.w * self.h\n";
-    let test_b = "import pytest\n\nimport gen\n\n\ndef test_version():\n    assert gen.version == '3.1'\n\n\n@pytest.mark.parametrize('s', ['a b', '/abs/x.py'])\ndef test_param(s):\n    assert s\n\n\ndef test_skipped():\n    pytest.importorskip('no_such_module_here')\n\n\ndef test_ok():\n    assert True\n";
+    let test_b = "import pytest\n\nimport gen\n\n\ndef test_version():\n    assert gen.version == '3.1'\n\n\n@pytest.mark.parametrize('s', ['a b', '/abs/x.py'])\ndef test_param(s):\n    assert s\n\n\ndef test_skipped():\n    pytest.importorskip('no_such_module_here')\n\n\ndef test_ok():\n    assert True\n\n\ndef test_env_quirk():\n    import os\n    assert os.environ.get('ONLY_IN_SWEBENCH_IMAGES') == '1'\n";
     let base_files = [
         (".gitignore", "src/gen/_version.py\n".to_owned()),
         (
@@ -438,6 +438,7 @@ fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
             "tests/test_b.py::test_param[/abs/x.py]",
             "tests/test_b.py::test_skipped",
             "tests/test_b.py::test_ok",
+            "tests/test_b.py::test_env_quirk",
             "[100%]",
             "tests/test_b.py::test_gone",
         ],
@@ -518,6 +519,11 @@ fn real_instance_troubles_still_give_a_valid_task() {
     assert_eq!(
         spec.metadata["skipped_tests"],
         serde_json::json!(["tests/test_b.py::test_skipped"])
+    );
+    // A PASS_TO_PASS test that fails here even with the reference judges nothing.
+    assert_eq!(
+        spec.metadata["failing_here_tests"],
+        serde_json::json!(["tests/test_b.py::test_env_quirk"])
     );
     // Public tests were chosen by running them: test_a's copy imports a helper that moved to
     // hidden/ and the skipped test does not pass, so neither is public.
