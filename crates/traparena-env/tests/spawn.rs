@@ -148,10 +148,17 @@ fn a_program_that_cannot_start_is_a_start_failure_naming_it() {
                 "{msg}"
             );
         }
-        // A path the sandbox does not show is one it cannot start either (the target folder
-        // is outside /tmp, which bubblewrap replaces with the scratch folder).
+        // A path the sandbox does not show is one it cannot start either. It must lie outside
+        // /tmp (which bubblewrap replaces with the scratch folder): the target folder, unless
+        // the clone itself is under /tmp, then /var/tmp.
         if sb.backend() != Backend::None {
-            let hidden = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+            let target = env!("CARGO_TARGET_TMPDIR");
+            let base = if Path::new(target).starts_with("/tmp") {
+                "/var/tmp"
+            } else {
+                target
+            };
+            let hidden = tempfile::tempdir_in(base).unwrap();
             std::fs::set_permissions(hidden.path(), std::fs::Permissions::from_mode(0o755))
                 .unwrap();
             let prog = hidden.path().join("tool");
