@@ -60,25 +60,43 @@ fn is_python(path: &str) -> bool {
     path.ends_with(".py") || path.ends_with(".pyi")
 }
 
-/// Parsed files, looked up by path, parsed once.
+/// Parsed files, looked up by path, parsed once: their functions and methods, and their
+/// classes.
 struct Parsed<F: Fn(&str) -> Option<String>> {
     read: F,
-    cache: BTreeMap<String, Option<Vec<Symbol>>>,
+    cache: BTreeMap<String, Option<FileSymbols>>,
+}
+
+/// What one parse of a file yields.
+struct FileSymbols {
+    functions: Vec<Symbol>,
+    classes: Vec<Symbol>,
 }
 
 impl<F: Fn(&str) -> Option<String>> Parsed<F> {
-    fn symbols(&mut self, path: &str) -> Option<&Vec<Symbol>> {
+    fn parsed(&mut self, path: &str) -> Option<&FileSymbols> {
         if !self.cache.contains_key(path) {
             let syms = if is_python(path) {
                 (self.read)(path)
                     .and_then(|t| PyFile::parse(&t))
-                    .map(|f| f.symbols())
+                    .map(|f| FileSymbols {
+                        functions: f.symbols(),
+                        classes: f.classes(),
+                    })
             } else {
                 None
             };
             self.cache.insert(path.to_owned(), syms);
         }
         self.cache.get(path).and_then(|s| s.as_ref())
+    }
+
+    fn symbols(&mut self, path: &str) -> Option<&Vec<Symbol>> {
+        self.parsed(path).map(|f| &f.functions)
+    }
+
+    fn classes(&mut self, path: &str) -> Option<&Vec<Symbol>> {
+        self.parsed(path).map(|f| &f.classes)
     }
 }
 
@@ -107,7 +125,6 @@ pub fn patch_locations(
         cache: BTreeMap::new(),
     };
     let mut out = BTreeSet::new();
-    let mut classes: BTreeMap<String, Vec<Symbol>> = BTreeMap::new();
     for file in &patch.files {
         let old_path = file.old_path.as_ref().map(|p| p.as_str().to_owned());
         let new_path = file.new_path.as_ref().map(|p| p.as_str().to_owned());
@@ -155,30 +172,29 @@ pub fn patch_locations(
                 .as_ref()
                 .and_then(|p| old.symbols(p).cloned())
                 .unwrap_or_default();
+            let old_classes = old_path
+                .as_ref()
+                .and_then(|p| old.classes(p).cloned())
+                .unwrap_or_default();
             let mut module: Option<(usize, usize)> = None;
             let mut module_new = false;
             for (sym, line) in touched {
                 // A symbol the patch adds is located by what exists in the original: its
                 // innermost enclosing symbol there (a new method: its class), else the lines
                 // it is inserted at (a new module-level function).
-                let sym = match (sym, &old_path) {
-                    (Some(name), Some(p)) if !old_syms.iter().any(|s| s.name == name) => {
-                        let old_classes = classes.entry(p.clone()).or_insert_with(|| {
-                            (old.read)(p)
-                                .filter(|_| is_python(p))
-                                .and_then(|t| PyFile::parse(&t))
-                                .map(|f| f.classes())
-                                .unwrap_or_default()
-                        });
-                        existing_ancestor(&name, &old_syms, old_classes)
+                let sym = match sym {
+                    Some(name)
+                        if old_path.is_some() && !old_syms.iter().any(|s| s.name == name) =>
+                    {
+                        existing_ancestor(&name, &old_syms, &old_classes)
                     }
-                    (other, _) => other,
+                    other => other,
                 };
                 match sym {
                     Some(name) => {
                         let span = old_syms
                             .iter()
-                            .chain(classes.get(&path).into_iter().flatten())
+                            .chain(&old_classes)
                             .find(|s| s.name == name)
                             .map(|s| (s.start, s.end));
                         out.insert(CodeLocation {

@@ -52,7 +52,7 @@ impl PyFile {
     /// Every function and method, outer ones before the ones nested in them.
     pub fn symbols(&self) -> Vec<Symbol> {
         let mut out = Vec::new();
-        self.collect_symbols(self.tree.root_node(), &mut Vec::new(), &mut out);
+        self.collect(self.tree.root_node(), &mut Vec::new(), &mut out, false);
         out
     }
 
@@ -61,10 +61,6 @@ impl PyFile {
         let mut out = Vec::new();
         self.collect(self.tree.root_node(), &mut Vec::new(), &mut out, true);
         out
-    }
-
-    fn collect_symbols(&self, node: Node<'_>, scope: &mut Vec<String>, out: &mut Vec<Symbol>) {
-        self.collect(node, scope, out, false)
     }
 
     fn collect(
