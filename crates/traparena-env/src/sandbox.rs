@@ -171,20 +171,6 @@ impl Sandbox {
     /// see `traparena_task::Setup::visible_paths`). The backend chosen is kept; nothing is
     /// probed again. Paths already shown are not added twice.
     pub fn with_read_only_paths(&self, paths: &[PathBuf]) -> Sandbox {
-        self.with_paths(paths)
-    }
-
-    /// This sandbox as `task`'s tests need it: also showing the task's environment and base
-    /// interpreter (`Setup::visible_paths`), wherever they lie. The same sandbox for a task
-    /// without `setup`.
-    pub fn for_task(&self, task: &traparena_task::Task) -> Sandbox {
-        match &task.spec.setup {
-            Some(s) => self.with_paths(&s.visible_paths()),
-            None => self.clone(),
-        }
-    }
-
-    fn with_paths(&self, paths: &[PathBuf]) -> Sandbox {
         let mut sb = self.clone();
         for p in paths {
             if !sb.config.read_only_paths.contains(p) {
@@ -192,6 +178,16 @@ impl Sandbox {
             }
         }
         sb
+    }
+
+    /// This sandbox as `task`'s tests need it: also showing the task's environment and base
+    /// interpreter (`Setup::visible_paths`), wherever they lie. The same sandbox for a task
+    /// without `setup`.
+    pub fn for_task(&self, task: &traparena_task::Task) -> Sandbox {
+        match &task.spec.setup {
+            Some(s) => self.with_read_only_paths(&s.visible_paths()),
+            None => self.clone(),
+        }
     }
 }
 

@@ -91,19 +91,14 @@ pub fn match_names(names: &[String], outcomes: &BTreeMap<String, String>) -> Vec
     names
         .iter()
         .map(|name| {
-            let exact = outcomes.get(name).map(|o| TestOutcome::parse(o));
-            let outcome = exact.unwrap_or_else(|| {
-                outcomes
-                    .range(name.clone()..)
-                    .take_while(|(node, _)| node.starts_with(name.as_str()))
-                    .filter(|(node, _)| test_name_matches(name, node))
-                    .map(|(_, o)| TestOutcome::parse(o))
-                    .max_by_key(|o| match o {
-                        TestOutcome::Passed | TestOutcome::Xfail => 0,
-                        _ => 1,
-                    })
-                    .unwrap_or(TestOutcome::NotRun)
-            });
+            // The node ids a name can match all begin with it (the exact one first).
+            let outcome = outcomes
+                .range(name.clone()..)
+                .take_while(|(node, _)| node.starts_with(name.as_str()))
+                .filter(|(node, _)| test_name_matches(name, node))
+                .map(|(_, o)| TestOutcome::parse(o))
+                .max_by_key(|o| !o.is_pass())
+                .unwrap_or(TestOutcome::NotRun);
             NamedOutcome {
                 name: name.clone(),
                 outcome,
