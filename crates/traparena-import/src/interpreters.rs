@@ -231,7 +231,7 @@ fn copy_install(from: &Path, to: &Path) -> Result<(), String> {
     ));
     let _ = std::fs::remove_dir_all(&tmp);
     let result = (|| {
-        copy_dir(from, &tmp)?;
+        crate::common::copy_tree(from, &tmp)?;
         let old_lib = format!("{}/lib", from.display());
         for entry in walkdir::WalkDir::new(&tmp).into_iter().flatten() {
             if !entry.file_type().is_file() {
@@ -271,38 +271,6 @@ fn relative_lib(dir: &Path, prefix: &Path) -> String {
     }
     s.push_str("/lib");
     s
-}
-
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
-    for entry in walkdir::WalkDir::new(from).follow_links(false) {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let rel = entry.path().strip_prefix(from).map_err(|e| e.to_string())?;
-        let dest = to.join(rel);
-        let ft = entry.file_type();
-        let err = |e: std::io::Error| format!("{}: {e}", dest.display());
-        if ft.is_dir() {
-            std::fs::create_dir_all(&dest).map_err(err)?;
-            let mode = entry
-                .metadata()
-                .map(|m| m.permissions().mode())
-                .unwrap_or(0o755);
-            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode | 0o755))
-                .map_err(err)?;
-        } else if ft.is_symlink() {
-            let target = std::fs::read_link(entry.path()).map_err(err)?;
-            std::os::unix::fs::symlink(target, &dest).map_err(err)?;
-        } else if ft.is_file() {
-            std::fs::copy(entry.path(), &dest).map_err(err)?;
-            let mode = entry
-                .metadata()
-                .map(|m| m.permissions().mode())
-                .unwrap_or(0o644);
-            let add = if mode & 0o100 != 0 { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode | add))
-                .map_err(err)?;
-        }
-    }
-    Ok(())
 }
 
 /// Rewrites the NUL-terminated string `old` (a `RUNPATH`/`RPATH` entry of an ELF file) to

@@ -269,6 +269,25 @@ pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<(), ImportError>
     result.map_err(fail)
 }
 
+/// Runs one build step on the host: its output when it exits 0 in time, else an error naming
+/// the step, why it failed and the last lines it printed.
+fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, String> {
+    let out = run_host(cmd).map_err(|e| format!("{step}: {e}"))?;
+    if out.exit_code == Some(0) && !out.timed_out {
+        return Ok(out);
+    }
+    let why = if out.timed_out {
+        "timed out".to_owned()
+    } else {
+        format!("exit status {:?}", out.exit_code)
+    };
+    let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
+    Err(format!(
+        "{step} failed ({why}): {}",
+        crate::common::tail(&text, 3)
+    ))
+}
+
 fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
     let venv = &setup.venv;
     if std::fs::symlink_metadata(venv).is_ok() {
@@ -276,27 +295,15 @@ fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
     }
     let cwd = venv.parent().unwrap_or(Path::new("/")).to_owned();
     let run = |step: &str, argv: Vec<String>| -> Result<ProcessOutcome, String> {
-        let out = run_host(&HostCommand {
-            argv,
-            cwd: cwd.clone(),
-            env: opts.env.clone(),
-            timeout: opts.timeout,
-        })
-        .map_err(|e| format!("{step}: {e}"))?;
-        if out.exit_code == Some(0) && !out.timed_out {
-            Ok(out)
-        } else {
-            let why = if out.timed_out {
-                "timed out".to_owned()
-            } else {
-                format!("exit status {:?}", out.exit_code)
-            };
-            let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
-            Err(format!(
-                "{step} failed ({why}): {}",
-                crate::common::tail(&text, 3)
-            ))
-        }
+        run_step(
+            step,
+            &HostCommand {
+                argv,
+                cwd: cwd.clone(),
+                env: opts.env.clone(),
+                timeout: opts.timeout,
+            },
+        )
     };
     let py = venv_python(setup).to_string_lossy().into_owned();
     run(
@@ -403,21 +410,7 @@ pub fn install_generated(
     let copy = scratch.path().join("repo");
     let tmp = scratch.path().join("tmp");
     std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let mut before = std::collections::BTreeSet::new();
-    for e in walkdir::WalkDir::new(repo_dir).into_iter().flatten() {
-        let rel = e.path().strip_prefix(repo_dir).map_err(|e| e.to_string())?;
-        let dest = copy.join(rel);
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-        } else if e.file_type().is_symlink() {
-            let t = std::fs::read_link(e.path()).map_err(|e| e.to_string())?;
-            std::os::unix::fs::symlink(t, &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-            before.insert(rel.to_owned());
-        } else {
-            std::fs::copy(e.path(), &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-            before.insert(rel.to_owned());
-        }
-    }
+    crate::common::copy_tree(repo_dir, &copy)?;
     let py = venv_python(setup).to_string_lossy().into_owned();
     let tmp_s = tmp.to_string_lossy().into_owned();
     let argv: Vec<String> = entry
@@ -447,26 +440,15 @@ pub fn install_generated(
     for (k, v) in &entry.install_env {
         env.push((k.clone(), v.replace("{version}", version)));
     }
-    let out = run_host(&HostCommand {
-        argv: argv.clone(),
-        cwd: copy.clone(),
-        env,
-        timeout: opts.timeout,
-    })
-    .map_err(|e| format!("the install step `{}`: {e}", argv.join(" ")))?;
-    if out.exit_code != Some(0) || out.timed_out {
-        let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
-        return Err(format!(
-            "the install step `{}` failed ({}): {}",
-            argv.join(" "),
-            if out.timed_out {
-                "timed out".to_owned()
-            } else {
-                format!("exit status {:?}", out.exit_code)
-            },
-            crate::common::tail(&text, 3)
-        ));
-    }
+    run_step(
+        &format!("the install step `{}`", argv.join(" ")),
+        &HostCommand {
+            argv: argv.clone(),
+            cwd: copy.clone(),
+            env,
+            timeout: opts.timeout,
+        },
+    )?;
     let mut created = Vec::new();
     let walker = walkdir::WalkDir::new(&copy)
         .sort_by_file_name()
@@ -482,10 +464,11 @@ pub fn install_generated(
         }
         let rel = e.path().strip_prefix(&copy).map_err(|e| e.to_string())?;
         let n = rel.to_string_lossy();
-        if before.contains(rel) || n.ends_with(".pyc") || n.ends_with(".so") {
+        let dest = repo_dir.join(rel);
+        // What the copy had from the start is not generated.
+        if std::fs::symlink_metadata(&dest).is_ok() || n.ends_with(".pyc") || n.ends_with(".so") {
             continue;
         }
-        let dest = repo_dir.join(rel);
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }

@@ -9,13 +9,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use traparena_env::{GitRepo, Sandbox, Workspace};
 use traparena_eval::python::PyFile;
-use traparena_task::{Patch, RelPath, Runner, Setup, Task, TaskSpec, TestSpec};
+use traparena_task::{Patch, RelPath, Runner, Task, TaskSpec, TestSpec};
 
 use crate::common::{
     check_target, check_task, default_jobs, discard, finish, par_map, partial_dir, prepare_out,
@@ -213,7 +212,6 @@ pub fn import_swebench(
         out: out.clone(),
         sandbox,
         opts,
-        sandboxes: Mutex::new(BTreeMap::new()),
     };
     let results = par_map(&selected, opts.jobs, |inst| {
         ImportReport::contain(&inst.instance_id, ctx.import_one(inst))
@@ -236,8 +234,6 @@ struct Ctx<'a> {
     out: PathBuf,
     sandbox: &'a Sandbox,
     opts: &'a SweBenchOptions,
-    /// Sandboxes that also show an environment folder, per folder.
-    sandboxes: Mutex<BTreeMap<PathBuf, Sandbox>>,
 }
 
 fn skip(i: &SweBenchInstance, reason: &str, detail: String) -> Outcome {
@@ -352,6 +348,8 @@ impl Ctx<'_> {
             .as_ref()
             .is_some_and(|p| p.0.contains_key(&inst.repo))
             || (self.opts.bundled && bundled_envs().0.contains_key(&inst.repo));
+        // What the report says of the choice.
+        let mut environment = None;
         let (setup, entry) = match found {
             None if known_repo => {
                 return skip(
@@ -376,6 +374,12 @@ impl Ctx<'_> {
                         return skip(inst, "no interpreter for the environment", e.to_string());
                     }
                 };
+                environment = Some(format!(
+                    "version {} ({version_source}); {from} {} {matched}, python {}",
+                    version.as_deref().unwrap_or("unknown"),
+                    inst.repo,
+                    entry.python
+                ));
                 put(
                     "environment",
                     serde_json::json!({"from": from, "version_key": matched, "python": entry.python}),
@@ -387,8 +391,9 @@ impl Ctx<'_> {
                 )
             }
         };
+        // The sandbox that also shows the environment and its base interpreter.
         let sandbox = match &setup {
-            Some(s) => self.sandbox_for(s)?,
+            Some(s) => self.sandbox.with_read_only_paths(&s.visible_paths()),
             None => self.sandbox.clone(),
         };
         if let Some(s) = &setup {
@@ -668,17 +673,6 @@ impl Ctx<'_> {
         {
             return skip(inst, "the task fails validation", problems);
         }
-        let environment = spec.metadata.get("environment").map(|env| {
-            format!(
-                "version {} ({}); {} {} {}, python {}",
-                version.as_deref().unwrap_or("unknown"),
-                version_source,
-                env["from"].as_str().unwrap_or("?"),
-                inst.repo,
-                env["version_key"].as_str().unwrap_or("?"),
-                env["python"].as_str().unwrap_or("?"),
-            )
-        });
         Ok(Ok(Emitted {
             record: inst.instance_id.clone(),
             id: inst.instance_id.clone(),
@@ -810,17 +804,6 @@ impl Ctx<'_> {
             return Ok((Some(tag.trim_start_matches(['v', 'V']).to_owned()), "tag"));
         }
         Ok((None, "unknown"))
-    }
-
-    /// The sandbox that also shows the environment and its base interpreter.
-    fn sandbox_for(&self, setup: &Setup) -> Result<Sandbox, ImportError> {
-        let mut map = self.sandboxes.lock().expect("not poisoned");
-        if let Some(sb) = map.get(&setup.venv) {
-            return Ok(sb.clone());
-        }
-        let sb = self.sandbox.with_read_only_paths(&setup.visible_paths());
-        map.insert(setup.venv.clone(), sb.clone());
-        Ok(sb)
     }
 }
 

@@ -113,6 +113,20 @@ fn build_env() -> Vec<(String, String)> {
         .collect()
 }
 
+/// Import settings for the tests: these pins, the shared environment cache, 60 s per run.
+fn options(pins: Pins) -> SweBenchOptions {
+    SweBenchOptions {
+        pins: Some(pins),
+        venv_cache: venv_cache(),
+        build: BuildOptions {
+            env: build_env(),
+            ..Default::default()
+        },
+        timeout_s: 60,
+        ..Default::default()
+    }
+}
+
 /// Builds (or finds) the test environment; `None` when pytest cannot be had here.
 fn pytest_env() -> Option<PinEntry> {
     let entry = pins().0["example/calc"]["1.0"].clone();
@@ -152,16 +166,7 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
     std::fs::write(&input, lines.join("\n") + "\n").unwrap();
     let out = tmp.path().join("tasks");
     let sb = Sandbox::new(SandboxConfig::default()).unwrap();
-    let opts = SweBenchOptions {
-        pins: Some(pins()),
-        venv_cache: venv_cache(),
-        build: BuildOptions {
-            env: build_env(),
-            ..Default::default()
-        },
-        timeout_s: 60,
-        ..Default::default()
-    };
+    let opts = options(pins());
     let report = import_swebench(&input, &clone, &out, &sb, &opts).unwrap();
     println!("{}", report.text());
     assert_eq!(report.emitted.len(), 1, "{}", report.text());
@@ -462,16 +467,7 @@ fn real_instance_troubles_still_give_a_valid_task() {
     }))
     .unwrap();
     let sb = Sandbox::new(SandboxConfig::default()).unwrap();
-    let opts = SweBenchOptions {
-        pins: Some(pins.clone()),
-        venv_cache: venv_cache(),
-        build: BuildOptions {
-            env: build_env(),
-            ..Default::default()
-        },
-        timeout_s: 60,
-        ..Default::default()
-    };
+    let opts = options(pins.clone());
     let out = tmp.path().join("tasks");
     let report = import_swebench(&input, &clone, &out, &sb, &opts).unwrap();
     assert_eq!(report.emitted.len(), 1, "{}", report.text());
