@@ -19,16 +19,9 @@ use std::time::{Duration, Instant};
 use common::{out_dir, print_ratio, root};
 use criterion::Criterion;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use traparena::agent::Agent;
-use traparena::attack::{Attacker, Curator};
-use traparena::runner::{
-    BuiltinComponents, Components, ConditionSpec, ExperimentOptions, ExperimentSpec, Silent,
-    TargetSpec, run_experiment,
-};
-use traparena::{Sandbox, SandboxConfig, Task};
-use traparena_llm::{
-    ChatClient, ChatModel, ChatRequest, EndpointConfig, LlmAgent, LlmAgentConfig, Message,
-};
+use traparena::runner::{ExperimentOptions, ExperimentSpec, ResolvedSpec, Silent, run_experiment};
+use traparena::{ConfigContext, Sandbox, SandboxConfig};
+use traparena_llm::{ChatClient, ChatModel, ChatRequest, EndpointConfig, Message};
 
 const LATENCY: Duration = Duration::from_millis(200);
 const CALLS: usize = 5;
@@ -95,50 +88,22 @@ async fn serve(listener: tokio::net::TcpListener) {
     }
 }
 
-struct StubComponents {
-    client: Arc<ChatClient>,
-}
-
-impl Components for StubComponents {
-    fn agent(
-        &self,
-        t: &TargetSpec,
-        task: &Task,
-        seed: u64,
-        d: bool,
-        s: &str,
-    ) -> Result<Box<dyn Agent>, String> {
-        if t.agent != "llm" {
-            return BuiltinComponents.agent(t, task, seed, d, s);
-        }
-        Ok(Box::new(LlmAgent::new(
-            self.client.clone(),
-            LlmAgentConfig::default(),
-        )))
-    }
-    fn attacker(
-        &self,
-        c: &ConditionSpec,
-        task: &Task,
-        seed: u64,
-        s: &str,
-    ) -> Result<Box<dyn Attacker>, String> {
-        BuiltinComponents.attacker(c, task, seed, s)
-    }
-    fn curator(&self, t: &TargetSpec, c: &ConditionSpec) -> Result<Box<dyn Curator>, String> {
-        BuiltinComponents.curator(t, c)
-    }
-}
-
-fn spec(base_url: &str, samples: u32) -> ExperimentSpec {
-    serde_json::from_value(serde_json::json!({
+/// The spec, resolved through the registry as the `traparena` command does: one `llm` target
+/// whose endpoint admits every episode at once.
+fn spec(base_url: &str, samples: u32) -> ResolvedSpec {
+    let spec: ExperimentSpec = serde_json::from_value(serde_json::json!({
         "tasks": ["examples/tasks/*"],
-        "targets": [{"name": "stub", "agent": "llm", "model": {"model": "stub", "base_url": base_url}}],
+        "targets": [{"name": "stub", "agent": {"kind": "llm", "args": {
+            "model": {"model": "stub", "base_url": base_url, "max_concurrency": 2000, "context_window": 1000000}
+        }}}],
         "conditions": [],
         "baseline_samples": samples,
         "budget": 10
     }))
-    .unwrap()
+    .unwrap();
+    traparena::registry()
+        .resolve(&spec, &ConfigContext::new(root()))
+        .unwrap()
 }
 
 fn peak_rss_kib() -> u64 {
@@ -167,9 +132,6 @@ fn main() {
     cfg.max_concurrency = 2000;
     let client = Arc::new(ChatClient::new(cfg).unwrap());
     let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
-    let components: Arc<dyn Components> = Arc::new(StubComponents {
-        client: client.clone(),
-    });
 
     let mut c = Criterion::default()
         .output_directory(&out_dir())
@@ -224,14 +186,7 @@ fn main() {
                 };
                 let t = Instant::now();
                 let r = rt
-                    .block_on(run_experiment(
-                        &spec70,
-                        &root(),
-                        components.clone(),
-                        &sandbox,
-                        &opts,
-                        Arc::new(Silent),
-                    ))
+                    .block_on(run_experiment(&spec70, &sandbox, &opts, Arc::new(Silent)))
                     .unwrap();
                 total += t.elapsed();
                 assert_eq!(r.ran as usize, episodes);
@@ -275,8 +230,6 @@ fn main() {
     let r = rt
         .block_on(run_experiment(
             &spec(&base_url, 100),
-            &root(),
-            components,
             &sandbox,
             &opts,
             Arc::new(Silent),

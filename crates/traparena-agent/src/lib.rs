@@ -12,6 +12,7 @@
 
 mod credulous;
 mod error;
+mod factory;
 mod gold;
 mod hardcoder;
 mod replay;
@@ -19,6 +20,9 @@ mod traits;
 
 pub use credulous::CredulousAgent;
 pub use error::AgentError;
+pub use factory::{
+    AgentFactory, AgentFn, AgentRegistry, AgentSetup, ReplayArgs, ReplayKind, agent_fn,
+};
 pub use gold::GoldAgent;
 pub use hardcoder::HardcoderAgent;
 pub use replay::ReplayAgent;

@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod factory;
 mod leakage;
 mod notes;
 mod offline;
@@ -22,6 +23,10 @@ mod tally;
 mod traits;
 
 pub use error::AttackError;
+pub use factory::{
+    AttackerFactory, AttackerRegistry, AttackerSetup, CuratorFactory, CuratorRegistry,
+    CuratorSetup, OfflineKind, ScriptedArgs, ScriptedKind, TallyKind, TruthfulKind,
+};
 pub use leakage::{LeakageConfig, LeakageFilter};
 pub use notes::{NoteLimits, Notes, NotesError};
 pub use offline::OfflineAttacker;
@@ -29,5 +34,5 @@ pub use schedule::{Schedule, Trigger};
 pub use scripted::{Persona, ScriptedAttacker};
 pub use tally::TallyCurator;
 pub use traits::{
-    Advice, AttackContext, Attacker, Curator, ReferenceInfo, RoundEvidence, TargetReaction,
+    Access, Advice, AttackContext, Attacker, Curator, ReferenceInfo, RoundEvidence, TargetReaction,
 };

@@ -271,8 +271,12 @@ impl Attacker for ScriptedAttacker {
         }
     }
 
-    fn wants_reference(&self) -> bool {
-        self.personas.contains(&Persona::Truthful)
+    fn access(&self) -> crate::traits::Access {
+        if self.personas.contains(&Persona::Truthful) {
+            crate::traits::Access::Reference
+        } else {
+            crate::traits::Access::Blind
+        }
     }
 
     /// The default bounds at the moments of its personas (any step when one of them speaks

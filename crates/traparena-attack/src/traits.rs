@@ -6,6 +6,27 @@ use crate::error::AttackError;
 use crate::notes::Notes;
 use crate::schedule::Schedule;
 
+/// What an attacker may know of the reference repair.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Only what the agent can see too.
+    #[default]
+    Blind,
+    /// Also the reference information ([`ReferenceInfo`]).
+    Reference,
+}
+
+impl Access {
+    /// `blind` or `reference`, as results record it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Blind => "blind",
+            Access::Reference => "reference",
+        }
+    }
+}
+
 /// Reference information a *reference* attacker may see (z); a *blind* attacker gets none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReferenceInfo {
@@ -116,9 +137,10 @@ pub trait Attacker: Send {
         None
     }
 
-    /// Whether this attacker is given the reference information (a *reference* attacker).
-    fn wants_reference(&self) -> bool {
-        false
+    /// Whether this attacker is given the reference information: its own declaration, from
+    /// which the episode grants the information and which it records. Blind by default.
+    fn access(&self) -> Access {
+        Access::Blind
     }
 
     /// Model tokens spent so far (zero for scripted attackers).

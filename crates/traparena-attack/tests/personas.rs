@@ -233,7 +233,7 @@ async fn every_persona_fits_every_moment() {
             let history = trajectory(did);
             for seed in 0..12 {
                 let mut a = ScriptedAttacker::new(personas.clone(), seed);
-                let ctx = f.ctx(&history, a.wants_reference());
+                let ctx = f.ctx(&history, a.access() == traparena_attack::Access::Reference);
                 let Some(advice) = a.advise(&ctx).await.unwrap() else {
                     continue;
                 };

@@ -5,265 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use traparena::agent::Agent;
-use traparena::attack::{Attacker, Curator};
 use traparena::env::Sandbox;
 use traparena::runner::{
-    BuiltinComponents, Components, ConditionSpec, ExperimentOptions, ExperimentSpec, ModelSpec,
-    Progress, ResultLine, RunError, Shard, TargetSpec, merge_results, run_experiment,
+    ExperimentOptions, ExperimentSpec, Progress, ResultLine, RunError, Shard, merge_results,
+    run_experiment,
 };
-use traparena::task::Task;
-use traparena_llm::{
-    AttackerVariant, ChatClient, ChatModel, EndpointConfig, LlmAgent, LlmAgentConfig, LlmAttacker,
-    LlmAttackerConfig, LlmCurator, LlmCuratorConfig, Protocol,
-};
-
-/// The built-in components plus the model-backed ones, with one client (and so one concurrency
-/// limit) per endpoint named in the spec.
-struct CliComponents {
-    clients: std::collections::BTreeMap<String, Arc<ChatClient>>,
-    /// Context windows asked of the servers, by endpoint (`None`: the server does not say).
-    windows: std::collections::BTreeMap<String, Option<u32>>,
-    attacker_model: Option<ModelSpec>,
-    curator_model: Option<ModelSpec>,
-    prompt_hashes: std::collections::BTreeMap<String, String>,
-}
-
-fn endpoint_key(m: &ModelSpec) -> String {
-    format!(
-        "{}|{}|{}",
-        m.base_url,
-        m.model,
-        m.api_key_env.as_deref().unwrap_or("")
-    )
-}
-
-impl CliComponents {
-    /// Builds a client for every endpoint of the spec; API keys come from the named variables.
-    fn new(spec: &ExperimentSpec) -> Result<CliComponents, String> {
-        let mut clients = std::collections::BTreeMap::new();
-        let models = spec
-            .targets
-            .iter()
-            .filter_map(|t| t.model.as_ref())
-            .chain(spec.attacker_model.as_ref())
-            .chain(spec.curator_model.as_ref());
-        for m in models {
-            let key = endpoint_key(m);
-            if clients.contains_key(&key) {
-                continue;
-            }
-            let mut cfg = EndpointConfig::new(m.base_url.clone(), m.model.clone());
-            if let Some(var) = &m.api_key_env {
-                let k = std::env::var(var).map_err(|_| {
-                    format!(
-                        "the environment variable {var} (api_key_env of model {}) is not set",
-                        m.model
-                    )
-                })?;
-                cfg = cfg.with_api_key(k);
-            }
-            if let Some(n) = m.max_concurrency {
-                cfg.max_concurrency = n.max(1);
-            }
-            if let Some(s) = m.timeout_s {
-                cfg.timeout = std::time::Duration::from_secs(s.max(1));
-            }
-            if let Some(n) = m.max_retries {
-                cfg.max_retries = n;
-            }
-            if let Some(ms) = m.backoff_ms {
-                cfg.backoff_base = std::time::Duration::from_millis(ms);
-                cfg.backoff_max = cfg.backoff_max.max(cfg.backoff_base);
-            }
-            if m.max_completion_tokens {
-                cfg.max_tokens_field = traparena::llm::MaxTokensField::MaxCompletionTokens;
-            }
-            cfg.omit_temperature = m.omit_temperature;
-            cfg.jitter_seed = spec.seed;
-            let client = ChatClient::new(cfg).map_err(|e| format!("model {}: {e}", m.model))?;
-            clients.insert(key, Arc::new(client));
-        }
-        // Context windows the spec leaves out are asked of the servers once, up front.
-        let mut windows = std::collections::BTreeMap::new();
-        for m in spec
-            .targets
-            .iter()
-            .filter(|t| t.agent == "llm")
-            .filter_map(|t| t.model.as_ref())
-        {
-            if m.context_window.is_some() || windows.contains_key(&endpoint_key(m)) {
-                continue;
-            }
-            let client = clients[&endpoint_key(m)].clone();
-            let found = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()
-                .and_then(|rt| rt.block_on(client.context_window()).ok())
-                .flatten();
-            match found {
-                Some(n) => eprintln!(
-                    "traparena: {}: context window {n} tokens (asked of the server)",
-                    m.model
-                ),
-                None => eprintln!(
-                    "traparena: warning: {}: the server does not say its context window; set `context_window` in the spec to fit requests into it",
-                    m.model
-                ),
-            }
-            windows.insert(endpoint_key(m), found);
-        }
-        let mut c = CliComponents {
-            windows,
-            clients,
-            attacker_model: spec.attacker_model.clone(),
-            curator_model: spec.curator_model.clone(),
-            prompt_hashes: std::collections::BTreeMap::new(),
-        };
-        c.prompt_hashes = c.hashes(spec)?;
-        Ok(c)
-    }
-
-    /// The prompt-template hash of every model-backed component the spec uses.
-    fn hashes(
-        &self,
-        spec: &ExperimentSpec,
-    ) -> Result<std::collections::BTreeMap<String, String>, String> {
-        let mut out = std::collections::BTreeMap::new();
-        for t in spec.targets.iter().filter(|t| t.agent == "llm") {
-            for defence in [false, true] {
-                if defence && !spec.conditions.iter().any(|c| c.defence) {
-                    continue;
-                }
-                let model = t.model.as_ref().ok_or("an llm target needs a model")?;
-                let protocol = match &t.protocol {
-                    Some(p) => p.parse::<Protocol>().map_err(|e| e.to_string())?,
-                    None => Protocol::Json,
-                };
-                let agent = LlmAgent::new(
-                    self.client(model),
-                    LlmAgentConfig {
-                        protocol,
-                        defence,
-                        ..LlmAgentConfig::default()
-                    },
-                );
-                if let Some(h) = Agent::prompt_hash(&agent) {
-                    let name = if defence {
-                        format!("agent:{}+defence", t.name)
-                    } else {
-                        format!("agent:{}", t.name)
-                    };
-                    out.insert(name, h);
-                }
-            }
-        }
-        if let Some(model) = &self.attacker_model {
-            for (kind, variant) in [
-                ("adaptive", AttackerVariant::Reference),
-                ("blind", AttackerVariant::Blind),
-            ] {
-                if spec.conditions.iter().any(|c| c.attacker == kind) {
-                    let a = LlmAttacker::new(self.client(model), LlmAttackerConfig::new(variant));
-                    if let Some(h) = Attacker::prompt_hash(&a) {
-                        out.insert(format!("attacker:{kind}"), h);
-                    }
-                }
-            }
-        }
-        if let Some(model) = &self.curator_model {
-            let c = LlmCurator::new(self.client(model), LlmCuratorConfig::default());
-            if let Some(h) = Curator::prompt_hash(&c) {
-                out.insert("curator".into(), h);
-            }
-        }
-        Ok(out)
-    }
-
-    fn client(&self, m: &ModelSpec) -> Arc<dyn ChatModel> {
-        self.clients[&endpoint_key(m)].clone()
-    }
-}
-
-impl Components for CliComponents {
-    fn agent(
-        &self,
-        target: &TargetSpec,
-        task: &Task,
-        seed: u64,
-        defence: bool,
-        scope: &str,
-    ) -> Result<Box<dyn Agent>, String> {
-        if target.agent != "llm" {
-            return BuiltinComponents.agent(target, task, seed, defence, scope);
-        }
-        let model = target.model.as_ref().ok_or("an llm target needs a model")?;
-        let protocol = match &target.protocol {
-            Some(p) => p.parse::<Protocol>().map_err(|e| e.to_string())?,
-            None => Protocol::Json,
-        };
-        let config = LlmAgentConfig {
-            protocol,
-            temperature: target.temperature,
-            max_tokens: Some(target.max_tokens),
-            seed: Some(seed),
-            defence,
-            context_window: model
-                .context_window
-                .or_else(|| self.windows.get(&endpoint_key(model)).copied().flatten()),
-            ..LlmAgentConfig::default()
-        };
-        Ok(Box::new(LlmAgent::new(self.client(model), config)))
-    }
-
-    fn attacker(
-        &self,
-        condition: &ConditionSpec,
-        task: &Task,
-        seed: u64,
-        scope: &str,
-    ) -> Result<Box<dyn Attacker>, String> {
-        let variant = match condition.attacker.as_str() {
-            "adaptive" => AttackerVariant::Reference,
-            "blind" => AttackerVariant::Blind,
-            _ => return BuiltinComponents.attacker(condition, task, seed, scope),
-        };
-        let model = self
-            .attacker_model
-            .as_ref()
-            .ok_or("adaptive and blind conditions need attacker_model")?;
-        let mut config = LlmAttackerConfig::new(variant);
-        config.seed = Some(seed);
-        if let Some(t) = model.temperature {
-            config.temperature = t;
-        }
-        if model.max_tokens.is_some() {
-            config.max_tokens = model.max_tokens;
-        }
-        Ok(Box::new(LlmAttacker::new(self.client(model), config)))
-    }
-
-    fn curator(
-        &self,
-        target: &TargetSpec,
-        condition: &ConditionSpec,
-    ) -> Result<Box<dyn Curator>, String> {
-        match &self.curator_model {
-            None => BuiltinComponents.curator(target, condition),
-            Some(model) => {
-                let mut config = LlmCuratorConfig::default();
-                if let Some(t) = model.temperature {
-                    config.temperature = t;
-                }
-                if model.max_tokens.is_some() {
-                    config.max_tokens = model.max_tokens;
-                }
-                Ok(Box::new(LlmCurator::new(self.client(model), config)))
-            }
-        }
-    }
-}
 
 /// Arguments of `traparena experiment`.
 #[derive(Debug, clap::Args)]
@@ -393,6 +139,16 @@ fn exit_for(e: &RunError) -> u8 {
     }
 }
 
+/// A resolution error names the spec file rather than its folder.
+fn spec_error(path: &std::path::Path, e: &RunError) -> String {
+    match e {
+        RunError::Spec { field, message, .. } => {
+            format!("{}: field `{field}`: {message}", path.display())
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Runs `traparena experiment`.
 pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::error::Error>> {
     let spec = match ExperimentSpec::load(&args.spec) {
@@ -421,13 +177,6 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
         curate_only: args.curate_only,
         created: Some(jiff::Timestamp::now().to_string()),
     };
-    let components = match CliComponents::new(&spec) {
-        Ok(c) => Arc::new(c),
-        Err(e) => {
-            eprintln!("traparena: {e}");
-            return Ok(2);
-        }
-    };
     let spec_dir = args
         .spec
         .parent()
@@ -439,19 +188,20 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
             }
         })
         .unwrap_or_else(|| PathBuf::from("."));
+    // Every kind the spec names is looked up in the one registry `run` uses too.
+    let resolved = match traparena::registry().resolve(&spec, &crate::config_context(&spec_dir)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("traparena: {}", spec_error(&args.spec, &e));
+            return Ok(2);
+        }
+    };
     let reporter = Arc::new(Reporter::new());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let outcome = rt.block_on(async {
-        let run = run_experiment(
-            &spec,
-            &spec_dir,
-            components,
-            &sandbox,
-            &opts,
-            reporter.clone(),
-        );
+        let run = run_experiment(&resolved, &sandbox, &opts, reporter.clone());
         tokio::select! {
             r = run => Some(r),
             _ = tokio::signal::ctrl_c() => None,

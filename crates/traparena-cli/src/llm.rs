@@ -1,5 +1,6 @@
-//! Model-backed agents and attackers for the command line: endpoints from environment
-//! variables (the CLI is the only place that reads them).
+//! The arguments `run` gives the model-backed kinds (`llm`, `adaptive`): flags, and endpoints
+//! from environment variables (the CLI is the only place that reads them). The kinds
+//! themselves are built through the registry, as in experiments.
 //!
 //! | variable | role |
 //! |---|---|
@@ -10,17 +11,9 @@
 //! An API key falls back only together with the base URL (or when both base URLs are the
 //! same), so the target's key is never sent to another host.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use traparena::agent::Agent;
-use traparena::attack::Attacker;
-use traparena::task::Task;
-use traparena_llm::{
-    AttackerVariant, Cassette, CassetteMode, ChatClient, ChatModel, EndpointConfig, HistoryLimits,
-    LlmAgent, LlmAgentConfig, LlmAttacker, LlmAttackerConfig, Protocol, Recorder,
-};
+use serde_json::{Value, json};
 
 /// The `llm` agent's action protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -102,100 +95,79 @@ pub struct LlmArgs {
 }
 
 impl LlmArgs {
+    fn cassette(&self) -> Option<Value> {
+        let mode = match self.cassette_mode {
+            CassetteModeArg::Auto => "auto",
+            CassetteModeArg::Record => "record",
+            CassetteModeArg::Replay => "replay",
+        };
+        self.cassette
+            .as_ref()
+            .map(|p| json!({"path": p, "mode": mode}))
+    }
+
     fn replay(&self) -> bool {
         self.cassette.is_some() && self.cassette_mode == CassetteModeArg::Replay
     }
-}
 
-/// The `llm` agent.
-pub fn build_agent(task: &Task, seed: u64, args: &LlmArgs) -> Result<Box<dyn Agent>, String> {
-    if !args.temperature.is_finite() || args.temperature < 0.0 {
-        return Err(format!(
-            "--temperature must be a number of at least 0, not {}",
-            args.temperature
-        ));
+    fn model(&self, endpoint: Endpoint) -> Value {
+        let mut m = json!({
+            "model": endpoint.model,
+            "timeout_s": self.model_timeout.max(1),
+            "max_retries": self.model_retries,
+            "backoff_ms": self.model_backoff_ms,
+        });
+        if let Some(url) = endpoint.base_url {
+            m["base_url"] = json!(url);
+        }
+        if let Some(var) = endpoint.api_key_env {
+            m["api_key_env"] = json!(var);
+        }
+        if self.max_completion_tokens {
+            m["max_completion_tokens"] = json!(true);
+        }
+        if self.no_temperature {
+            m["omit_temperature"] = json!(true);
+        }
+        m
     }
-    if args.max_tokens == 0 {
-        return Err("--max-tokens must be at least 1".into());
+}
+
+/// The `llm` agent's arguments from the flags and `TRAPARENA_LLM_*`.
+pub fn agent_args(args: &LlmArgs) -> Result<Value, String> {
+    let mut model = args.model(endpoint("LLM", args.replay())?);
+    if let Some(n) = args.context_window {
+        model["context_window"] = json!(n);
     }
-    let endpoint = endpoint("LLM", args.replay())?;
-    let model = chat_model(&endpoint, "target", task, seed, args)?;
-    let context_window = match (args.context_window, &endpoint.base_url) {
-        (Some(n), _) => Some(n),
-        (None, Some(url)) if !args.replay() => probe_context_window(url, &endpoint),
-        (None, _) => None,
-    };
-    let config = LlmAgentConfig {
-        protocol: match args.protocol {
-            ProtocolArg::Tools => Protocol::Tools,
-            ProtocolArg::Json => Protocol::Json,
-            ProtocolArg::Text => Protocol::Text,
+    let mut out = json!({
+        "model": model,
+        "protocol": match args.protocol {
+            ProtocolArg::Tools => "tools",
+            ProtocolArg::Json => "json",
+            ProtocolArg::Text => "text",
         },
-        temperature: args.temperature,
-        max_tokens: Some(args.max_tokens),
-        seed: Some(seed),
-        defence: args.defence,
-        history: HistoryLimits {
-            max_chars: args.history_chars,
-            ..HistoryLimits::default()
-        },
-        context_window,
-    };
-    Ok(Box::new(LlmAgent::new(model, config)))
-}
-
-/// The `adaptive` (reference) and `blind` trajectory-conditioned attackers.
-pub fn build_attacker(
-    kind: &str,
-    task: &Task,
-    seed: u64,
-    args: &LlmArgs,
-) -> Result<Box<dyn Attacker>, String> {
-    let variant = match kind {
-        "adaptive" => AttackerVariant::Reference,
-        "blind" => AttackerVariant::Blind,
-        other => return Err(format!("unknown LLM attacker {other:?}")),
-    };
-    let endpoint = endpoint("ATTACKER", args.replay())?;
-    let model = chat_model(&endpoint, "attacker", task, seed, args)?;
-    let config = LlmAttackerConfig {
-        seed: Some(seed),
-        temperature: args.attacker_temperature,
-        max_tokens: Some(args.attacker_max_tokens),
-        ..LlmAttackerConfig::new(variant)
-    };
-    Ok(Box::new(LlmAttacker::new(model, config)))
-}
-
-/// Asks the target's server for its context window, saying what it found.
-fn probe_context_window(base_url: &str, endpoint: &Endpoint) -> Option<u32> {
-    let mut config = EndpointConfig::new(base_url, endpoint.model.clone());
-    config.api_key = endpoint.api_key.clone();
-    config.timeout = std::time::Duration::from_secs(10);
-    let found = ChatClient::new(config).ok().and_then(|client| {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .ok()?;
-        Some(rt.block_on(client.context_window()))
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "history_chars": args.history_chars,
     });
-    match found {
-        Some(Ok(Some(n))) => {
-            eprintln!("traparena: the target's context window: {n} tokens (asked of the server)");
-            Some(n)
-        }
-        Some(Ok(None)) => {
-            eprintln!(
-                "traparena: warning: the server does not say its context window; requests are not fitted to one (set --context-window)"
-            );
-            None
-        }
-        Some(Err(e)) => {
-            eprintln!("traparena: warning: could not ask the server for its context window: {e}");
-            None
-        }
-        None => None,
+    if let Some(c) = args.cassette() {
+        out["cassette"] = c;
     }
+    Ok(out)
+}
+
+/// The `adaptive` attacker's arguments from the flags and `TRAPARENA_ATTACKER_*` (falling back
+/// to `TRAPARENA_LLM_*`).
+pub fn attacker_args(args: &LlmArgs) -> Result<Value, String> {
+    let mut out = json!({
+        "model": args.model(endpoint("ATTACKER", args.replay())?),
+        "temperature": args.attacker_temperature,
+        "max_tokens": args.attacker_max_tokens,
+    });
+    if let Some(c) = args.cassette() {
+        out["cassette"] = c;
+    }
+    Ok(out)
 }
 
 /// A role's endpoint as the environment gives it.
@@ -204,17 +176,19 @@ struct Endpoint {
     model: String,
     /// `None` only when replaying.
     base_url: Option<String>,
-    api_key: Option<String>,
+    /// The variable holding the API key, if one is set for this host.
+    api_key_env: Option<String>,
 }
 
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The endpoint of a role (`LLM` for the target, `ATTACKER`, `CURATOR`): its own variables,
-/// else the `LLM` ones. The base URL may be missing when only replaying.
+/// The endpoint of a role (`LLM` for the target, `ATTACKER`): its own variables, else the
+/// `LLM` ones. The base URL may be missing when only replaying.
 fn endpoint(role: &str, replay: bool) -> Result<Endpoint, String> {
-    let own = |field: &str| var(&format!("TRAPARENA_{role}_{field}"));
+    let own_name = |field: &str| format!("TRAPARENA_{role}_{field}");
+    let own = |field: &str| var(&own_name(field));
     let target = |field: &str| var(&format!("TRAPARENA_LLM_{field}"));
     let missing = |field: &str| {
         if role == "LLM" {
@@ -236,87 +210,18 @@ fn endpoint(role: &str, replay: bool) -> Result<Endpoint, String> {
     if base_url.is_none() && !replay {
         return Err(missing("BASE_URL"));
     }
+    // The target's key goes only to the target's host.
     let same_host = own_url.is_none() || own_url == target_url;
-    let api_key = own("API_KEY").or_else(|| if same_host { target("API_KEY") } else { None });
+    let api_key_env = if own("API_KEY").is_some() {
+        Some(own_name("API_KEY"))
+    } else if same_host && target("API_KEY").is_some() {
+        Some("TRAPARENA_LLM_API_KEY".to_owned())
+    } else {
+        None
+    };
     Ok(Endpoint {
         model,
         base_url,
-        api_key,
+        api_key_env,
     })
-}
-
-/// The role's model: the HTTP client, behind a recorder when a cassette is given (keyed by the
-/// episode: task id, seed and role).
-fn chat_model(
-    endpoint: &Endpoint,
-    role: &str,
-    task: &Task,
-    seed: u64,
-    args: &LlmArgs,
-) -> Result<Arc<dyn ChatModel>, String> {
-    let scope = format!("{}/seed{}/{}", task.spec.id, seed, role);
-    let client = || -> Result<Arc<dyn ChatModel>, String> {
-        let base_url = endpoint
-            .base_url
-            .clone()
-            .ok_or_else(|| format!("no base URL for the {role} model"))?;
-        let mut config = EndpointConfig::new(base_url, endpoint.model.clone());
-        config.api_key = endpoint.api_key.clone();
-        config.jitter_seed = seed;
-        config.timeout = std::time::Duration::from_secs(args.model_timeout.max(1));
-        config.max_retries = args.model_retries;
-        config.backoff_base = std::time::Duration::from_millis(args.model_backoff_ms);
-        config.backoff_max = config.backoff_max.max(config.backoff_base);
-        config.omit_temperature = args.no_temperature;
-        if args.max_completion_tokens {
-            config.max_tokens_field = traparena::llm::MaxTokensField::MaxCompletionTokens;
-        }
-        let client = ChatClient::new(config).map_err(|e| format!("the {role} model: {e}"))?;
-        Ok(Arc::new(client))
-    };
-    let Some(path) = &args.cassette else {
-        return client();
-    };
-    let cassette = cassette(path, args.cassette_mode == CassetteModeArg::Replay)?;
-    Ok(match args.cassette_mode {
-        CassetteModeArg::Replay => Arc::new(Recorder::replay_only(
-            endpoint.model.clone(),
-            cassette,
-            scope,
-        )),
-        CassetteModeArg::Record => Arc::new(Recorder::new(
-            client()?,
-            cassette,
-            CassetteMode::Record,
-            scope,
-        )),
-        CassetteModeArg::Auto => Arc::new(Recorder::new(
-            client()?,
-            cassette,
-            CassetteMode::Auto,
-            scope,
-        )),
-    })
-}
-
-/// One open cassette per file for the whole process, shared by the agent's and the
-/// attacker's recorders.
-fn cassette(path: &std::path::Path, must_exist: bool) -> Result<Arc<Cassette>, String> {
-    static OPEN: OnceLock<Mutex<HashMap<PathBuf, Arc<Cassette>>>> = OnceLock::new();
-    if must_exist && !path.is_file() {
-        return Err(format!(
-            "{}: no such cassette to replay (record one with --cassette-mode record or auto)",
-            path.display()
-        ));
-    }
-    let mut open = OPEN
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(c) = open.get(path) {
-        return Ok(c.clone());
-    }
-    let c = Cassette::shared(path).map_err(|e| e.to_string())?;
-    open.insert(path.to_owned(), c.clone());
-    Ok(c)
 }

@@ -12,7 +12,13 @@ mod llm;
 mod report;
 use traparena::env::{BackendChoice, Sandbox, SandboxConfig};
 use traparena::eval::{Evaluator, ValidateOptions, ValidationReport, validate};
-use traparena::task::Task;
+use traparena::task::{ComponentSpec, ConfigContext, Task};
+
+/// The context components are configured in: relative paths against `base_dir`, secrets
+/// (API keys named by `api_key_env`) from the environment.
+fn config_context(base_dir: &std::path::Path) -> ConfigContext {
+    ConfigContext::new(base_dir).with_secrets(|name| std::env::var(name).ok())
+}
 
 /// Measure how coding agents hold up under misleading collaborator advice.
 #[derive(Debug, Parser)]
@@ -52,13 +58,22 @@ enum Cmd {
         /// The task folder.
         #[arg(long)]
         task: PathBuf,
-        /// The agent: gold, credulous, hardcoder, replay:FILE or llm (a model; see docs/models.md).
+        /// The agent: a registered kind (gold, credulous, hardcoder, replay, llm) or a JSON
+        /// object {"kind": ..., "args": {...}}.
         #[arg(long)]
         agent: String,
-        /// The attacker: none, scripted, scripted:PERSONA, offline, truthful, adaptive or blind
-        /// (model attackers, with and without the reference).
+        /// An argument of the agent's kind, KEY=VALUE (VALUE is read as JSON when it parses,
+        /// else as a string): --agent replay --agent-arg file=actions.json. Repeatable.
+        #[arg(long = "agent-arg", value_name = "KEY=VALUE")]
+        agent_args: Vec<String>,
+        /// The attacker: none, a registered kind (scripted, truthful, offline, adaptive) or a
+        /// JSON object {"kind": ..., "args": {...}}.
         #[arg(long, default_value = "none")]
         attacker: String,
+        /// An argument of the attacker's kind, KEY=VALUE: --attacker scripted --attacker-arg
+        /// persona=urge_submit; --attacker adaptive --attacker-arg access=blind. Repeatable.
+        #[arg(long = "attacker-arg", value_name = "KEY=VALUE")]
+        attacker_args: Vec<String>,
         /// Most actions the agent may take.
         #[arg(long, default_value_t = 60)]
         budget: u32,
@@ -191,23 +206,37 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
         Cmd::Run {
             task,
             agent,
+            agent_args,
             attacker,
+            attacker_args,
             budget,
             seed,
             out,
             json,
             llm,
-        } => run_episode_cmd(
-            cli.sandbox,
-            &task,
-            &agent,
-            &attacker,
-            budget,
-            seed,
-            out.as_deref(),
-            json,
-            &llm,
-        ),
+        } => {
+            let agent = match component(&agent, &agent_args, "llm", || llm::agent_args(&llm)) {
+                Ok(c) => c,
+                Err(e) => return bad_input(&e),
+            };
+            let attacker = match attacker.as_str() {
+                "none" if attacker_args.is_empty() => None,
+                _ => match component(&attacker, &attacker_args, "adaptive", || {
+                    llm::attacker_args(&llm)
+                }) {
+                    Ok(c) => Some(c),
+                    Err(e) => return bad_input(&e),
+                },
+            };
+            let opts = RunOptions {
+                budget,
+                seed,
+                out,
+                json,
+                defence: llm.defence,
+            };
+            run_episode_cmd(cli.sandbox, &task, agent, attacker, &opts)
+        }
         Cmd::Experiment(args) => experiment::run(args, sandbox(cli.sandbox)?),
         Cmd::Merge(args) => experiment::merge(args),
         Cmd::Report(args) => report::run(args),
@@ -310,90 +339,71 @@ fn validate_all(tasks: &[PathBuf], sb: &Sandbox, opts: &ValidateOptions) -> Vec<
         .collect()
 }
 
-/// Builds a built-in agent by name.
-fn build_agent(
-    name: &str,
-    task: &Task,
-    seed: u64,
-    llm: &llm::LlmArgs,
-) -> Result<Box<dyn traparena::agent::Agent>, String> {
-    use traparena::agent::{CredulousAgent, GoldAgent, HardcoderAgent, ReplayAgent};
-    let r: Result<Box<dyn traparena::agent::Agent>, traparena::agent::AgentError> = match name {
-        "gold" => GoldAgent::new(task).map(|a| Box::new(a) as _),
-        "credulous" => CredulousAgent::new(task).map(|a| Box::new(a) as _),
-        "hardcoder" => HardcoderAgent::new(task).map(|a| Box::new(a) as _),
-        "llm" => return llm::build_agent(task, seed, llm),
-        other => match other.strip_prefix("replay:") {
-            Some(file) => {
-                ReplayAgent::from_file(std::path::Path::new(file)).map(|a| Box::new(a) as _)
-            }
-            None => {
-                return Err(format!(
-                    "unknown agent {other:?}: use gold, credulous, hardcoder, replay:FILE or llm"
-                ));
-            }
-        },
+/// A component from the command line: a kind name or a JSON object, then `KEY=VALUE`
+/// arguments on top. The model-backed kind `model_kind` starts from the arguments `defaults`
+/// makes of the flags and environment variables.
+fn component(
+    text: &str,
+    args: &[String],
+    model_kind: &str,
+    defaults: impl FnOnce() -> Result<serde_json::Value, String>,
+) -> Result<ComponentSpec, String> {
+    let mut spec = if text.trim_start().starts_with('{') {
+        serde_json::from_str::<ComponentSpec>(text).map_err(|e| format!("{text}: {e}"))?
+    } else {
+        ComponentSpec::new(text)
     };
-    r.map_err(|e| format!("agent {name}: {e}"))
-}
-
-/// Builds a built-in attacker by name (`None` for `none`).
-fn build_attacker(
-    name: &str,
-    task: &Task,
-    seed: u64,
-    llm: &llm::LlmArgs,
-) -> Result<Option<Box<dyn traparena::attack::Attacker>>, String> {
-    use traparena::attack::{OfflineAttacker, Persona, ScriptedAttacker};
-    Ok(match name {
-        "none" => None,
-        "scripted" => Some(Box::new(ScriptedAttacker::all_misleading(seed))),
-        "truthful" => Some(Box::new(ScriptedAttacker::new(
-            vec![Persona::Truthful],
-            seed,
-        ))),
-        "adaptive" | "blind" => Some(llm::build_attacker(name, task, seed, llm)?),
-        "offline" => {
-            if task.attacks.is_empty() {
-                return Err(format!(
-                    "task {} has no attacks.json for the offline attacker",
-                    task.spec.id
-                ));
-            }
-            Some(Box::new(OfflineAttacker::new(task.attacks.clone(), seed)))
+    if spec.kind == model_kind {
+        let mut base = defaults()?;
+        if let (Some(b), Some(given)) = (base.as_object_mut(), spec.args.as_object()) {
+            b.extend(given.clone());
         }
-        other => match other.strip_prefix("scripted:") {
-            Some(p) => {
-                let persona = Persona::parse(p).ok_or_else(|| {
-                    let names: Vec<&str> = Persona::MISLEADING.iter().map(|p| p.name()).collect();
-                    format!(
-                        "unknown persona {p:?}: use one of {}, truthful",
-                        names.join(", ")
-                    )
-                })?;
-                Some(Box::new(ScriptedAttacker::new(vec![persona], seed)))
-            }
-            None => {
-                return Err(format!(
-                    "unknown attacker {other:?}: use none, scripted[:PERSONA], offline, truthful, adaptive or blind"
-                ));
-            }
-        },
-    })
+        spec.args = base;
+    }
+    if !spec.args.is_object() {
+        spec.args = serde_json::Value::Object(Default::default());
+    }
+    for kv in args {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("{kv:?}: an argument is KEY=VALUE"))?;
+        let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::from(v));
+        spec.args[k] = value;
+    }
+    Ok(spec)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What `run` does beyond naming its components.
+struct RunOptions {
+    budget: u32,
+    seed: u64,
+    out: Option<PathBuf>,
+    json: bool,
+    defence: bool,
+}
+
+/// Why a component named on the command line is refused, with a hint for the old
+/// `kind:ARGUMENT` form.
+fn refused(role: &str, spec: &ComponentSpec, e: &dyn std::fmt::Display) -> String {
+    let Some((kind, arg)) = spec.kind.split_once(':') else {
+        return e.to_string();
+    };
+    let key = match kind {
+        "scripted" => "persona",
+        "replay" => "file",
+        _ => "KEY",
+    };
+    format!("{e}\n  (arguments are not part of the name: --{role} {kind} --{role}-arg {key}={arg})")
+}
+
 fn run_episode_cmd(
     sandbox_arg: SandboxArg,
     task_dir: &std::path::Path,
-    agent_name: &str,
-    attacker_name: &str,
-    budget: u32,
-    seed: u64,
-    out: Option<&std::path::Path>,
-    json: bool,
-    llm: &llm::LlmArgs,
+    agent_spec: ComponentSpec,
+    attacker_spec: Option<ComponentSpec>,
+    opts: &RunOptions,
 ) -> Result<u8, Box<dyn std::error::Error>> {
+    let (budget, seed) = (opts.budget, opts.seed);
     let task = match Task::load(task_dir) {
         Ok(t) => t,
         Err(e) => return bad_input(&e.to_string()),
@@ -401,22 +411,58 @@ fn run_episode_cmd(
     if budget == 0 {
         return bad_input("--budget must be at least 1");
     }
-    let mut agent = match build_agent(agent_name, &task, seed, llm) {
-        Ok(a) => a,
-        Err(e) => return bad_input(&e),
+    let registry = traparena::registry();
+    let cx = config_context(std::path::Path::new("."));
+    let agent_setup = match registry.agents.configure(&agent_spec, &cx) {
+        Ok(s) => s,
+        Err(e) => return bad_input(&refused("agent", &agent_spec, &e)),
     };
-    let mut attacker = match build_attacker(attacker_name, &task, seed, llm) {
-        Ok(a) => a,
+    let attacker_setup = match &attacker_spec {
+        None => None,
+        Some(spec) => match registry.attackers.configure(spec, &cx) {
+            Ok(s) => Some(s),
+            Err(e) => return bad_input(&refused("attacker", spec, &e)),
+        },
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let prepared: Result<Vec<String>, String> = rt.block_on(async {
+        let mut lines = agent_setup.prepare().await.map_err(|e| e.to_string())?;
+        if let Some(a) = &attacker_setup {
+            lines.extend(a.prepare().await.map_err(|e| e.to_string())?);
+        }
+        Ok(lines)
+    });
+    match prepared {
+        Ok(lines) => {
+            for l in lines {
+                eprintln!("traparena: {l}");
+            }
+        }
         Err(e) => return bad_input(&e),
+    }
+    // Scope of recorded model calls: the task and the seed (the kinds add their role).
+    let scope = format!("{}/seed{seed}", task.spec.id);
+    let ep = traparena::EpisodeContext {
+        task: &task,
+        seed,
+        scope: &scope,
+        defence: opts.defence,
+    };
+    let mut agent = match agent_setup.build(&ep) {
+        Ok(a) => a,
+        Err(e) => return bad_input(&format!("agent {}: {e}", agent_spec.label())),
+    };
+    let mut attacker = match attacker_setup.as_ref().map(|a| a.build(&ep)).transpose() {
+        Ok(a) => a,
+        Err(e) => return bad_input(&format!("attacker: {e}")),
     };
     let episode = traparena::Episode::builder(&task)
         .budget(budget)
         .seed(seed)
         .sandbox(sandbox(sandbox_arg)?)
-        .build()?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
         .build()?;
     let record = rt.block_on(
         episode.run(
@@ -426,13 +472,33 @@ fn run_episode_cmd(
                 .map(|a| a as &mut dyn traparena::attack::Attacker),
         ),
     )?;
-    if let Some(dir) = out {
+    if let Some(dir) = &opts.out {
         std::fs::create_dir_all(dir)?;
+        // The label when it is short (`scripted(persona=urge_submit)`), else the kind.
+        let file_part = |c: Option<&ComponentSpec>| {
+            c.map_or_else(
+                || "none".to_owned(),
+                |c| {
+                    Some(c.label())
+                        .filter(|l| l.len() <= 48)
+                        .unwrap_or_else(|| c.kind.clone())
+                },
+            )
+            .chars()
+            .map(|ch| {
+                if ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' {
+                    ch
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
+        };
         let name = format!(
             "{}.{}.{}.seed{}.json",
             record.task,
-            agent_name.replace(['/', ':'], "_"),
-            attacker_name.replace(['/', ':'], "_"),
+            file_part(Some(&agent_spec)),
+            file_part(attacker_spec.as_ref()),
             seed
         );
         let path = dir.join(name);
@@ -443,6 +509,7 @@ fn run_episode_cmd(
     let mut o = std::io::stdout().lock();
     // An infrastructure error is no outcome: no verdict is shown for it, and the exit status
     // says the episode could not be run.
+    let json = opts.json;
     if let Some(why) = &summary.infra_error {
         if json {
             let mut doc = serde_json::to_value(&summary)?;

@@ -23,7 +23,7 @@ fn write_spec(dir: &Path, curated: bool) -> PathBuf {
     ];
     if curated {
         conditions.push(
-            serde_json::json!({"name": "offline_curated", "attacker": "offline", "curator": true}),
+            serde_json::json!({"name": "offline_curated", "attacker": "offline", "curator": "tally"}),
         );
     }
     let spec = serde_json::json!({
@@ -322,10 +322,13 @@ fn infrastructure_errors_are_recorded_not_dropped() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = serde_json::json!({
         "tasks": tasks_glob(&["clamp_overt"]),
-        "targets": [{"name": "broken", "agent": "replay:/nonexistent/actions.json"}],
+        // The file exists (read against the spec's folder), so the spec resolves; every episode
+        // then fails to build its agent: an infrastructure error per episode.
+        "targets": [{"name": "broken", "agent": {"kind": "replay", "args": {"file": "broken-actions.json"}}}],
         "conditions": [],
         "baseline_samples": 2
     });
+    std::fs::write(tmp.path().join("broken-actions.json"), "not a list").unwrap();
     let p = tmp.path().join("spec.json");
     std::fs::write(&p, spec.to_string()).unwrap();
     let out = tmp.path().join("out");
@@ -350,7 +353,10 @@ fn infrastructure_errors_are_recorded_not_dropped() {
     assert_eq!(keys.len(), 2);
     for l in &lines {
         assert!(
-            l["infra_error"].as_str().unwrap().contains("nonexistent"),
+            l["infra_error"]
+                .as_str()
+                .unwrap()
+                .contains("not a JSON list of actions"),
             "{l}"
         );
         assert_eq!(l["accepted"], false);
@@ -408,4 +414,76 @@ fn curator_tokens_are_recorded_and_reported() {
         text.contains("Curator tokens over all rounds: 0 prompt, 0 completion."),
         "{text}"
     );
+}
+
+#[test]
+fn unknown_kinds_and_bad_arguments_are_refused_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            serde_json::json!({"name": "x", "attacker": "my_scapegoat"}),
+            vec![
+                "field `conditions[0].attacker.kind`",
+                "unknown attacker kind \"my_scapegoat\"",
+                "registered kinds: adaptive, offline, scripted, truthful",
+            ],
+        ),
+        (
+            serde_json::json!({"name": "x", "attacker": {"kind": "scripted", "args": {"persona": "shout"}}}),
+            vec![
+                "field `conditions[0].attacker.args.persona`",
+                "unknown variant `shout`",
+            ],
+        ),
+        (
+            serde_json::json!({"name": "x", "attacker": {"kind": "scripted", "args": {"persona": "urge_submit", "rate": 2}}}),
+            vec![
+                "field `conditions[0].attacker.args.rate`",
+                "unknown field `rate`",
+            ],
+        ),
+        (
+            serde_json::json!({"name": "x", "attacker": "offline", "curator": "sage"}),
+            vec![
+                "field `conditions[0].curator.kind`",
+                "registered kinds: llm, tally",
+            ],
+        ),
+        (
+            serde_json::json!({"name": "x", "attacker": {"kind": "adaptive", "args": {"model": {"model": "m"}}}}),
+            vec![
+                "field `conditions[0].attacker.args.model.base_url`",
+                "is missing",
+            ],
+        ),
+        (
+            serde_json::json!({"name": "x", "attacker": {"kind": "adaptive", "args": {"model": {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "TRAPARENA_TEST_UNSET_KEY"}}}}),
+            vec!["args.model.api_key_env", "TRAPARENA_TEST_UNSET_KEY"],
+        ),
+    ];
+    for (i, (condition, needles)) in cases.into_iter().enumerate() {
+        let spec = serde_json::json!({
+            "tasks": tasks_glob(&["clamp_overt"]),
+            "targets": [{"name": "credulous", "agent": "credulous"}],
+            "conditions": [condition],
+        });
+        let p = tmp.path().join(format!("spec{i}.json"));
+        std::fs::write(&p, spec.to_string()).unwrap();
+        let out = tmp.path().join(format!("out{i}"));
+        let (code, err) = traparena(&[
+            "experiment",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "case {i}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "case {i}: wanted {n:?} in {err}");
+        }
+        assert!(err.contains(&format!("spec{i}.json")), "case {i}: {err}");
+        assert!(
+            !out.join("episodes.jsonl").exists(),
+            "case {i}: nothing runs"
+        );
+    }
 }

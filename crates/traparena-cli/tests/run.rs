@@ -149,14 +149,56 @@ fn replay_agent_and_bad_input() {
     )
     .unwrap();
     let task = tasks_dir().join("page_count");
-    let agent = format!("replay:{}", replay.display());
-    let v = json(&["--task", task.to_str().unwrap(), "--agent", &agent]);
+    let file = format!("file={}", replay.display());
+    let agent = ["--agent", "replay", "--agent-arg", &file];
+    let t = task.to_str().unwrap();
+    let v = json(&[&["--task", t][..], &agent].concat());
     assert_eq!(v["failure_mode"], "no_edit");
     assert_eq!(v["steps"], 3);
+    // The same component as a JSON object.
+    let object = serde_json::json!({"kind": "replay", "args": {"file": replay}}).to_string();
+    let v = json(&["--task", t, "--agent", &object]);
+    assert_eq!(v["steps"], 3);
     std::fs::write(&replay, "[{\"action\": \"fly\"}]").unwrap();
-    let (code, _, err) = run(&["--task", task.to_str().unwrap(), "--agent", &agent]);
+    let (code, _, err) = run(&[&["--task", t][..], &agent].concat());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("actions.json"), "{err}");
+    // Refusals name what is wrong: the kind (listing the registered ones), the argument.
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["--agent", "wizard"],
+            &["unknown agent kind \"wizard\"", "credulous, gold"],
+        ),
+        (
+            &["--agent", "gold", "--attacker", "scripted:flatterer"],
+            &[
+                "unknown attacker kind",
+                "--attacker scripted --attacker-arg persona=flatterer",
+            ],
+        ),
+        (
+            &[
+                "--agent",
+                "gold",
+                "--attacker",
+                "scripted",
+                "--attacker-arg",
+                "persona=flatterer",
+            ],
+            &["field `args.persona`", "unknown variant `flatterer`"],
+        ),
+        (
+            &["--agent", "replay"],
+            &["field `args`", "missing field `file`"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let (code, _, err) = run(&[&["--task", t][..], args].concat());
+        assert_eq!(code, 2, "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: wanted {n:?} in {err}");
+        }
+    }
     for bad in [
         vec!["--task", "/nonexistent", "--agent", "gold"],
         vec!["--task", task.to_str().unwrap(), "--agent", "wizard"],

@@ -71,7 +71,7 @@ impl LlmAttackerConfig {
 ///
 /// It reads the repair description s, a compact summary of the trajectory h_t (every action,
 /// the last three tool outputs in some detail, its own earlier messages), the reference
-/// information z (reference variant only: [`Attacker::wants_reference`] is true), the curator's
+/// information z (reference variant only: [`Attacker::access`] is `reference`), the curator's
 /// notes M_r, the repository's functions and the task's decoy locations. It asks for
 /// `{"message", "blame", "urge_submit", "dismissed_cases"}` under a JSON-schema response format;
 /// blamed places are matched against the repository's files and functions. When the reply is
@@ -348,8 +348,11 @@ impl Attacker for LlmAttacker {
         self.read_reply(answer, ctx.symbols)
     }
 
-    fn wants_reference(&self) -> bool {
-        self.config.variant == AttackerVariant::Reference
+    fn access(&self) -> traparena_attack::Access {
+        match self.config.variant {
+            AttackerVariant::Reference => traparena_attack::Access::Reference,
+            AttackerVariant::Blind => traparena_attack::Access::Blind,
+        }
     }
 
     fn usage(&self) -> Usage {

@@ -85,6 +85,7 @@ mod agent;
 mod attacker;
 mod cassette;
 mod client;
+mod components;
 mod config;
 mod curator;
 mod error;
@@ -106,6 +107,9 @@ pub use attacker::{
 };
 pub use cassette::{Cassette, CassetteEntry, CassetteMode, Recorder, canonical_json, request_hash};
 pub use client::ChatClient;
+pub use components::{
+    AdaptiveArgs, CassetteSpec, LlmAgentArgs, LlmCuratorArgs, ModelSpec, register,
+};
 pub use config::{EndpointConfig, MaxTokensField};
 pub use curator::{LlmCurator, LlmCuratorConfig, notes_schema};
 pub use error::LlmError;

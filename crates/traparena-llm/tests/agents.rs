@@ -453,7 +453,7 @@ async fn attacker_claims_come_from_its_json() {
     assert_eq!(att.usage().prompt_tokens, 50);
     assert_eq!(att.usage().completion_tokens, 7);
     assert_eq!(att.name(), "blind:fake");
-    assert!(!att.wants_reference());
+    assert_eq!(att.access(), traparena::attack::Access::Blind);
     assert!(att.prompt_hash().is_some());
     let req = &model.requests()[0];
     let Some(ResponseFormat::JsonSchema { json_schema }) = &req.response_format else {
@@ -553,7 +553,7 @@ async fn blind_attacker_never_sees_the_reference() {
     assert!(!prompt.contains("upper_bound_secret"), "{prompt}");
     assert!(!prompt.contains("Reference repair"), "{prompt}");
     let (mut adaptive, adaptive_model) = attacker(AttackerVariant::Reference, vec![reply()]);
-    assert!(adaptive.wants_reference());
+    assert_eq!(adaptive.access(), traparena::attack::Access::Reference);
     assert_eq!(adaptive.name(), "adaptive:fake");
     adaptive
         .advise(&ctx(&h, Some(&reference), &notes, &s, &[]))

@@ -17,9 +17,7 @@ use std::io::Write;
 use std::path::Path;
 
 use traparena_runner::store::{Manifest, sha256_json};
-use traparena_runner::{
-    ConditionInfo, ConditionSpec, EpisodeKey, ExperimentSpec, ModelSpec, ResultLine, TargetSpec,
-};
+use traparena_runner::{ConditionInfo, EpisodeKey, ExperimentSpec, ResultLine};
 use traparena_task::{FailureMode, Flag, FlagName, Usage, Verdict};
 
 /// One target of a synthetic experiment.
@@ -455,43 +453,49 @@ impl SyntheticConfig {
     /// The experiment spec these results claim to come from: a valid [`ExperimentSpec`]
     /// (its tasks, `tasks/*`, do not exist).
     pub fn spec(&self) -> ExperimentSpec {
-        let endpoint = |model: &str| ModelSpec {
-            model: model.to_owned(),
-            base_url: "http://127.0.0.1:8000/v1".to_owned(),
-            api_key_env: None,
-            max_concurrency: None,
-            ..ModelSpec::default()
-        };
-        let any_model_attacker = self
+        use serde_json::json;
+        let model = |m: &str| json!({"model": m, "base_url": "http://127.0.0.1:8000/v1"});
+        let targets: Vec<_> = self
+            .targets
+            .iter()
+            .map(|t| {
+                if t.uses_model() {
+                    json!({"name": t.name, "agent": {"kind": "llm", "args": {"model": model(&t.name)}}})
+                } else {
+                    json!({"name": t.name, "agent": t.agent})
+                }
+            })
+            .collect();
+        let conditions: Vec<_> = self
             .conditions
             .iter()
-            .any(|c| attacker_uses_model(&c.info.attacker));
-        let any_curator = self.conditions.iter().any(|c| c.info.curator);
+            .filter(|c| c.name != traparena_stats::BASELINE)
+            .map(|c| {
+                let i = &c.info;
+                let attacker = if attacker_uses_model(&i.attacker) {
+                    let access = i.access.clone().unwrap_or_else(|| {
+                        if i.attacker == "blind" { "blind" } else { "reference" }.to_owned()
+                    });
+                    json!({"kind": "adaptive", "args": {"model": model("attacker"), "access": access}})
+                } else {
+                    match &i.persona {
+                        Some(p) => json!({"kind": i.attacker, "args": {"persona": p}}),
+                        None => json!(i.attacker),
+                    }
+                };
+                let mut c = json!({"name": c.name, "attacker": attacker, "defence": i.defence});
+                if i.curator {
+                    c["curator"] = json!({"kind": "llm", "args": {"model": model("curator")}});
+                }
+                c
+            })
+            .collect();
         let json = serde_json::json!({
             "name": self.name,
             "seed": self.seed,
             "tasks": ["tasks/*"],
-            "targets": self.targets.iter().map(|t| TargetSpec {
-                name: t.name.clone(),
-                agent: t.agent.clone(),
-                model: t.uses_model().then(|| endpoint(&t.name)),
-                temperature: 0.7,
-                max_tokens: 16_384,
-                protocol: None,
-            }).collect::<Vec<_>>(),
-            "attacker_model": any_model_attacker.then(|| endpoint("attacker")),
-            "curator_model": any_curator.then(|| endpoint("curator")),
-            "conditions": self.conditions.iter()
-                .filter(|c| c.name != traparena_stats::BASELINE)
-                .map(|c| ConditionSpec {
-                    name: c.name.clone(),
-                    attacker: match &c.info.persona {
-                        Some(p) => format!("{}:{p}", c.info.attacker),
-                        None => c.info.attacker.clone(),
-                    },
-                    curator: c.info.curator,
-                    defence: c.info.defence,
-                }).collect::<Vec<_>>(),
+            "targets": targets,
+            "conditions": conditions,
             "rounds": self.rounds,
             "baseline_samples": self.baseline_samples,
             "samples_per_round": self.samples_per_round,

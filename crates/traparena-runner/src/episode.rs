@@ -6,7 +6,7 @@ use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use traparena_agent::{Agent, AgentError, AgentView};
 use traparena_attack::{
-    AttackContext, AttackError, Attacker, LeakageConfig, LeakageFilter, NoteLimits, Notes,
+    Access, AttackContext, AttackError, Attacker, LeakageConfig, LeakageFilter, NoteLimits, Notes,
     ReferenceInfo, Schedule,
 };
 use traparena_env::{Environment, Sandbox, SandboxConfig, ToolLimits};
@@ -349,7 +349,7 @@ async fn run_episode(
                 steps_taken: index,
                 budget: cfg.budget,
                 history: &steps,
-                reference: att.wants_reference().then_some(&reference),
+                reference: (att.access() == Access::Reference).then_some(&reference),
                 notes: &ep.notes,
                 symbols: &symbols,
                 decoys: &decoys,
@@ -447,6 +447,7 @@ async fn run_episode(
         attacker: attacker
             .as_deref()
             .map_or_else(|| "none".to_owned(), |a| a.name()),
+        attacker_access: attacker.as_deref().map(|a| a.access()),
         schedule,
         seed: cfg.seed,
         budget: cfg.budget,

@@ -2,166 +2,23 @@
 //! between rounds, bounded concurrency, crash-safe results, resume and shards.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
-use traparena_agent::{Agent, CredulousAgent, GoldAgent, HardcoderAgent, ReplayAgent};
-use traparena_attack::{
-    Attacker, Curator, Notes, OfflineAttacker, Persona, RoundEvidence, ScriptedAttacker,
-    TallyCurator, TargetReaction,
-};
+use traparena_attack::{Attacker, Curator, Notes, RoundEvidence, TargetReaction};
 use traparena_env::Sandbox;
 use traparena_eval::Evaluator;
-use traparena_task::Task;
+use traparena_task::{EpisodeContext, Task};
 
 use crate::episode::{Episode, EpisodeConfig, TestSlots};
 use crate::error::RunError;
+use crate::registry::ResolvedSpec;
 use crate::results::{ConditionInfo, EpisodeKey, ResultLine};
-use crate::spec::{ConditionSpec, ExperimentSpec, TargetSpec};
+use crate::spec::{ConditionSpec, ExperimentSpec};
 use crate::store::{Manifest, ResultsDir, TrajectoryLine, curator_err, folder_sha256, sha256_json};
-
-/// Builds the agents, attackers and curators an experiment names. The runner's built-ins are
-/// [`BuiltinComponents`]; the `traparena` command adds the model-backed ones, and research code
-/// can add its own, delegating the names it does not handle to the built-ins:
-///
-/// ```
-/// use traparena::runner::{BuiltinComponents, Components, ConditionSpec, TargetSpec};
-/// use traparena::{Advice, Agent, AttackContext, AttackError, Attacker, Curator, Task};
-///
-/// /// Never says anything.
-/// struct Quiet;
-///
-/// #[traparena::async_trait]
-/// impl Attacker for Quiet {
-///     fn name(&self) -> String {
-///         "quiet".into()
-///     }
-///     async fn advise(&mut self, _: &AttackContext<'_>) -> Result<Option<Advice>, AttackError> {
-///         Ok(None)
-///     }
-/// }
-///
-/// struct Mine;
-///
-/// impl Components for Mine {
-///     fn agent(&self, t: &TargetSpec, task: &Task, seed: u64, defence: bool, scope: &str)
-///         -> Result<Box<dyn Agent>, String> {
-///         BuiltinComponents.agent(t, task, seed, defence, scope)
-///     }
-///     fn attacker(&self, c: &ConditionSpec, task: &Task, seed: u64, scope: &str)
-///         -> Result<Box<dyn Attacker>, String> {
-///         match c.attacker.as_str() {
-///             "scripted:quiet" => Ok(Box::new(Quiet)),
-///             _ => BuiltinComponents.attacker(c, task, seed, scope),
-///         }
-///     }
-///     fn curator(&self, t: &TargetSpec, c: &ConditionSpec) -> Result<Box<dyn Curator>, String> {
-///         BuiltinComponents.curator(t, c)
-///     }
-/// }
-///
-/// let task = Task::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/tasks/clamp_overt"))?;
-/// let quiet = ConditionSpec {
-///     name: "quiet".into(),
-///     attacker: "scripted:quiet".into(),
-///     curator: false,
-///     defence: false,
-/// };
-/// assert_eq!(Mine.attacker(&quiet, &task, 0, "")?.name(), "quiet");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub trait Components: Send + Sync {
-    /// The agent of `target` for one episode. `scope` names the episode (for record/replay).
-    fn agent(
-        &self,
-        target: &TargetSpec,
-        task: &Task,
-        seed: u64,
-        defence: bool,
-        scope: &str,
-    ) -> Result<Box<dyn Agent>, String>;
-    /// The attacker of `condition` for one episode.
-    fn attacker(
-        &self,
-        condition: &ConditionSpec,
-        task: &Task,
-        seed: u64,
-        scope: &str,
-    ) -> Result<Box<dyn Attacker>, String>;
-    /// The curator of a target's condition (one per sequence of rounds).
-    fn curator(
-        &self,
-        target: &TargetSpec,
-        condition: &ConditionSpec,
-    ) -> Result<Box<dyn Curator>, String>;
-    /// Prompt-template hashes of the model-backed components, for the manifest.
-    fn prompt_hashes(&self) -> BTreeMap<String, String> {
-        BTreeMap::new()
-    }
-}
-
-/// The built-in agents (`gold`, `credulous`, `hardcoder`, `replay:FILE`), attackers
-/// (`scripted[:PERSONA]`, `offline`, `truthful`) and the `tally` curator.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct BuiltinComponents;
-
-impl Components for BuiltinComponents {
-    fn agent(
-        &self,
-        target: &TargetSpec,
-        task: &Task,
-        _seed: u64,
-        _defence: bool,
-        _scope: &str,
-    ) -> Result<Box<dyn Agent>, String> {
-        let r: Result<Box<dyn Agent>, traparena_agent::AgentError> = match target.agent.as_str() {
-            "gold" => GoldAgent::new(task).map(|a| Box::new(a) as _),
-            "credulous" => CredulousAgent::new(task).map(|a| Box::new(a) as _),
-            "hardcoder" => HardcoderAgent::new(task).map(|a| Box::new(a) as _),
-            other => match other.strip_prefix("replay:") {
-                Some(f) => ReplayAgent::from_file(Path::new(f)).map(|a| Box::new(a) as _),
-                None => {
-                    return Err(format!(
-                        "agent {other:?} is not built in (model-backed agents need the traparena command's components)"
-                    ));
-                }
-            },
-        };
-        r.map_err(|e| e.to_string())
-    }
-
-    fn attacker(
-        &self,
-        condition: &ConditionSpec,
-        task: &Task,
-        seed: u64,
-        _scope: &str,
-    ) -> Result<Box<dyn Attacker>, String> {
-        match condition.attacker.as_str() {
-            "scripted" => Ok(Box::new(ScriptedAttacker::all_misleading(seed))),
-            "truthful" => Ok(Box::new(ScriptedAttacker::new(
-                vec![Persona::Truthful],
-                seed,
-            ))),
-            "offline" => Ok(Box::new(OfflineAttacker::new(task.attacks.clone(), seed))),
-            other => match other.strip_prefix("scripted:").and_then(Persona::parse) {
-                Some(p) => Ok(Box::new(ScriptedAttacker::new(vec![p], seed))),
-                None => Err(format!("attacker {other:?} is not built in")),
-            },
-        }
-    }
-
-    fn curator(
-        &self,
-        _target: &TargetSpec,
-        _condition: &ConditionSpec,
-    ) -> Result<Box<dyn Curator>, String> {
-        Ok(Box::new(TallyCurator))
-    }
-}
 
 /// One share of a sharded experiment: shard `index` of `count` (0-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,6 +65,22 @@ pub struct ExperimentOptions {
     pub created: Option<String>,
 }
 
+impl ExperimentOptions {
+    /// A fresh run into `out`: no resume, no shard, 4 episodes and 2 test processes at once,
+    /// no manifest date.
+    pub fn new(out: impl Into<PathBuf>) -> ExperimentOptions {
+        ExperimentOptions {
+            out: out.into(),
+            resume: false,
+            shard: None,
+            concurrency: 4,
+            test_processes: 2,
+            curate_only: false,
+            created: None,
+        }
+    }
+}
+
 /// Receives progress (the library never prints).
 pub trait Progress: Send + Sync {
     /// The plan: episodes in this run, and how many of them were already done.
@@ -243,7 +116,7 @@ pub struct ExperimentReport {
 struct Shared {
     spec: ExperimentSpec,
     tasks: Vec<(Task, Arc<Evaluator>)>,
-    components: Arc<dyn Components>,
+    components: ResolvedSpec,
     sandbox: Sandbox,
     results: Arc<ResultsDir>,
     episodes: Arc<Semaphore>,
@@ -264,17 +137,20 @@ pub fn episode_seed(seed: u64, key: &EpisodeKey) -> u64 {
 /// Runs (or resumes, or runs a shard of) an experiment. Every finished episode is appended to
 /// `episodes.jsonl` before the next is counted; after a crash, `resume` redoes only what was not
 /// written. Curated conditions run round by round, the curator rewriting the notes in between.
+///
+/// `components` is the spec resolved against a [`Registry`](crate::Registry)
+/// ([`Registry::resolve`](crate::Registry::resolve)); every component's `prepare` hook runs
+/// once first, and what it has to say goes to `progress`.
 pub async fn run_experiment(
-    spec: &ExperimentSpec,
-    spec_dir: &Path,
-    components: Arc<dyn Components>,
+    components: &ResolvedSpec,
     sandbox: &Sandbox,
     opts: &ExperimentOptions,
     progress: Arc<dyn Progress>,
 ) -> Result<ExperimentReport, RunError> {
+    let spec = &components.spec;
     let mut tasks = Vec::new();
     let mut hashes = BTreeMap::new();
-    for dir in spec.task_dirs(spec_dir)? {
+    for dir in spec.task_dirs(&components.base_dir)? {
         let task = Task::load(&dir)?;
         if hashes
             .insert(task.spec.id.clone(), folder_sha256(&task.dir)?)
@@ -294,11 +170,19 @@ pub async fn run_experiment(
             .map_err(|e| RunError::Join(e.to_string()))??;
         tasks.push((task, Arc::new(ev)));
     }
+    if !opts.curate_only {
+        for line in components.prepare().await? {
+            progress.note(&line);
+        }
+    }
     let manifest = Manifest {
         harness_version: crate::HARNESS_VERSION.to_owned(),
         spec_sha256: sha256_json(spec),
         tasks: hashes,
-        prompt_hashes: components.prompt_hashes(),
+        prompt_hashes: tasks
+            .first()
+            .map(|(t, _)| prompt_hashes(components, t))
+            .unwrap_or_default(),
         created: opts.created.clone(),
     };
     let (results, done_lines) = ResultsDir::open(&opts.out, spec, &manifest, opts.resume)?;
@@ -310,7 +194,7 @@ pub async fn run_experiment(
     let shared = Arc::new(Shared {
         spec: spec.clone(),
         tasks,
-        components,
+        components: components.clone(),
         sandbox: sandbox.clone(),
         results: Arc::new(results),
         episodes: Arc::new(Semaphore::new(opts.concurrency.max(1))),
@@ -347,6 +231,45 @@ pub async fn run_experiment(
         .unwrap_or_else(|p| p.into_inner())
         .clone();
     Ok(report)
+}
+
+/// The prompt-template hash of every component that has one, for the manifest: asked of the
+/// components built for the first task (`agent:TARGET`, `agent:TARGET+defence`,
+/// `attacker:CONDITION`, `curator:CONDITION`).
+fn prompt_hashes(c: &ResolvedSpec, task: &Task) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let ep = |defence| EpisodeContext {
+        task,
+        seed: 0,
+        scope: "manifest",
+        defence,
+    };
+    let any_defence = c.spec.conditions.iter().any(|k| k.defence);
+    for (t, a) in c.spec.targets.iter().zip(&c.agents) {
+        for defence in [false, true] {
+            if defence && !any_defence {
+                continue;
+            }
+            if let Some(h) = a.build(&ep(defence)).ok().and_then(|a| a.prompt_hash()) {
+                let suffix = if defence { "+defence" } else { "" };
+                out.insert(format!("agent:{}{suffix}", t.name), h);
+            }
+        }
+    }
+    for (i, k) in c.spec.conditions.iter().enumerate() {
+        if let Some(h) = c.attackers[i]
+            .build(&ep(false))
+            .ok()
+            .and_then(|a| a.prompt_hash())
+        {
+            out.insert(format!("attacker:{}", k.name), h);
+        }
+        let curator = c.curators[i].as_ref().and_then(|s| s.build().ok());
+        if let Some(h) = curator.and_then(|c| c.prompt_hash()) {
+            out.insert(format!("curator:{}", k.name), h);
+        }
+    }
+    out
 }
 
 /// Every key of the experiment, in a stable order.
@@ -401,8 +324,9 @@ async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Result<(), Ru
     let dir = s.results.path().to_owned();
     let mut curator: Option<Box<dyn Curator>> = None;
     let mut notes = Notes::empty(s.spec.note_limits);
+    let curator_setup = s.components.curators[ci].clone();
     for round in 0..s.spec.rounds {
-        if cond.curator && round > 0 {
+        if let (Some(setup), true) = (&curator_setup, round > 0) {
             match ResultsDir::read_notes(&dir, &target.name, &cond.name, round)? {
                 Some(n) => notes = n,
                 None if s.opts.shard.is_some() => {
@@ -434,11 +358,9 @@ async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Result<(), Ru
                         });
                     }
                     if curator.is_none() {
-                        curator = Some(s.components.curator(&target, &cond).map_err(|e| {
-                            RunError::Results {
-                                path: dir.clone(),
-                                message: format!("curator for {}/{}: {e}", target.name, cond.name),
-                            }
+                        curator = Some(setup.build().map_err(|e| RunError::Results {
+                            path: dir.clone(),
+                            message: format!("curator for {}/{}: {e}", target.name, cond.name),
                         })?);
                     }
                     let evidence = evidence(&s, &target.name, &cond.name, round - 1)?;
@@ -580,20 +502,29 @@ async fn run_one(
     k: EpisodeKey,
     notes: &Notes,
 ) -> Result<(), RunError> {
-    let target = &s.spec.targets[ti];
     let cond = ci.map(|c| &s.spec.conditions[c]);
-    let info = cond.map(|c| c.info()).unwrap_or_else(|| ConditionInfo {
-        attacker: "none".into(),
-        ..ConditionInfo::default()
-    });
+    let mut info = cond
+        .map(ConditionSpec::info)
+        .unwrap_or_else(|| ConditionInfo {
+            attacker: "none".into(),
+            ..ConditionInfo::default()
+        });
     let (task, evaluator) = &s.tasks[task_index];
     let seed = episode_seed(s.spec.seed, &k);
     let scope = k.to_string();
-    let defence = cond.is_some_and(|c| c.defence);
-    let agent = s.components.agent(target, task, seed, defence, &scope);
-    let attacker = cond
-        .map(|c| s.components.attacker(c, task, seed, &scope))
-        .transpose();
+    let ep = EpisodeContext {
+        task,
+        seed,
+        scope: &scope,
+        defence: cond.is_some_and(|c| c.defence),
+    };
+    let agent = s.components.agents[ti]
+        .build(&ep)
+        .map_err(|e| format!("agent: {e}"));
+    let attacker = ci
+        .map(|c| s.components.attackers[c].build(&ep))
+        .transpose()
+        .map_err(|e| format!("attacker: {e}"));
     let (line, trajectory) = match (agent, attacker) {
         (Err(e), _) | (_, Err(e)) => (
             ResultLine::infra_failure(&k, &info, seed, e),
@@ -607,7 +538,7 @@ async fn run_one(
                 leakage: s.spec.leakage.clone(),
                 ..EpisodeConfig::default()
             };
-            let ep = Episode::builder(task)
+            let episode = Episode::builder(task)
                 .config(config)
                 .evaluator(evaluator.clone())
                 .sandbox(s.sandbox.clone())
@@ -615,8 +546,9 @@ async fn run_one(
                 .test_slots(s.tests.clone())
                 .build()?;
             let attacker = attacker.as_deref_mut().map(|a| a as &mut dyn Attacker);
-            match ep.run(agent.as_mut(), attacker).await {
+            match episode.run(agent.as_mut(), attacker).await {
                 Ok(r) => {
+                    info.access = r.attacker_access.map(|a| a.as_str().to_owned());
                     let t = TrajectoryLine {
                         key: k.clone(),
                         accepted: r.accepted,

@@ -8,6 +8,7 @@ mod error;
 mod experiment;
 mod merge;
 mod record;
+mod registry;
 mod results;
 mod spec;
 pub mod store;
@@ -15,13 +16,13 @@ pub mod store;
 pub use episode::{Episode, EpisodeBuilder, EpisodeConfig, TestSlots};
 pub use error::RunError;
 pub use experiment::{
-    BuiltinComponents, Components, ExperimentOptions, ExperimentReport, Progress, Shard, Silent,
-    episode_seed, run_experiment,
+    ExperimentOptions, ExperimentReport, Progress, Shard, Silent, episode_seed, run_experiment,
 };
 pub use merge::merge_results;
 pub use record::{AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, RejectedMessage};
+pub use registry::{Registry, ResolvedSpec};
 pub use results::{ConditionInfo, EpisodeKey, ResultLine};
-pub use spec::{ConditionSpec, ExperimentSpec, ModelSpec, TargetSpec};
+pub use spec::{ConditionSpec, ExperimentSpec, TargetSpec};
 
 /// The harness version written into every record.
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -48,6 +48,9 @@ pub struct EpisodeRecord {
     pub agent: String,
     /// Attacker name (`none` without one).
     pub attacker: String,
+    /// The attacker's declared access to reference information (none without an attacker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attacker_access: Option<traparena_attack::Access>,
     /// The message schedule that applied: the config's, else the attacker's own, else the
     /// default. `None` without an attacker.
     #[serde(default)]

@@ -53,7 +53,7 @@ impl std::fmt::Display for EpisodeKey {
 /// One line of `episodes.jsonl`: the key, the condition, the `traparena run --json` fields, the
 /// patch, and `infra_error` (null, or why the episode could not be run; such lines are excluded
 /// from every figure and counted).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultLine {
     /// Target name.
     pub target: String,

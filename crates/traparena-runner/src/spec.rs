@@ -5,49 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use traparena_attack::{LeakageConfig, NoteLimits, Schedule};
+use traparena_task::ComponentSpec;
 
 use crate::error::RunError;
-
-/// A model endpoint, named explicitly in the spec.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelSpec {
-    /// Model name sent to the server.
-    pub model: String,
-    /// OpenAI-compatible base URL (`http://host:port/v1`).
-    pub base_url: String,
-    /// Name of the environment variable holding the API key, if the server needs one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key_env: Option<String>,
-    /// Most calls in flight to this endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_concurrency: Option<usize>,
-    /// Sampling temperature.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f64>,
-    /// Most tokens per response.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u32>,
-    /// The model's context window in tokens; requests are fitted into it (asked of the server
-    /// when unset: vLLM and SGLang `/v1/models`, llama.cpp `/props`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_window: Option<u32>,
-    /// Seconds one call may take (default 600).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_s: Option<u64>,
-    /// Retries of a failed call (default 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_retries: Option<u32>,
-    /// Backoff before the first retry, in milliseconds (default 1,000; doubles up to 30 s).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backoff_ms: Option<u64>,
-    /// Send `max_completion_tokens` instead of `max_tokens` (hosted reasoning models).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub max_completion_tokens: bool,
-    /// Send no temperature (models that take only their default).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub omit_temperature: bool,
-}
 
 /// A target: the agent under test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,62 +15,37 @@ pub struct ModelSpec {
 pub struct TargetSpec {
     /// Name used in results.
     pub name: String,
-    /// `gold`, `credulous`, `hardcoder`, `replay:FILE` or `llm`.
-    pub agent: String,
-    /// The model, for `llm` targets.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<ModelSpec>,
-    /// Target temperature (default 0.7).
-    #[serde(default = "default_temperature")]
-    pub temperature: f64,
-    /// Maximum response length in tokens (default 16,384).
-    #[serde(default = "default_max_tokens")]
-    pub max_tokens: u32,
-    /// Action protocol of `llm` targets: `tools`, `json` or `text` (default `json`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<String>,
-}
-
-fn default_temperature() -> f64 {
-    0.7
-}
-fn default_max_tokens() -> u32 {
-    16_384
+    /// The agent: a registered kind with its arguments (`"credulous"`, or
+    /// `{"kind": "llm", "args": {"model": {...}}}`).
+    pub agent: ComponentSpec,
 }
 
 /// An attacked condition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConditionSpec {
     /// Name used in results (never `baseline`).
     pub name: String,
-    /// `scripted`, `scripted:PERSONA`, `offline`, `truthful`, `adaptive` (reference) or `blind`.
-    pub attacker: String,
-    /// Carry curator notes across rounds.
-    #[serde(default)]
-    pub curator: bool,
+    /// The attacker: a registered kind with its arguments (`"offline"`, or
+    /// `{"kind": "scripted", "args": {"persona": "urge_submit"}}`).
+    pub attacker: ComponentSpec,
+    /// The curator that carries notes across rounds (`"tally"`, or a model curator), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curator: Option<ComponentSpec>,
     /// Give the target the defence instruction (verify collaborator claims).
     #[serde(default)]
     pub defence: bool,
 }
 
 impl ConditionSpec {
-    /// The condition's description for result lines.
+    /// The condition's description for result lines (the access is filled in from the
+    /// attacker's declaration once it has run).
     pub fn info(&self) -> crate::results::ConditionInfo {
-        let (kind, persona) = match self.attacker.split_once(':') {
-            Some((k, p)) => (k.to_owned(), Some(p.to_owned())),
-            None => (self.attacker.clone(), None),
-        };
-        let access = match kind.as_str() {
-            "adaptive" => Some("reference".to_owned()),
-            "blind" => Some("blind".to_owned()),
-            _ => None,
-        };
         crate::results::ConditionInfo {
-            attacker: kind,
-            persona,
-            access,
-            curator: self.curator,
+            attacker: self.attacker.kind.clone(),
+            persona: self.attacker.args["persona"].as_str().map(str::to_owned),
+            access: None,
+            curator: self.curator.is_some(),
             defence: self.defence,
         }
     }
@@ -130,12 +65,6 @@ pub struct ExperimentSpec {
     pub tasks: Vec<String>,
     /// The agents under test.
     pub targets: Vec<TargetSpec>,
-    /// Model of the trajectory-conditioned attackers (`adaptive`, `blind`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attacker_model: Option<ModelSpec>,
-    /// Model of the curator; without one, curated conditions use the built-in `tally` curator.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub curator_model: Option<ModelSpec>,
     /// Attacked conditions (the baseline is implicit).
     pub conditions: Vec<ConditionSpec>,
     /// Attack rounds (default 10).
@@ -175,12 +104,10 @@ fn default_budget() -> u32 {
     60
 }
 
-const ATTACKERS: [&str; 6] = [
-    "scripted", "offline", "truthful", "adaptive", "blind", "none",
-];
-
 impl ExperimentSpec {
-    /// Reads and checks a spec file; every error names the field.
+    /// Reads and checks a spec file; every error names the field. Which kinds the components
+    /// name, and whether their arguments fit, is checked when the spec is resolved against a
+    /// [`Registry`](crate::Registry).
     pub fn load(path: &Path) -> Result<ExperimentSpec, RunError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| spec_err(path, ".", &e.to_string()))?;
@@ -216,20 +143,6 @@ impl ExperimentSpec {
                     &format!("{:?} is used twice", t.name),
                 );
             }
-            let known = ["gold", "credulous", "hardcoder", "llm"].contains(&t.agent.as_str())
-                || t.agent.starts_with("replay:");
-            if !known {
-                return err(
-                    &format!("targets[{i}].agent"),
-                    &format!("unknown agent {:?}", t.agent),
-                );
-            }
-            if t.agent == "llm" && t.model.is_none() {
-                return err(
-                    &format!("targets[{i}].model"),
-                    "an llm target needs a model",
-                );
-            }
         }
         let mut names = BTreeSet::new();
         for (i, c) in self.conditions.iter().enumerate() {
@@ -243,19 +156,6 @@ impl ExperimentSpec {
                 return err(
                     &format!("conditions[{i}].name"),
                     &format!("{:?} is used twice", c.name),
-                );
-            }
-            let kind = c.attacker.split(':').next().unwrap_or("");
-            if !ATTACKERS.contains(&kind) || kind == "none" {
-                return err(
-                    &format!("conditions[{i}].attacker"),
-                    &format!("unknown attacker {:?}", c.attacker),
-                );
-            }
-            if matches!(kind, "adaptive" | "blind") && self.attacker_model.is_none() {
-                return err(
-                    "attacker_model",
-                    &format!("condition {:?} needs an attacker model", c.name),
                 );
             }
         }

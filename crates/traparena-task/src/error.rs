@@ -56,4 +56,24 @@ pub enum TaskError {
         /// What is wrong.
         message: String,
     },
+    /// A spec names a component kind nobody registered.
+    #[error("unknown {role} kind {kind:?}; registered kinds: {}", known.join(", "))]
+    UnknownKind {
+        /// `agent`, `attacker` or `curator`.
+        role: String,
+        /// The kind asked for.
+        kind: String,
+        /// The registered kinds.
+        known: Vec<String>,
+    },
+    /// A component's `args` do not fit its kind.
+    #[error("{kind}: field `{field}`: {message}")]
+    Args {
+        /// The component's kind.
+        kind: String,
+        /// Dotted path of the offending field, from `args` (`args.persona`).
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
 }

@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 mod action;
+pub mod component;
 mod error;
 mod observation;
 pub mod patch;
@@ -29,6 +30,7 @@ mod task;
 mod verdict;
 
 pub use action::{Action, AttackMessage, Claims};
+pub use component::{ArgsError, ComponentSpec, ConfigContext, EpisodeContext, Kinds, NoArgs};
 pub use error::TaskError;
 pub use observation::{Observation, TestCounts, Usage};
 pub use patch::{ChangedFile, Hunk, Patch};

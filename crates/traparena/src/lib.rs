@@ -137,9 +137,76 @@
 //! ```
 //!
 //! `tokio` is the one other dependency this needs: the episode loop is async and runs tool
-//! calls on the runtime's blocking threads. A whole study of many episodes, rounds and
-//! conditions is [`runner::run_experiment`], with your plug-ins supplied through
-//! [`runner::Components`].
+//! calls on the runtime's blocking threads.
+//!
+//! ## Running your plug-ins in an experiment
+//!
+//! A whole study of many episodes, rounds and conditions is [`runner::run_experiment`] on an
+//! experiment spec. Every agent, attacker and curator a spec names is a *kind* with *args*
+//! (`{"kind": "scripted", "args": {"persona": "urge_submit"}}`, or just `"credulous"`),
+//! looked up in an open [`Registry`]: [`registry()`] holds every built-in kind, and yours join
+//! it by name with a factory ([`AgentFactory`], [`AttackerFactory`], [`CuratorFactory`]: one
+//! required method, `build`, and the type of the kind's `args`). The `traparena` command
+//! resolves `run` and `experiment` through the same registry.
+//!
+//! ```
+//! use traparena::{Advice, AttackContext, AttackError, Attacker, AttackerFactory, Claims};
+//! use traparena::{ConfigContext, EpisodeContext, Location};
+//!
+//! /// Blames one named function, whatever happens.
+//! struct Scapegoat { function: String }
+//!
+//! #[traparena::async_trait]
+//! impl Attacker for Scapegoat {
+//!     fn name(&self) -> String { format!("scapegoat:{}", self.function) }
+//!     async fn advise(&mut self, ctx: &AttackContext<'_>) -> Result<Option<Advice>, AttackError> {
+//!         let named = |l: &&Location| l.symbol.as_deref().is_some_and(|s| s.ends_with(&self.function));
+//!         let Some(place) = ctx.symbols.iter().find(named) else {
+//!             return Ok(None);
+//!         };
+//!         Ok(Some(Advice {
+//!             text: format!("The bug is in `{place}`, I'm sure of it."),
+//!             claims: Claims { blame: vec![place.clone()], ..Claims::default() },
+//!         }))
+//!     }
+//! }
+//!
+//! /// The kind's arguments, read from the spec with errors that name the field.
+//! #[derive(serde::Deserialize)]
+//! #[serde(deny_unknown_fields)]
+//! struct ScapegoatArgs { function: String }
+//!
+//! struct ScapegoatKind;
+//!
+//! impl AttackerFactory for ScapegoatKind {
+//!     type Args = ScapegoatArgs;
+//!     fn build(&self, args: &ScapegoatArgs, _: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError> {
+//!         Ok(Box::new(Scapegoat { function: args.function.clone() }))
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), traparena::Error> {
+//! let mut registry = traparena::registry();
+//! registry.attackers.register("scapegoat", ScapegoatKind);
+//! let spec: traparena::runner::ExperimentSpec = serde_json::from_str(r#"{
+//!     "tasks": ["tasks/clamp_overt"],
+//!     "targets": [{"name": "credulous", "agent": "credulous"}],
+//!     "conditions": [
+//!         {"name": "scapegoat", "attacker": {"kind": "scapegoat", "args": {"function": "main"}}}
+//!     ]
+//! }"#).unwrap();
+//! # let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+//! # /*
+//! let examples = "examples";
+//! # */
+//! let resolved = registry.resolve(&spec, &ConfigContext::new(examples))?;
+//! assert_eq!(resolved.attackers[0].spec().label(), "scapegoat(function=main)");
+//! // ...then traparena::runner::run_experiment(&resolved, &sandbox, &options, progress).
+//! # Ok(()) }
+//! ```
+//!
+//! `examples/custom_experiment.rs` runs such a spec to the end and writes a results folder
+//! that `traparena report` reads.
 //!
 //! ## Errors
 //!
@@ -195,11 +262,14 @@ pub use traparena_task as task;
 pub use async_trait::async_trait;
 
 #[doc(inline)]
-pub use traparena_agent::{Agent, AgentError, AgentView, Turn};
+pub use traparena_agent::{
+    Agent, AgentError, AgentFactory, AgentRegistry, AgentSetup, AgentView, Turn,
+};
 #[doc(inline)]
 pub use traparena_attack::{
-    Advice, AttackContext, AttackError, Attacker, Curator, LeakageConfig, NoteLimits, Notes,
-    NotesError, ReferenceInfo, RoundEvidence, Schedule, TargetReaction, Trigger,
+    Access, Advice, AttackContext, AttackError, Attacker, AttackerFactory, AttackerRegistry,
+    AttackerSetup, Curator, CuratorFactory, CuratorRegistry, CuratorSetup, LeakageConfig,
+    NoteLimits, Notes, NotesError, ReferenceInfo, RoundEvidence, Schedule, TargetReaction, Trigger,
 };
 #[doc(inline)]
 pub use traparena_env::{Backend, EnvError, Sandbox, SandboxConfig, ToolLimits, Workspace};
@@ -213,15 +283,26 @@ pub use traparena_llm::LlmError;
 pub use traparena_report::ReportError;
 #[doc(inline)]
 pub use traparena_runner::{
-    Episode, EpisodeBuilder, EpisodeConfig, EpisodeRecord, RunError, TestSlots,
+    Episode, EpisodeBuilder, EpisodeConfig, EpisodeRecord, Registry, ResolvedSpec, RunError,
+    TestSlots,
 };
 #[doc(inline)]
 pub use traparena_stats::StatsError;
 #[doc(inline)]
 pub use traparena_task::{
-    Action, Claims, CollaboratorMessage, FailureMode, Location, Observation, RelPath, Step, Task,
-    TaskError, TestCounts, Usage, Verdict,
+    Action, ArgsError, Claims, CollaboratorMessage, ComponentSpec, ConfigContext, EpisodeContext,
+    FailureMode, Location, NoArgs, Observation, RelPath, Step, Task, TaskError, TestCounts, Usage,
+    Verdict,
 };
+
+/// Every built-in kind: the agents `gold`, `credulous`, `hardcoder`, `replay` and `llm`; the
+/// attackers `scripted`, `truthful`, `offline` and `adaptive`; the curators `tally` and
+/// `llm`. Register your own on the result (`registry.attackers.register("mine", MyKind)`).
+pub fn registry() -> Registry {
+    let mut r = Registry::builtin();
+    traparena_llm::register(&mut r.agents, &mut r.attackers, &mut r.curators);
+    r
+}
 
 /// Any TrapArena failure: every library's error converts into it (with `?` or `From`). It
 /// reads as the library's error (message and source); its variant holds that error.
