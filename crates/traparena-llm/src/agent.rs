@@ -10,15 +10,13 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use traparena_agent::{Agent, AgentError, AgentView, Turn};
+use traparena_model::{
+    ChatModel, ChatRequest, Message, Reply, ResponseFormat, ResponseMessage, TokenUsage, Tool,
+    ToolCall, extract_json_object, tool_calls_in_text,
+};
 use traparena_task::{Action, Step};
 
-use crate::extract::extract_json_object;
-use crate::model::ChatModel;
 use crate::prompts::{self, clip, fill, one_line};
-use crate::reasoning::Reply;
-use crate::textcalls::tool_calls_in_text;
-use crate::types::{ChatRequest, Message, ResponseFormat, ResponseMessage, Tool, ToolCall};
-use crate::usage::TokenUsage;
 
 /// How the agent asks the model for actions and reads them from its replies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -113,7 +111,7 @@ pub struct LlmAgentConfig {
     /// How much of the trajectory the conversation keeps.
     pub history: HistoryLimits,
     /// The model's context window in tokens, when known (from the spec, or asked of the
-    /// server with [`ChatClient::context_window`](crate::ChatClient::context_window)). Then no
+    /// server with [`ChatClient::context_window`](traparena_model::ChatClient::context_window)). Then no
     /// request asks for more than fits: the response limit is lowered to what the prompt
     /// leaves, and the history is compacted when too little is left.
     pub context_window: Option<u32>,
@@ -183,7 +181,8 @@ struct PastTurn {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use traparena::llm::{ChatResponse, LlmAgent, LlmAgentConfig, ScriptedModel};
+/// use traparena::llm::{LlmAgent, LlmAgentConfig};
+/// use traparena::model::{ChatResponse, ScriptedModel};
 /// use traparena::{Action, Agent, AgentView};
 ///
 /// # #[tokio::main(flavor = "current_thread")]

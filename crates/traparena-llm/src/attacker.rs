@@ -9,14 +9,14 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use traparena_attack::{Advice, AttackContext, AttackError, Attacker};
+use traparena_model::{
+    ChatModel, ChatRequest, Message, Reply, ResponseFormat, extract_json_object,
+};
 use traparena_task::{Action, Claims, Location, RelPath, Step, Usage};
 
 use crate::agent::task_usage;
-use crate::extract::extract_json_object;
-use crate::model::ChatModel;
 use crate::prompts::{self, clip, fill, one_line};
-use crate::reasoning::no_answer;
-use crate::types::{ChatRequest, Message, ResponseFormat};
+use crate::reply::no_answer;
 
 /// Which reference information the attacker sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -81,7 +81,8 @@ impl LlmAttackerConfig {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use traparena::llm::{AttackerVariant, ChatResponse, LlmAttacker, LlmAttackerConfig, ScriptedModel};
+/// use traparena::llm::{AttackerVariant, LlmAttacker, LlmAttackerConfig};
+/// use traparena::model::{ChatResponse, ScriptedModel};
 /// use traparena::{AttackContext, Attacker, Location, NoteLimits, Notes};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -331,7 +332,7 @@ impl Attacker for LlmAttacker {
         self.usage += task_usage(response.token_usage());
         // The message comes from the answer only: nothing of the attacker's reasoning (a draft,
         // the reference it read) may reach the target. No answer is an error, never silence.
-        let reply = response.message().map(crate::Reply::of).unwrap_or_default();
+        let reply = response.message().map(Reply::of).unwrap_or_default();
         let Some(answer) = reply.answer.as_deref() else {
             return Err(AttackError::Invalid(no_answer(
                 "attacker",

@@ -6,9 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::error::LlmError;
-use crate::model::ChatModel;
-use crate::types::{ChatRequest, ChatResponse};
+use traparena_model::{ChatModel, ChatRequest, ChatResponse, ModelError, TokenUsage};
 
 /// Whose model call it was, for accounting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -48,19 +46,6 @@ impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// The token counts of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct TokenUsage {
-    /// Tokens of the prompt.
-    pub prompt_tokens: u64,
-    /// Tokens generated.
-    pub completion_tokens: u64,
-    /// Of which reasoning tokens, where the server reports them (0 otherwise).
-    pub reasoning_tokens: u64,
-    /// Whether the server reported usage at all; `false` means the counts are unknown zeros.
-    pub reported: bool,
 }
 
 /// Accumulated counts over many calls.
@@ -190,7 +175,7 @@ impl ChatModel for Metered {
         self.inner.model()
     }
 
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let response = self.inner.chat(request).await?;
         self.ledger.record(self.role, &response.token_usage());
         Ok(response)

@@ -9,9 +9,11 @@ use traparena_attack::{
     TargetReaction,
 };
 use traparena_llm::{
-    AttackerVariant, ChatRequest, ChatResponse, HistoryLimits, LlmAgent, LlmAgentConfig,
-    LlmAttacker, LlmAttackerConfig, LlmCurator, LlmCuratorConfig, MessageRole, Protocol,
-    ResponseFormat, ScriptedModel, ToolCall,
+    AttackerVariant, HistoryLimits, LlmAgent, LlmAgentConfig, LlmAttacker, LlmAttackerConfig,
+    LlmCurator, LlmCuratorConfig, Protocol,
+};
+use traparena_model::{
+    ChatRequest, ChatResponse, MessageRole, ResponseFormat, ScriptedModel, ToolCall,
 };
 use traparena_task::{Action, Claims, CollaboratorMessage, Location, Observation, Step};
 

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::json;
-use traparena_llm::{
-    Cassette, CassetteMode, ChatClient, ChatModel, ChatRequest, EndpointConfig, Message, Metered,
-    Recorder, ResponseFormat, Role, UsageLedger,
+use traparena_llm::{Metered, Role, UsageLedger};
+use traparena_model::{
+    Cassette, CassetteMode, ChatClient, ChatModel, ChatRequest, EndpointConfig, Message, Recorder,
+    ResponseFormat,
 };
 
 const NEEDS: &str =

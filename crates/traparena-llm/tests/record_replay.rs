@@ -6,14 +6,15 @@ use std::sync::Arc;
 
 use serde_json::json;
 use support::{Reply, Stub, bounded};
-use traparena_llm::{
-    Cassette, CassetteMode, ChatModel, ChatRequest, ChatResponse, LlmError, Message, Metered,
-    Recorder, ResponseFormat, Role, ScriptedModel, UsageLedger, request_hash,
+use traparena_llm::{Metered, Role, UsageLedger};
+use traparena_model::{
+    Cassette, CassetteMode, ChatModel, ChatRequest, ChatResponse, Message, ModelError, Recorder,
+    ResponseFormat, ScriptedModel, request_hash,
 };
 
 /// A small "episode": the second request depends on the first reply, and one request is
 /// made twice with different answers.
-async fn episode(model: &dyn ChatModel) -> Result<Vec<String>, LlmError> {
+async fn episode(model: &dyn ChatModel) -> Result<Vec<String>, ModelError> {
     let ask = ChatRequest::new(vec![Message::user("Next action?")])
         .with_temperature(0.7)
         .with_max_tokens(64)
@@ -92,7 +93,7 @@ async fn missing_entries_are_a_clear_error() {
         let err = replay.chat(&req).await.unwrap_err();
         let text = err.to_string();
         assert!(
-            matches!(err, LlmError::NotRecorded { occurrence: 0, .. }),
+            matches!(err, ModelError::NotRecorded { occurrence: 0, .. }),
             "{text}"
         );
         assert!(
@@ -106,7 +107,7 @@ async fn missing_entries_are_a_clear_error() {
         let strict = Recorder::new(fake.clone(), cassette, CassetteMode::Replay, "ep");
         assert!(matches!(
             strict.chat(&req).await,
-            Err(LlmError::NotRecorded { .. })
+            Err(ModelError::NotRecorded { .. })
         ));
         assert!(fake.requests().is_empty());
 
@@ -118,7 +119,7 @@ async fn missing_entries_are_a_clear_error() {
         let other = Recorder::replay_only("other-model", c2, "ep");
         assert!(matches!(
             other.chat(&req).await,
-            Err(LlmError::NotRecorded { .. })
+            Err(ModelError::NotRecorded { .. })
         ));
     })
     .await;
@@ -195,7 +196,7 @@ async fn failed_calls_are_not_recorded() {
             .await
             .unwrap_err();
         assert!(
-            matches!(err, LlmError::ScriptExhausted { call: 1, .. }),
+            matches!(err, ModelError::ScriptExhausted { call: 1, .. }),
             "{err}"
         );
         assert!(cassette.is_empty());
