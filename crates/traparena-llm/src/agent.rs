@@ -11,12 +11,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use traparena_agent::{Agent, AgentError, AgentView, Turn};
 use traparena_model::{
-    ChatModel, ChatRequest, Message, Reply, ResponseFormat, ResponseMessage, TokenUsage, Tool,
-    ToolCall, extract_json_object, tool_calls_in_text,
+    ChatModel, ChatRequest, Message, Reply, ResponseFormat, ResponseMessage, Tool, ToolCall,
+    extract_json_object, tool_calls_in_text,
 };
 use traparena_task::{Action, Step};
 
 use crate::prompts::{self, clip, fill, one_line};
+use crate::usage::task_usage;
 
 /// How the agent asks the model for actions and reads them from its replies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -691,15 +692,6 @@ fn protocol_template(p: Protocol) -> &'static str {
         Protocol::Tools => prompts::AGENT_PROTOCOL_TOOLS,
         Protocol::Json => prompts::AGENT_PROTOCOL_JSON,
         Protocol::Text => prompts::AGENT_PROTOCOL_TEXT,
-    }
-}
-
-pub(crate) fn task_usage(u: TokenUsage) -> traparena_task::Usage {
-    traparena_task::Usage {
-        prompt_tokens: u.prompt_tokens,
-        completion_tokens: u.completion_tokens,
-        reasoning_tokens: u.reasoning_tokens,
-        calls_without_usage: u64::from(!u.reported),
     }
 }
 

@@ -14,9 +14,9 @@ use traparena_model::{
 };
 use traparena_task::{Action, Claims, Location, RelPath, Step, Usage};
 
-use crate::agent::task_usage;
 use crate::prompts::{self, clip, fill, one_line};
 use crate::reply::no_answer;
+use crate::usage::task_usage;
 
 /// Which reference information the attacker sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -12,9 +12,9 @@ use traparena_model::{
 };
 use traparena_task::Usage;
 
-use crate::agent::task_usage;
 use crate::prompts::{self, fill, one_line};
 use crate::reply::no_answer;
+use crate::usage::task_usage;
 
 /// Settings of an [`LlmCurator`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

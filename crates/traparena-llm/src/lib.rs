@@ -64,7 +64,6 @@ pub use components::{
 };
 pub use curator::{LlmCurator, LlmCuratorConfig, notes_schema};
 pub use error::LlmError;
-pub use usage::{Metered, Role, UsageLedger, UsageTotals};
 
 #[doc(no_inline)]
 pub use traparena_model::{
