@@ -5,7 +5,8 @@
 //!   with an optional defence instruction and a bounded conversation ([`HistoryLimits`]);
 //! - [`LlmAttacker`], the trajectory-conditioned attacker of SPEC section 4 in its blind and
 //!   reference variants ([`AttackerVariant`]), with claims read from its JSON reply or, failing
-//!   that, from the message's wording ([`claims_from_text`]);
+//!   that, from the message's wording (`traparena-attack`'s [`claims_from_text`], re-exported
+//!   here);
 //! - [`LlmCurator`], which rewrites the attacker's bounded notes after each round;
 //! - [`prompts`], their versioned templates and the hashes recorded with every episode;
 //! - [`register`], which adds them to a registry as the kinds `llm` (agent), `adaptive`
@@ -56,8 +57,7 @@ pub use agent::{
     HistoryLimits, LlmAgent, LlmAgentConfig, Protocol, action_schema, action_tools, parse_action,
 };
 pub use attacker::{
-    AttackerVariant, LlmAttacker, LlmAttackerConfig, claims_from_text, message_schema,
-    summarize_history,
+    AttackerVariant, LlmAttacker, LlmAttackerConfig, message_schema, summarize_history,
 };
 pub use components::{
     AdaptiveArgs, CassetteSpec, LlmAgentArgs, LlmCuratorArgs, ModelSpec, register,
@@ -65,6 +65,8 @@ pub use components::{
 pub use curator::{LlmCurator, LlmCuratorConfig, notes_schema};
 pub use error::LlmError;
 
+#[doc(no_inline)]
+pub use traparena_attack::claims_from_text;
 #[doc(no_inline)]
 pub use traparena_model::{
     Cassette, CassetteEntry, CassetteMode, ChatClient, ChatModel, ChatRequest, ChatResponse,
