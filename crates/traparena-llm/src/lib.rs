@@ -44,6 +44,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod actions;
 mod agent;
 mod attacker;
 mod components;
@@ -53,9 +54,10 @@ pub mod prompts;
 mod reply;
 mod usage;
 
-pub use agent::{
-    HistoryLimits, LlmAgent, LlmAgentConfig, Protocol, action_schema, action_tools, parse_action,
+pub use actions::{
+    action_forms, action_list, action_names, action_schema, action_tools, parse_action,
 };
+pub use agent::{HistoryLimits, LlmAgent, LlmAgentConfig, Protocol};
 pub use attacker::{
     AttackerVariant, LlmAttacker, LlmAttackerConfig, message_schema, summarize_history,
 };
