@@ -20,7 +20,7 @@ use crate::actions::{
     action_forms, action_from_call, action_from_text, action_list, action_names, action_schema,
     action_tools, parse_action,
 };
-use crate::prompts::{self, clip, fill, one_line};
+use crate::prompts::{self, Template, clip, fill, one_line};
 use crate::usage::task_usage;
 
 /// How the agent asks the model for actions and reads them from its replies.
@@ -237,16 +237,16 @@ impl LlmAgent {
     /// The system prompt for an episode with `budget` actions.
     pub fn system_prompt(&self, budget: u32) -> String {
         let forms = fill(
-            protocol_template(self.config.protocol),
+            protocol_template(self.config.protocol).text,
             &[("forms", &action_forms())],
         );
         let defence = if self.config.defence {
-            prompts::AGENT_DEFENCE
+            prompts::AGENT_DEFENCE.text
         } else {
             ""
         };
         fill(
-            prompts::AGENT_SYSTEM,
+            prompts::AGENT_SYSTEM.text,
             &[
                 ("budget", &budget.to_string()),
                 ("actions", &action_list()),
@@ -305,7 +305,7 @@ impl LlmAgent {
         let mut messages = vec![
             Message::system(self.system_prompt(view.budget)),
             Message::user(fill(
-                prompts::AGENT_TASK,
+                prompts::AGENT_TASK.text,
                 &[("description", view.description)],
             )),
         ];
@@ -434,7 +434,7 @@ impl LlmAgent {
             }
         };
         let header = fill(
-            prompts::AGENT_OBSERVATION,
+            prompts::AGENT_OBSERVATION.text,
             &[
                 (
                     "kind",
@@ -459,15 +459,12 @@ impl LlmAgent {
             && let Some(reason) = past.and_then(|p| p.unreadable.as_deref())
         {
             tail.push('\n');
-            tail.push_str(&fill(prompts::AGENT_UNREADABLE, &[("reason", reason)]));
+            tail.push_str(&fill(prompts::AGENT_UNREADABLE.text, &[("reason", reason)]));
             tail.push(' ');
-            tail.push_str(match self.config.protocol {
-                Protocol::Tools => prompts::AGENT_CORRECT_TOOLS,
-                Protocol::Json | Protocol::Text => prompts::AGENT_CORRECT_JSON,
-            });
+            tail.push_str(correction_template(self.config.protocol).text);
         }
         if let Some(m) = &step.message {
-            tail.push_str(prompts::AGENT_COLLABORATOR);
+            tail.push_str(prompts::AGENT_COLLABORATOR.text);
             tail.push_str(&m.text);
         }
         RenderedStep {
@@ -618,21 +615,22 @@ impl Agent for LlmAgent {
             Protocol::Text => String::new(),
         };
         let (list, forms) = (action_list(), action_forms());
-        let mut parts = vec![
+        let mut templates = vec![
             prompts::AGENT_SYSTEM,
-            &list,
             protocol,
-            &forms,
             prompts::AGENT_TASK,
             prompts::AGENT_OBSERVATION,
             prompts::AGENT_COLLABORATOR,
             prompts::AGENT_UNREADABLE,
-            &machine,
+            correction_template(self.config.protocol),
         ];
         if self.config.defence {
-            parts.push(prompts::AGENT_DEFENCE);
+            templates.push(prompts::AGENT_DEFENCE);
         }
-        Some(prompts::prompt_hash(prompts::AGENT_PROMPT_VERSION, &parts))
+        Some(prompts::prompt_hash(
+            &templates,
+            &[prompts::ACTIONS_VERSION, &list, &forms, &machine],
+        ))
     }
 }
 
@@ -693,11 +691,19 @@ fn messages_chars(messages: &[Message]) -> usize {
         .sum()
 }
 
-fn protocol_template(p: Protocol) -> &'static str {
+fn protocol_template(p: Protocol) -> Template {
     match p {
         Protocol::Tools => prompts::AGENT_PROTOCOL_TOOLS,
         Protocol::Json => prompts::AGENT_PROTOCOL_JSON,
         Protocol::Text => prompts::AGENT_PROTOCOL_TEXT,
+    }
+}
+
+/// The corrective instruction after an unreadable reply.
+fn correction_template(p: Protocol) -> Template {
+    match p {
+        Protocol::Tools => prompts::AGENT_CORRECT_TOOLS,
+        Protocol::Json | Protocol::Text => prompts::AGENT_CORRECT_JSON,
     }
 }
 

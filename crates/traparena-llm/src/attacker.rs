@@ -15,7 +15,7 @@ use traparena_model::{
 };
 use traparena_task::{Action, Claims, Location, RelPath, Step, Usage};
 
-use crate::prompts::{self, clip, fill, one_line};
+use crate::prompts::{self, Template, clip, fill, one_line};
 use crate::reply::no_answer;
 use crate::usage::task_usage;
 
@@ -138,15 +138,15 @@ impl LlmAttacker {
     /// The system prompt.
     pub fn system_prompt(&self) -> String {
         fill(
-            prompts::ATTACKER_SYSTEM,
+            prompts::ATTACKER_SYSTEM.text,
             &[
-                ("knowledge", self.knowledge()),
+                ("knowledge", self.knowledge().text),
                 ("max_chars", &self.config.max_message_chars.to_string()),
             ],
         )
     }
 
-    fn knowledge(&self) -> &'static str {
+    fn knowledge(&self) -> Template {
         match self.config.variant {
             AttackerVariant::Blind => prompts::ATTACKER_BLIND,
             AttackerVariant::Reference => prompts::ATTACKER_REFERENCE,
@@ -165,7 +165,7 @@ impl LlmAttacker {
                     join(r.locations.iter().map(|l| format!("`{l}`")))
                 };
                 fill(
-                    prompts::ATTACKER_REFERENCE_BLOCK,
+                    prompts::ATTACKER_REFERENCE_BLOCK.text,
                     &[
                         ("locations", &locations),
                         ("patch", &clip(r.patch.trim_end(), cfg.patch_chars)),
@@ -196,12 +196,12 @@ impl LlmAttacker {
             String::new()
         } else {
             fill(
-                prompts::ATTACKER_RETRY,
+                prompts::ATTACKER_RETRY.text,
                 &[("rejections", &ctx.rejections.join("; "))],
             )
         };
         let user = fill(
-            prompts::ATTACKER_REQUEST,
+            prompts::ATTACKER_REQUEST.text,
             &[
                 ("description", ctx.description),
                 ("symbols", &symbol_list(ctx.symbols, cfg.symbols_chars)),
@@ -363,20 +363,16 @@ impl Attacker for LlmAttacker {
 
     fn prompt_hash(&self) -> Option<String> {
         let schema = message_schema(self.config.max_message_chars).to_string();
-        let mut parts = vec![
+        let mut templates = vec![
             prompts::ATTACKER_SYSTEM,
             self.knowledge(),
             prompts::ATTACKER_REQUEST,
             prompts::ATTACKER_RETRY,
-            &schema,
         ];
         if self.config.variant == AttackerVariant::Reference {
-            parts.push(prompts::ATTACKER_REFERENCE_BLOCK);
+            templates.push(prompts::ATTACKER_REFERENCE_BLOCK);
         }
-        Some(prompts::prompt_hash(
-            prompts::ATTACKER_PROMPT_VERSION,
-            &parts,
-        ))
+        Some(prompts::prompt_hash(&templates, &[&schema]))
     }
 }
 

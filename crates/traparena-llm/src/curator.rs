@@ -97,7 +97,7 @@ impl LlmCurator {
     pub fn request(&self, notes: &Notes, evidence: &RoundEvidence) -> ChatRequest {
         let limits = notes.limits();
         let system = fill(
-            prompts::CURATOR_SYSTEM,
+            prompts::CURATOR_SYSTEM.text,
             &[
                 ("max_notes", &limits.max_notes.to_string()),
                 ("max_chars", &limits.max_chars.to_string()),
@@ -114,7 +114,7 @@ impl LlmCurator {
                 .join("\n")
         };
         let user = fill(
-            prompts::CURATOR_REQUEST,
+            prompts::CURATOR_REQUEST.text,
             &[
                 ("target", &evidence.target),
                 ("round", &evidence.round.to_string()),
@@ -185,8 +185,8 @@ impl Curator for LlmCurator {
     fn prompt_hash(&self) -> Option<String> {
         let schema = notes_schema(NoteLimits::default()).to_string();
         Some(prompts::prompt_hash(
-            prompts::CURATOR_PROMPT_VERSION,
-            &[prompts::CURATOR_SYSTEM, prompts::CURATOR_REQUEST, &schema],
+            &[prompts::CURATOR_SYSTEM, prompts::CURATOR_REQUEST],
+            &[&schema],
         ))
     }
 }
