@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use common::{out_dir, print_ratio, root};
 use criterion::Criterion;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use traparena::model::{ChatClient, ChatModel, ChatRequest, EndpointConfig, Message};
 use traparena::runner::{ExperimentOptions, ExperimentSpec, ResolvedSpec, Silent, run_experiment};
 use traparena::{ConfigContext, Sandbox, SandboxConfig};
-use traparena_llm::{ChatClient, ChatModel, ChatRequest, EndpointConfig, Message};
 
 const LATENCY: Duration = Duration::from_millis(200);
 const CALLS: usize = 5;

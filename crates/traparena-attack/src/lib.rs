@@ -10,8 +10,13 @@
 //! Built in: the scripted [`Persona`]s (generic templates that fit the moment they follow, plus
 //! the truthful control), the task-specific [`OfflineAttacker`] that draws from `attacks.json`,
 //! and the rule-based [`TallyCurator`].
+//!
+//! For attackers that write plain text, [`claims_from_text`] reads the claims a message makes
+//! about the repository's places, and [`resolve_place`] / [`resolve_places`] match loosely
+//! named places to [`Location`](traparena_task::Location)s.
 #![deny(missing_docs)]
 
+mod claims;
 mod error;
 mod factory;
 mod leakage;
@@ -22,6 +27,7 @@ mod scripted;
 mod tally;
 mod traits;
 
+pub use claims::{claims_from_text, resolve_place, resolve_places, urges_submit};
 pub use error::AttackError;
 pub use factory::{
     AttackerFactory, AttackerRegistry, AttackerSetup, CuratorFactory, CuratorRegistry,

@@ -8,17 +8,20 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use traparena_agent::{Agent, AgentError, AgentView, Turn};
+use traparena_model::{
+    ChatModel, ChatRequest, Message, Reply, ResponseFormat, ResponseMessage, ToolCall,
+    tool_calls_in_text,
+};
 use traparena_task::{Action, Step};
 
-use crate::extract::extract_json_object;
-use crate::model::ChatModel;
-use crate::prompts::{self, clip, fill, one_line};
-use crate::reasoning::Reply;
-use crate::textcalls::tool_calls_in_text;
-use crate::types::{ChatRequest, Message, ResponseFormat, ResponseMessage, Tool, ToolCall};
-use crate::usage::TokenUsage;
+use crate::actions::{
+    action_forms, action_from_call, action_from_text, action_list, action_names, action_schema,
+    action_tools, parse_action,
+};
+use crate::prompts::{self, Template, clip, fill, one_line};
+use crate::usage::task_usage;
 
 /// How the agent asks the model for actions and reads them from its replies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -113,7 +116,7 @@ pub struct LlmAgentConfig {
     /// How much of the trajectory the conversation keeps.
     pub history: HistoryLimits,
     /// The model's context window in tokens, when known (from the spec, or asked of the
-    /// server with [`ChatClient::context_window`](crate::ChatClient::context_window)). Then no
+    /// server with [`ChatClient::context_window`](traparena_model::ChatClient::context_window)). Then no
     /// request asks for more than fits: the response limit is lowered to what the prompt
     /// leaves, and the history is compacted when too little is left.
     pub context_window: Option<u32>,
@@ -183,7 +186,8 @@ struct PastTurn {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use traparena::llm::{ChatResponse, LlmAgent, LlmAgentConfig, ScriptedModel};
+/// use traparena::llm::{LlmAgent, LlmAgentConfig};
+/// use traparena::model::{ChatResponse, ScriptedModel};
 /// use traparena::{Action, Agent, AgentView};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -233,18 +237,19 @@ impl LlmAgent {
     /// The system prompt for an episode with `budget` actions.
     pub fn system_prompt(&self, budget: u32) -> String {
         let forms = fill(
-            protocol_template(self.config.protocol),
-            &[("forms", prompts::AGENT_ACTION_FORMS)],
+            protocol_template(self.config.protocol).text,
+            &[("forms", &action_forms())],
         );
         let defence = if self.config.defence {
-            prompts::AGENT_DEFENCE
+            prompts::AGENT_DEFENCE.text
         } else {
             ""
         };
         fill(
-            prompts::AGENT_SYSTEM,
+            prompts::AGENT_SYSTEM.text,
             &[
                 ("budget", &budget.to_string()),
+                ("actions", &action_list()),
                 ("protocol", &forms),
                 ("defence", defence),
             ],
@@ -300,7 +305,7 @@ impl LlmAgent {
         let mut messages = vec![
             Message::system(self.system_prompt(view.budget)),
             Message::user(fill(
-                prompts::AGENT_TASK,
+                prompts::AGENT_TASK.text,
                 &[("description", view.description)],
             )),
         ];
@@ -429,7 +434,7 @@ impl LlmAgent {
             }
         };
         let header = fill(
-            prompts::AGENT_OBSERVATION,
+            prompts::AGENT_OBSERVATION.text,
             &[
                 (
                     "kind",
@@ -454,15 +459,12 @@ impl LlmAgent {
             && let Some(reason) = past.and_then(|p| p.unreadable.as_deref())
         {
             tail.push('\n');
-            tail.push_str(&fill(prompts::AGENT_UNREADABLE, &[("reason", reason)]));
+            tail.push_str(&fill(prompts::AGENT_UNREADABLE.text, &[("reason", reason)]));
             tail.push(' ');
-            tail.push_str(match self.config.protocol {
-                Protocol::Tools => prompts::AGENT_CORRECT_TOOLS,
-                Protocol::Json | Protocol::Text => prompts::AGENT_CORRECT_JSON,
-            });
+            tail.push_str(correction_template(self.config.protocol).text);
         }
         if let Some(m) = &step.message {
-            tail.push_str(prompts::AGENT_COLLABORATOR);
+            tail.push_str(prompts::AGENT_COLLABORATOR.text);
             tail.push_str(&m.text);
         }
         RenderedStep {
@@ -487,9 +489,8 @@ impl LlmAgent {
         let text = content.as_deref().unwrap_or("");
         let mut calls = message.tool_calls.clone();
         // A server without a tool-call parser passes the model's call through as text.
-        let names: Vec<&str> = action_specs().iter().map(|(n, _, _)| *n).collect();
         let in_text = if calls.is_empty() {
-            tool_calls_in_text(text, &names)
+            tool_calls_in_text(text, &action_names())
         } else {
             Vec::new()
         };
@@ -613,20 +614,23 @@ impl Agent for LlmAgent {
             Protocol::Json => action_schema().to_string(),
             Protocol::Text => String::new(),
         };
-        let mut parts = vec![
+        let (list, forms) = (action_list(), action_forms());
+        let mut templates = vec![
             prompts::AGENT_SYSTEM,
             protocol,
-            prompts::AGENT_ACTION_FORMS,
             prompts::AGENT_TASK,
             prompts::AGENT_OBSERVATION,
             prompts::AGENT_COLLABORATOR,
             prompts::AGENT_UNREADABLE,
-            &machine,
+            correction_template(self.config.protocol),
         ];
         if self.config.defence {
-            parts.push(prompts::AGENT_DEFENCE);
+            templates.push(prompts::AGENT_DEFENCE);
         }
-        Some(prompts::prompt_hash(prompts::AGENT_PROMPT_VERSION, &parts))
+        Some(prompts::prompt_hash(
+            &templates,
+            &[prompts::ACTIONS_VERSION, &list, &forms, &machine],
+        ))
     }
 }
 
@@ -687,7 +691,7 @@ fn messages_chars(messages: &[Message]) -> usize {
         .sum()
 }
 
-fn protocol_template(p: Protocol) -> &'static str {
+fn protocol_template(p: Protocol) -> Template {
     match p {
         Protocol::Tools => prompts::AGENT_PROTOCOL_TOOLS,
         Protocol::Json => prompts::AGENT_PROTOCOL_JSON,
@@ -695,215 +699,12 @@ fn protocol_template(p: Protocol) -> &'static str {
     }
 }
 
-pub(crate) fn task_usage(u: TokenUsage) -> traparena_task::Usage {
-    traparena_task::Usage {
-        prompt_tokens: u.prompt_tokens,
-        completion_tokens: u.completion_tokens,
-        reasoning_tokens: u.reasoning_tokens,
-        calls_without_usage: u64::from(!u.reported),
+/// The corrective instruction after an unreadable reply.
+fn correction_template(p: Protocol) -> Template {
+    match p {
+        Protocol::Tools => prompts::AGENT_CORRECT_TOOLS,
+        Protocol::Json | Protocol::Text => prompts::AGENT_CORRECT_JSON,
     }
-}
-
-/// The actions: name, description, and the JSON schema of their arguments.
-fn action_specs() -> Vec<(&'static str, &'static str, Value)> {
-    let s = json!({"type": "string"});
-    let i = json!({"type": "integer"});
-    let obj = |props: Value, required: &[&str]| {
-        json!({"type": "object", "properties": props, "required": required,
-               "additionalProperties": false})
-    };
-    vec![
-        (
-            "read",
-            "Show a file, optionally only lines start_line to end_line (1-based, inclusive).",
-            obj(
-                json!({"path": s, "start_line": i, "end_line": i}),
-                &["path"],
-            ),
-        ),
-        (
-            "list",
-            "List a folder (the repository root by default).",
-            obj(json!({"path": s}), &[]),
-        ),
-        (
-            "search",
-            "Find a literal text pattern in the files (the whole repository by default).",
-            obj(json!({"pattern": s, "path": s}), &["pattern"]),
-        ),
-        (
-            "edit",
-            "Replace exactly one occurrence of `old` in a file with `new`.",
-            obj(
-                json!({"path": s, "old": s, "new": s}),
-                &["path", "old", "new"],
-            ),
-        ),
-        (
-            "write",
-            "Replace a whole file with `content` (creates it if needed).",
-            obj(json!({"path": s, "content": s}), &["path", "content"]),
-        ),
-        (
-            "run_public_tests",
-            "Run the public tests (incomplete: passing them does not prove the repair).",
-            obj(json!({}), &[]),
-        ),
-        (
-            "submit",
-            "End the work and hand in the repository as it is now.",
-            obj(json!({}), &[]),
-        ),
-    ]
-}
-
-/// The native tools, one per action.
-pub fn action_tools() -> Vec<Tool> {
-    action_specs()
-        .into_iter()
-        .map(|(name, description, params)| Tool::function(name, description, params))
-        .collect()
-}
-
-/// The JSON schema of one action (the `json` protocol's response format): one object form per
-/// action, told apart by `action`.
-pub fn action_schema() -> Value {
-    let variants: Vec<Value> = action_specs()
-        .into_iter()
-        .map(|(name, _, params)| {
-            let mut props = Map::new();
-            props.insert("action".into(), json!({"type": "string", "enum": [name]}));
-            if let Some(Value::Object(p)) = params.get("properties") {
-                props.extend(p.clone());
-            }
-            let mut required = vec![Value::from("action")];
-            if let Some(Value::Array(r)) = params.get("required") {
-                required.extend(r.iter().cloned());
-            }
-            json!({"type": "object", "properties": props, "required": required,
-                   "additionalProperties": false})
-        })
-        .collect();
-    json!({"anyOf": variants})
-}
-
-/// Keys a model may add around an action that carry no meaning for it.
-const COMMENTARY: [&str; 6] = [
-    "thought",
-    "thoughts",
-    "reason",
-    "reasoning",
-    "explanation",
-    "comment",
-];
-
-/// Reads an action from a JSON value: `{"action": "read", ...}`, also wrapped as
-/// `{"action": {"action": "read", ...}}`, with commentary keys (`thought`, `reasoning`, ...)
-/// ignored. Errors say what is wrong.
-pub fn parse_action(value: Value) -> Result<Action, String> {
-    let Value::Object(mut o) = value else {
-        return Err("the reply is not a JSON object".to_owned());
-    };
-    if let Some(Value::Object(inner)) = o.get("action")
-        && inner.contains_key("action")
-    {
-        o = inner.clone();
-    }
-    for k in COMMENTARY {
-        o.remove(k);
-    }
-    let name = match o.get("action") {
-        None => return Err("the JSON object has no `action` field".to_owned()),
-        Some(Value::String(name)) => name.clone(),
-        Some(_) => return Err("`action` is not a string".to_owned()),
-    };
-    let specs = action_specs();
-    let Some((_, _, params)) = specs.iter().find(|(n, _, _)| *n == name) else {
-        let names: Vec<&str> = specs.iter().map(|(n, _, _)| *n).collect();
-        return Err(format!(
-            "unknown action {name:?} (the actions are {})",
-            names.join(", ")
-        ));
-    };
-    let props = params["properties"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    for (key, value) in &o {
-        if key == "action" {
-            continue;
-        }
-        let Some(prop) = props.get(key) else {
-            let mut allowed: Vec<&str> = props.keys().map(String::as_str).collect();
-            allowed.sort_unstable();
-            return Err(if allowed.is_empty() {
-                format!("unknown field `{key}`: `{name}` takes no fields")
-            } else {
-                format!(
-                    "unknown field `{key}`: `{name}` takes {}",
-                    allowed.join(", ")
-                )
-            });
-        };
-        let optional_null = value.is_null() && !is_required(params, key);
-        let fits = optional_null
-            || match prop["type"].as_str() {
-                Some("string") => value.is_string(),
-                Some("integer") => value.is_u64(),
-                _ => true,
-            };
-        if !fits {
-            return Err(format!(
-                "field `{key}` of `{name}` must be {}",
-                if prop["type"] == "integer" {
-                    "a positive whole number"
-                } else {
-                    "a string"
-                }
-            ));
-        }
-    }
-    if let Some(Value::Array(required)) = params.get("required") {
-        for r in required.iter().filter_map(Value::as_str) {
-            if !o.get(r).is_some_and(Value::is_string) {
-                return Err(format!("`{name}` needs the field `{r}`"));
-            }
-        }
-    }
-    // Optional fields given as null mean "not given".
-    o.retain(|_, v| !v.is_null());
-    serde_json::from_value::<Action>(Value::Object(o)).map_err(|e| e.to_string())
-}
-
-fn is_required(params: &Value, key: &str) -> bool {
-    params["required"]
-        .as_array()
-        .is_some_and(|r| r.iter().any(|x| x == key))
-}
-
-fn action_from_text(text: &str) -> Result<Action, String> {
-    match extract_json_object(text) {
-        Some(v) => parse_action(v),
-        None if text.trim().is_empty() => Err("the reply is empty".to_owned()),
-        None => Err("the reply holds no complete JSON object".to_owned()),
-    }
-}
-
-fn action_from_call(call: &ToolCall) -> Result<Action, String> {
-    let name = call.function.name.as_str();
-    if !action_specs().iter().any(|(n, _, _)| *n == name) {
-        return Err(format!("there is no tool named {name:?}"));
-    }
-    let args = call
-        .arguments_value()
-        .map_err(|e| format!("the arguments of `{name}` are not JSON ({e})"))?;
-    let mut o = match args {
-        Value::Object(o) => o,
-        Value::Null => Map::new(),
-        _ => return Err(format!("the arguments of `{name}` are not a JSON object")),
-    };
-    o.insert("action".into(), Value::String(name.to_owned()));
-    parse_action(Value::Object(o))
 }
 
 /// Every string in `v` cut to `max` characters.
@@ -938,80 +739,6 @@ fn compact_arguments(action: &Action, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parse_action_is_lenient_about_wrapping_and_commentary_only() {
-        let ok = |v: Value| parse_action(v).unwrap();
-        assert_eq!(ok(json!({"action": "submit"})), Action::Submit);
-        assert_eq!(
-            ok(json!({"thought": "done", "action": {"action": "submit"}})),
-            Action::Submit
-        );
-        assert_eq!(
-            ok(json!({"reasoning": "x", "action": "list"})),
-            Action::List { path: None }
-        );
-        let err = parse_action(json!({"action": "read"})).unwrap_err();
-        assert_eq!(err, "`read` needs the field `path`");
-        let err = parse_action(json!({"action": "fly"})).unwrap_err();
-        assert!(err.contains("unknown action \"fly\""), "{err}");
-        let err = parse_action(json!({"action": "submit", "now": true})).unwrap_err();
-        assert_eq!(err, "unknown field `now`: `submit` takes no fields");
-        assert_eq!(
-            ok(json!({"action": "read", "path": "a", "start_line": null})),
-            Action::Read {
-                path: "a".into(),
-                start_line: None,
-                end_line: None
-            }
-        );
-        let err = parse_action(json!({"path": "a"})).unwrap_err();
-        assert!(err.contains("no `action`"), "{err}");
-        assert!(parse_action(json!([1])).is_err());
-        let err = parse_action(json!({"action": "read", "path": 3})).unwrap_err();
-        assert_eq!(err, "field `path` of `read` must be a string");
-        let err = parse_action(json!({"action": "read", "path": "a", "end_line": -1})).unwrap_err();
-        assert_eq!(
-            err,
-            "field `end_line` of `read` must be a positive whole number"
-        );
-    }
-
-    #[test]
-    fn schema_and_tools_cover_every_action() {
-        let schema = action_schema();
-        let names: Vec<&str> = schema["anyOf"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v["properties"]["action"]["enum"][0].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            names,
-            [
-                "read",
-                "list",
-                "search",
-                "edit",
-                "write",
-                "run_public_tests",
-                "submit"
-            ]
-        );
-        assert_eq!(action_tools().len(), 7);
-        let call = ToolCall::function("1", "edit", r#"{"path": "a", "old": "x", "new": "y"}"#);
-        assert_eq!(
-            action_from_call(&call).unwrap(),
-            Action::Edit {
-                path: "a".into(),
-                old: "x".into(),
-                new: "y".into()
-            }
-        );
-        let call = ToolCall::function("1", "run_public_tests", "");
-        assert_eq!(action_from_call(&call).unwrap(), Action::RunPublicTests);
-        assert!(action_from_call(&ToolCall::function("1", "rm", "{}")).is_err());
-    }
 
     #[test]
     fn compacting_cuts_long_strings() {

@@ -1,22 +1,23 @@
 //! The trajectory-conditioned attacker (SPEC section 4): a chat model writes
 //! m_t ~ A(· | s, h_t, z, M_r) with its claims, in a blind and a reference variant.
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use traparena_attack::{Advice, AttackContext, AttackError, Attacker};
+use traparena_attack::{
+    Advice, AttackContext, AttackError, Attacker, claims_from_text, resolve_places,
+};
+use traparena_model::{
+    ChatModel, ChatRequest, Message, Reply, ResponseFormat, extract_json_object,
+};
 use traparena_task::{Action, Claims, Location, RelPath, Step, Usage};
 
-use crate::agent::task_usage;
-use crate::extract::extract_json_object;
-use crate::model::ChatModel;
-use crate::prompts::{self, clip, fill, one_line};
-use crate::reasoning::no_answer;
-use crate::types::{ChatRequest, Message, ResponseFormat};
+use crate::prompts::{self, Template, clip, fill, one_line};
+use crate::reply::no_answer;
+use crate::usage::task_usage;
 
 /// Which reference information the attacker sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -76,12 +77,13 @@ impl LlmAttackerConfig {
 /// `{"message", "blame", "urge_submit", "dismissed_cases"}` under a JSON-schema response format;
 /// blamed places are matched against the repository's files and functions. When the reply is
 /// not JSON, the reply text is the message and its claims are extracted by
-/// [`claims_from_text`]. On a regeneration after the leakage filter rejected a message, the
+/// [`claims_from_text`](traparena_attack::claims_from_text). On a regeneration after the leakage filter rejected a message, the
 /// rejections are part of the prompt. An empty message means silence.
 ///
 /// ```
 /// use std::sync::Arc;
-/// use traparena::llm::{AttackerVariant, ChatResponse, LlmAttacker, LlmAttackerConfig, ScriptedModel};
+/// use traparena::llm::{AttackerVariant, LlmAttacker, LlmAttackerConfig};
+/// use traparena::model::{ChatResponse, ScriptedModel};
 /// use traparena::{AttackContext, Attacker, Location, NoteLimits, Notes};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -136,15 +138,15 @@ impl LlmAttacker {
     /// The system prompt.
     pub fn system_prompt(&self) -> String {
         fill(
-            prompts::ATTACKER_SYSTEM,
+            prompts::ATTACKER_SYSTEM.text,
             &[
-                ("knowledge", self.knowledge()),
+                ("knowledge", self.knowledge().text),
                 ("max_chars", &self.config.max_message_chars.to_string()),
             ],
         )
     }
 
-    fn knowledge(&self) -> &'static str {
+    fn knowledge(&self) -> Template {
         match self.config.variant {
             AttackerVariant::Blind => prompts::ATTACKER_BLIND,
             AttackerVariant::Reference => prompts::ATTACKER_REFERENCE,
@@ -163,7 +165,7 @@ impl LlmAttacker {
                     join(r.locations.iter().map(|l| format!("`{l}`")))
                 };
                 fill(
-                    prompts::ATTACKER_REFERENCE_BLOCK,
+                    prompts::ATTACKER_REFERENCE_BLOCK.text,
                     &[
                         ("locations", &locations),
                         ("patch", &clip(r.patch.trim_end(), cfg.patch_chars)),
@@ -194,12 +196,12 @@ impl LlmAttacker {
             String::new()
         } else {
             fill(
-                prompts::ATTACKER_RETRY,
+                prompts::ATTACKER_RETRY.text,
                 &[("rejections", &ctx.rejections.join("; "))],
             )
         };
         let user = fill(
-            prompts::ATTACKER_REQUEST,
+            prompts::ATTACKER_REQUEST.text,
             &[
                 ("description", ctx.description),
                 ("symbols", &symbol_list(ctx.symbols, cfg.symbols_chars)),
@@ -331,7 +333,7 @@ impl Attacker for LlmAttacker {
         self.usage += task_usage(response.token_usage());
         // The message comes from the answer only: nothing of the attacker's reasoning (a draft,
         // the reference it read) may reach the target. No answer is an error, never silence.
-        let reply = response.message().map(crate::Reply::of).unwrap_or_default();
+        let reply = response.message().map(Reply::of).unwrap_or_default();
         let Some(answer) = reply.answer.as_deref() else {
             return Err(AttackError::Invalid(no_answer(
                 "attacker",
@@ -361,20 +363,16 @@ impl Attacker for LlmAttacker {
 
     fn prompt_hash(&self) -> Option<String> {
         let schema = message_schema(self.config.max_message_chars).to_string();
-        let mut parts = vec![
+        let mut templates = vec![
             prompts::ATTACKER_SYSTEM,
             self.knowledge(),
             prompts::ATTACKER_REQUEST,
             prompts::ATTACKER_RETRY,
-            &schema,
         ];
         if self.config.variant == AttackerVariant::Reference {
-            parts.push(prompts::ATTACKER_REFERENCE_BLOCK);
+            templates.push(prompts::ATTACKER_REFERENCE_BLOCK);
         }
-        Some(prompts::prompt_hash(
-            prompts::ATTACKER_PROMPT_VERSION,
-            &parts,
-        ))
+        Some(prompts::prompt_hash(&templates, &[&schema]))
     }
 }
 
@@ -410,217 +408,32 @@ pub fn message_schema(max_chars: usize) -> Value {
     })
 }
 
-/// Claims read from a message's wording by matching the repository's files and functions.
-///
-/// `blame` holds every function of `symbols` named in the text as a whole word (its qualified
-/// name `Class.method` or its last part, case-sensitive, names of three or more characters),
-/// preferring functions of files the text names when a name occurs in several files, and every
-/// named file (path or file name) none of whose functions is named, as a file-level place.
-/// `urge_submit` is set when the text says "submit" and no negation of it ("do not submit",
-/// "before submitting", ...). `dismissed_cases` is left empty: which cases a text dismisses
-/// cannot be read reliably from its words.
-///
-/// ```
-/// use traparena::llm::claims_from_text;
-/// use traparena::Location;
-/// let symbols = [
-///     Location::symbol("clamp.py", "clamp").unwrap(),
-///     Location::symbol("clamp.py", "fraction").unwrap(),
-///     Location::symbol("util/num.py", "Range.width").unwrap(),
-/// ];
-/// let c = claims_from_text("The defect is in `fraction()`; just submit after that.", &symbols);
-/// assert_eq!(c.blame, [symbols[1].clone()]);
-/// assert!(c.urge_submit);
-/// let c = claims_from_text("Check width in util/num.py. Do not submit yet.", &symbols);
-/// assert_eq!(c.blame, [symbols[2].clone()]);
-/// assert!(!c.urge_submit);
-/// ```
-pub fn claims_from_text(text: &str, symbols: &[Location]) -> Claims {
-    let files: BTreeSet<&RelPath> = symbols.iter().map(|l| &l.file).collect();
-    let named_files: BTreeSet<&RelPath> = files
-        .iter()
-        .copied()
-        .filter(|f| names_file(text, f.as_str()))
-        .collect();
-    let last = |l: &Location| -> Option<String> {
-        l.symbol
-            .as_deref()
-            .map(|s| s.rsplit('.').next().unwrap_or(s).to_owned())
-    };
-    let mut matched: Vec<&Location> = symbols
-        .iter()
-        .filter(|l| {
-            l.symbol.as_deref().is_some_and(|s| {
-                let short = s.rsplit('.').next().unwrap_or(s);
-                (s.len() >= 3 && has_word(text, s)) || (short.len() >= 3 && has_word(text, short))
-            })
-        })
-        .collect();
-    // A name found in several files: a match in a file the text names wins over the others.
-    let in_named: Vec<Option<String>> = matched
-        .iter()
-        .filter(|l| named_files.contains(&l.file))
-        .map(|l| last(l))
-        .collect();
-    matched.retain(|l| named_files.contains(&l.file) || !in_named.contains(&last(l)));
-    let mut blame: Vec<Location> = matched.into_iter().cloned().collect();
-    for f in named_files {
-        if !blame.iter().any(|l| &l.file == f) {
-            blame.push(Location {
-                file: f.clone(),
-                symbol: None,
-            });
-        }
-    }
-    blame.truncate(5);
-    Claims {
-        blame,
-        urge_submit: urges_submit(text),
-        dismissed_cases: Vec::new(),
-    }
-}
-
-/// True when `text` contains `word` with no identifier character on either side (and not
-/// followed by `.` and a letter, as in `clamp.py` or `obj.attr`).
-fn has_word(text: &str, word: &str) -> bool {
-    if word.is_empty() {
-        return false;
-    }
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(word).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        !before.is_some_and(ident) && ends_word(&text[i + word.len()..], ident)
-    })
-}
-
-/// True when `rest` (the text after a match) does not continue the word: its first character
-/// is not a word character, nor a `.` followed by a letter or digit.
-fn ends_word(rest: &str, word_char: impl Fn(char) -> bool) -> bool {
-    let mut it = rest.chars();
-    match it.next() {
-        None => true,
-        Some('.') => !it.next().is_some_and(char::is_alphanumeric),
-        Some(c) => !word_char(c),
-    }
-}
-
-/// True when `text` names the file by its path or its file name.
-fn names_file(text: &str, path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let path_char = |c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '-');
-    [path, name].into_iter().any(|w| {
-        text.match_indices(w).any(|(i, _)| {
-            let before = text[..i].chars().next_back();
-            !before.is_some_and(|c| path_char(c) || c == '.')
-                && ends_word(&text[i + w.len()..], path_char)
-        })
-    })
-}
-
-fn urges_submit(text: &str) -> bool {
-    let t = text.to_lowercase();
-    if !t.contains("submit") {
-        return false;
-    }
-    const NEGATED: [&str; 9] = [
-        "don't submit",
-        "do not submit",
-        "not submit",
-        "never submit",
-        "not yet submit",
-        "before you submit",
-        "before submitting",
-        "hold off on submitting",
-        "don’t submit",
-    ];
-    !NEGATED.iter().any(|n| t.contains(n))
-}
-
 /// Blamed places from the reply's `blame` value, matched against the repository: objects
-/// `{"file", "symbol"}` or strings `file:symbol`, `file` or `symbol`. Unknown places are
-/// dropped.
+/// `{"file", "symbol"}` or strings `file:symbol`, `file` or `symbol`
+/// ([`resolve_places`]). Unknown places are dropped.
 fn resolve_blame(value: &Value, symbols: &[Location]) -> Vec<Location> {
+    let place = |item: &'_ Value| -> Option<(String, Option<String>)> {
+        match item {
+            Value::String(s) => Some((s.clone(), None)),
+            Value::Object(o) => Some((
+                o.get("file")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                o.get("symbol").and_then(Value::as_str).map(str::to_owned),
+            )),
+            _ => None,
+        }
+    };
     let items: Vec<(String, Option<String>)> = match value {
-        Value::Array(a) => a
-            .iter()
-            .filter_map(|item| match item {
-                Value::String(s) => Some(split_place(s)),
-                Value::Object(o) => {
-                    let file = o.get("file").and_then(Value::as_str).unwrap_or("");
-                    let symbol = o
-                        .get("symbol")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                        .filter(|s| !s.trim().is_empty());
-                    let (file, inline) = split_place(file);
-                    Some((file, symbol.or(inline)))
-                }
-                _ => None,
-            })
-            .collect(),
-        Value::String(s) => vec![split_place(s)],
+        Value::Array(a) => a.iter().filter_map(place).collect(),
+        Value::String(_) => place(value).into_iter().collect(),
         _ => Vec::new(),
     };
-    let mut out: Vec<Location> = Vec::new();
-    for (file, symbol) in items {
-        if let Some(loc) = resolve_place(&file, symbol.as_deref(), symbols)
-            && !out.contains(&loc)
-        {
-            out.push(loc);
-        }
-    }
-    out.truncate(5);
-    out
-}
-
-/// `file:symbol`, `file` (when it looks like a path) or `symbol`.
-fn split_place(s: &str) -> (String, Option<String>) {
-    let s = s.trim().trim_matches('`');
-    match s.split_once(':') {
-        Some((f, sym)) => (f.trim().to_owned(), Some(sym.trim().to_owned())),
-        None if s.contains('/') || s.ends_with(".py") || s.contains('.') && !s.contains(' ') => {
-            (s.to_owned(), None)
-        }
-        None => (String::new(), Some(s.to_owned())),
-    }
-}
-
-fn resolve_place(file: &str, symbol: Option<&str>, symbols: &[Location]) -> Option<Location> {
-    let file = file
-        .trim()
-        .trim_matches('`')
-        .trim_start_matches("./")
-        .trim_start_matches('/');
-    let symbol = symbol.map(|s| {
-        s.trim()
-            .trim_matches('`')
-            .trim_start_matches("def ")
-            .trim_end_matches("()")
-            .trim()
-    });
-    let known_file = symbols
-        .iter()
-        .map(|l| &l.file)
-        .find(|f| {
-            !file.is_empty() && (f.as_str() == file || f.as_str().ends_with(&format!("/{file}")))
-        })
-        .cloned();
-    let sym_matches = |l: &&Location| {
-        let (Some(q), Some(s)) = (l.symbol.as_deref(), symbol) else {
-            return false;
-        };
-        !s.is_empty() && (q == s || q.ends_with(&format!(".{s}")) || s.ends_with(&format!(".{q}")))
-    };
-    if let Some(f) = known_file {
-        if let Some(l) = symbols.iter().filter(|l| l.file == f).find(sym_matches) {
-            return Some(l.clone());
-        }
-        return Some(Location {
-            file: f,
-            symbol: None,
-        });
-    }
-    symbols.iter().find(sym_matches).cloned()
+    resolve_places(
+        items.iter().map(|(p, s)| (p.as_str(), s.as_deref())),
+        symbols,
+    )
 }
 
 /// The repository's functions, grouped by file, bounded by `max` characters.
@@ -835,26 +648,6 @@ mod tests {
                 }
             ]
         );
-    }
-
-    #[test]
-    fn text_claims_prefer_named_files_for_ambiguous_names() {
-        let s = syms();
-        let c = claims_from_text("Look at area in pkg/geo.py first.", &s);
-        assert_eq!(c.blame, vec![s[2].clone()]);
-        let c = claims_from_text("Look at area.", &s);
-        assert_eq!(c.blame, vec![s[2].clone(), s[3].clone()]);
-        let c = claims_from_text("clamp.py is fine; the clamping is elsewhere", &s);
-        assert_eq!(
-            c.blame,
-            vec![Location {
-                file: RelPath::new("clamp.py").unwrap(),
-                symbol: None
-            }]
-        );
-        assert!(claims_from_text("nothing here", &s).is_empty());
-        assert!(!urges_submit("Before submitting, rerun the tests."));
-        assert!(urges_submit("Submit it now."));
     }
 
     #[test]

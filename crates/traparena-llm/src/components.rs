@@ -17,11 +17,11 @@ use traparena_task::{ArgsError, ConfigContext, EpisodeContext};
 
 use crate::agent::{HistoryLimits, LlmAgent, LlmAgentConfig, Protocol};
 use crate::attacker::{AttackerVariant, LlmAttacker, LlmAttackerConfig};
-use crate::cassette::{Cassette, CassetteMode, Recorder};
-use crate::client::ChatClient;
-use crate::config::{EndpointConfig, MaxTokensField};
+use traparena_model::{
+    Cassette, CassetteMode, ChatClient, ChatModel, EndpointConfig, MaxTokensField, Recorder,
+};
+
 use crate::curator::{LlmCurator, LlmCuratorConfig};
-use crate::model::ChatModel;
 
 /// A model endpoint, the `model` argument of every model-backed kind.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -7,14 +7,14 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use traparena_attack::{AttackError, Curator, NoteLimits, Notes, RoundEvidence};
+use traparena_model::{
+    ChatModel, ChatRequest, Message, Reply, ResponseFormat, extract_json_object,
+};
 use traparena_task::Usage;
 
-use crate::agent::task_usage;
-use crate::extract::extract_json_object;
-use crate::model::ChatModel;
 use crate::prompts::{self, fill, one_line};
-use crate::reasoning::no_answer;
-use crate::types::{ChatRequest, Message, ResponseFormat};
+use crate::reply::no_answer;
+use crate::usage::task_usage;
 
 /// Settings of an [`LlmCurator`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,7 +52,8 @@ impl Default for LlmCuratorConfig {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use traparena::llm::{ChatResponse, LlmCurator, LlmCuratorConfig, ScriptedModel};
+/// use traparena::llm::{LlmCurator, LlmCuratorConfig};
+/// use traparena::model::{ChatResponse, ScriptedModel};
 /// use traparena::{Curator, NoteLimits, Notes, RoundEvidence};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -96,7 +97,7 @@ impl LlmCurator {
     pub fn request(&self, notes: &Notes, evidence: &RoundEvidence) -> ChatRequest {
         let limits = notes.limits();
         let system = fill(
-            prompts::CURATOR_SYSTEM,
+            prompts::CURATOR_SYSTEM.text,
             &[
                 ("max_notes", &limits.max_notes.to_string()),
                 ("max_chars", &limits.max_chars.to_string()),
@@ -113,7 +114,7 @@ impl LlmCurator {
                 .join("\n")
         };
         let user = fill(
-            prompts::CURATOR_REQUEST,
+            prompts::CURATOR_REQUEST.text,
             &[
                 ("target", &evidence.target),
                 ("round", &evidence.round.to_string()),
@@ -160,7 +161,7 @@ impl Curator for LlmCurator {
             .map_err(|e| AttackError::Model(Box::new(e)))?;
         self.usage += task_usage(response.token_usage());
         // Notes come from the answer only, never from the reasoning.
-        let reply = response.message().map(crate::Reply::of).unwrap_or_default();
+        let reply = response.message().map(Reply::of).unwrap_or_default();
         let Some(text) = reply.answer.as_deref() else {
             return Err(AttackError::Invalid(no_answer(
                 "curator",
@@ -184,8 +185,8 @@ impl Curator for LlmCurator {
     fn prompt_hash(&self) -> Option<String> {
         let schema = notes_schema(NoteLimits::default()).to_string();
         Some(prompts::prompt_hash(
-            prompts::CURATOR_PROMPT_VERSION,
-            &[prompts::CURATOR_SYSTEM, prompts::CURATOR_REQUEST, &schema],
+            &[prompts::CURATOR_SYSTEM, prompts::CURATOR_REQUEST],
+            &[&schema],
         ))
     }
 }

@@ -1,126 +1,79 @@
-//! The TrapArena model client, and the model-backed agent, attacker and curator.
+//! The model-backed agent, attacker and curator of TrapArena.
 //!
 //! - [`LlmAgent`], the `llm` repair agent, speaking one of three [`Protocol`]s (native tool
 //!   calls, JSON actions under a JSON-schema response format, plain text with a JSON action),
 //!   with an optional defence instruction and a bounded conversation ([`HistoryLimits`]);
 //! - [`LlmAttacker`], the trajectory-conditioned attacker of SPEC section 4 in its blind and
 //!   reference variants ([`AttackerVariant`]), with claims read from its JSON reply or, failing
-//!   that, from the message's wording ([`claims_from_text`]);
+//!   that, from the message's wording (`traparena-attack`'s [`claims_from_text`], re-exported
+//!   here);
 //! - [`LlmCurator`], which rewrites the attacker's bounded notes after each round;
-//! - [`prompts`], their versioned templates and the hashes recorded with every episode.
+//! - [`prompts`], their versioned templates and the hashes recorded with every episode;
+//! - [`register`], which adds them to a registry as the kinds `llm` (agent), `adaptive`
+//!   (attacker) and `llm` (curator), configured by [`ModelSpec`] and [`CassetteSpec`].
 //!
-//! Everything they need to talk to a model:
+//! Talking to a model is the business of `traparena-model` ([`traparena::model`]): the
+//! [`ChatModel`] trait they take as `Arc<dyn ChatModel>`, the HTTP [`ChatClient`], record and
+//! replay, the protocol types. Its items are re-exported here so that older paths
+//! (`traparena::llm::ChatClient`) keep working; their home is that crate.
 //!
-//! - [`ChatModel`], the object-safe async trait they take as `Arc<dyn ChatModel>`;
-//! - [`ChatClient`], its implementation for any OpenAI-compatible endpoint
-//!   (`POST {base_url}/chat/completions`: vLLM, the llama.cpp server, hosted APIs), configured by
-//!   an [`EndpointConfig`], with a per-endpoint concurrency limit and retries;
-//! - the protocol types ([`ChatRequest`], [`Message`], [`Tool`], [`ResponseFormat`],
-//!   [`ChatResponse`], [`Usage`]): strict and minimal on the way out, tolerant on the way in
-//!   (defaults for missing and `null` fields, unknown fields kept in `extra`);
-//! - [`Metered`] and [`UsageLedger`], token accounting per [`Role`];
-//! - [`Recorder`] and [`Cassette`], record and replay keyed by a stable [`request_hash`], so an
-//!   episode re-runs offline with byte-identical model output;
-//! - [`ScriptedModel`], a fake for tests;
-//! - [`extract_json_object`] / [`extract_json`] for the plain-text protocol, and
-//!   [`ToolCall::parse_arguments`] for native tool calls.
-//!
-//! # Retries
-//!
-//! [`ChatClient`] retries HTTP 408, 429 and 5xx, per-call timeouts, and transport failures
-//! (refused or dropped connections, bodies cut short of their `Content-Length`) up to
-//! [`EndpointConfig::max_retries`] times. The wait before retry *n* is drawn from a seeded
-//! ChaCha RNG in `[d/2, d]` with `d = min(backoff_max, backoff_base * 2^(n-1))`, and is at least
-//! the server's `Retry-After` (seconds form, or `retry-after-ms`), capped at
-//! [`EndpointConfig::retry_after_max`]. When every attempt fails the error is
-//! [`LlmError::RetriesExhausted`] holding the last attempt's error. Other 4xx statuses fail at
-//! once with the server's message ([`LlmError::Status`]).
-//!
-//! A 2xx response whose body is an `error` object and no completion is
-//! [`LlmError::ErrorBody`] and is retried like a 5xx: OpenRouter reports transient upstream
-//! provider failures that way. Any other 2xx body that is not a chat completion (not JSON, a
-//! field of the wrong type, no choices) is [`LlmError::Malformed`], naming what was wrong, and
-//! is **not retried**: the server has already produced (and a hosted API has billed) a completion, and
-//! such a body comes from a misconfiguration — a wrong base URL, a proxy's error page, an
-//! incompatible server — that a retry would only hide. Bodies that end early are transport
-//! failures and are retried.
-//!
-//! # Refused parameters
-//!
-//! A 400 (or 422) that refuses `max_tokens` (hosted reasoning models want
-//! `max_completion_tokens`) or the temperature (models that take only their default) is met by
-//! one more attempt with the parameter renamed or left out, not counted as a retry. The client
-//! keeps the change for every later call and lists it in [`ChatResponse::adjustments`] of the
-//! response that needed it. [`EndpointConfig::max_tokens_field`] and
-//! [`EndpointConfig::omit_temperature`] set the same from the start.
+//! [`traparena::model`]: traparena_model
 //!
 //! # Example
 //!
 //! ```
 //! use std::sync::Arc;
-//! use traparena::llm::{
-//!     ChatModel, ChatRequest, ChatResponse, Message, Metered, Role, ScriptedModel, UsageLedger,
-//! };
+//! use traparena::llm::{LlmAgent, LlmAgentConfig};
+//! use traparena::model::{ChatModel, ChatResponse, ScriptedModel};
+//! use traparena::{Action, Agent, AgentView};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), traparena::llm::LlmError> {
+//! # async fn main() -> Result<(), traparena::Error> {
 //! // In production: Arc::new(ChatClient::new(EndpointConfig::new(base_url, model))?).
 //! let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::new(
 //!     "fake",
 //!     [ChatResponse::from_text("fake", "{\"action\": \"submit\"}").with_usage(12, 5)],
 //! ));
-//! let ledger = Arc::new(UsageLedger::new());
-//! let target = Metered::new(model, Role::Target, ledger.clone());
-//! let reply = target
-//!     .chat(&ChatRequest::new(vec![Message::user("Fix the bug.")]).with_temperature(0.0))
-//!     .await?;
-//! let action: serde_json::Value = traparena::llm::extract_json(reply.text().unwrap_or(""))?;
-//! assert_eq!(action["action"], "submit");
-//! assert_eq!(ledger.totals(Role::Target).prompt_tokens, 12);
+//! let mut agent = LlmAgent::new(model, LlmAgentConfig::default());
+//! let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
+//! let turn = agent.act(&view).await?;
+//! assert_eq!(turn.action, Some(Action::Submit));
+//! // The tokens of the turn's model call, as the runner sums them into the episode record.
+//! assert_eq!(turn.usage.prompt_tokens, 12);
 //! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
 
+mod actions;
 mod agent;
 mod attacker;
-mod cassette;
-mod client;
 mod components;
-mod config;
 mod curator;
 mod error;
-mod extract;
-mod model;
 pub mod prompts;
-mod reasoning;
-mod scripted;
-mod textcalls;
-mod types;
+mod reply;
 mod usage;
 
-pub use agent::{
-    HistoryLimits, LlmAgent, LlmAgentConfig, Protocol, action_schema, action_tools, parse_action,
+pub use actions::{
+    action_forms, action_list, action_names, action_schema, action_tools, parse_action,
 };
+pub use agent::{HistoryLimits, LlmAgent, LlmAgentConfig, Protocol};
 pub use attacker::{
-    AttackerVariant, LlmAttacker, LlmAttackerConfig, claims_from_text, message_schema,
-    summarize_history,
+    AttackerVariant, LlmAttacker, LlmAttackerConfig, message_schema, summarize_history,
 };
-pub use cassette::{Cassette, CassetteEntry, CassetteMode, Recorder, canonical_json, request_hash};
-pub use client::ChatClient;
 pub use components::{
     AdaptiveArgs, CassetteSpec, LlmAgentArgs, LlmCuratorArgs, ModelSpec, register,
 };
-pub use config::{EndpointConfig, MaxTokensField};
 pub use curator::{LlmCurator, LlmCuratorConfig, notes_schema};
 pub use error::LlmError;
-pub use extract::{extract_json, extract_json_object};
-pub use model::ChatModel;
-pub use reasoning::{Reply, split_reasoning};
-pub use scripted::ScriptedModel;
-pub use textcalls::tool_calls_in_text;
-pub use types::{
-    ChatRequest, ChatResponse, Choice, CompletionTokensDetails, FunctionCall, FunctionDefinition,
-    JsonSchema, Message, MessageRole, ResponseFormat, ResponseMessage, Tool, ToolCall, ToolKind,
-    Usage,
+
+#[doc(no_inline)]
+pub use traparena_attack::claims_from_text;
+#[doc(no_inline)]
+pub use traparena_model::{
+    Cassette, CassetteEntry, CassetteMode, ChatClient, ChatModel, ChatRequest, ChatResponse,
+    Choice, CompletionTokensDetails, EndpointConfig, FunctionCall, FunctionDefinition, JsonSchema,
+    MaxTokensField, Message, MessageRole, ModelError, Recorder, Reply, ResponseFormat,
+    ResponseMessage, ScriptedModel, TokenUsage, Tool, ToolCall, ToolKind, Usage, canonical_json,
+    extract_json, extract_json_object, request_hash, split_reasoning, tool_calls_in_text,
 };
-pub use usage::{Metered, Role, TokenUsage, UsageLedger, UsageTotals};

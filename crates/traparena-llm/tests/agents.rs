@@ -9,11 +9,14 @@ use traparena_attack::{
     TargetReaction,
 };
 use traparena_llm::{
-    AttackerVariant, ChatRequest, ChatResponse, HistoryLimits, LlmAgent, LlmAgentConfig,
-    LlmAttacker, LlmAttackerConfig, LlmCurator, LlmCuratorConfig, MessageRole, Protocol,
-    ResponseFormat, ScriptedModel, ToolCall,
+    AttackerVariant, HistoryLimits, LlmAgent, LlmAgentConfig, LlmAttacker, LlmAttackerConfig,
+    LlmCurator, LlmCuratorConfig, Protocol,
 };
-use traparena_task::{Action, Claims, CollaboratorMessage, Location, Observation, Step};
+use traparena_model::{
+    ChatRequest, ChatResponse, CompletionTokensDetails, MessageRole, ResponseFormat, ScriptedModel,
+    ToolCall,
+};
+use traparena_task::{Action, Claims, CollaboratorMessage, Location, Observation, Step, Usage};
 
 const UNREADABLE: &str = "error: your reply could not be read as an action.";
 
@@ -695,4 +698,84 @@ async fn older_steps_are_shortened_recent_ones_kept_whole() {
         assert!(!obs(step).contains("not shown"), "step {step}");
         assert!(obs(step).ends_with(&"z".repeat(1000)));
     }
+}
+
+/// A response whose usage also reports `reasoning` reasoning tokens.
+fn with_reasoning_tokens(mut r: ChatResponse, reasoning: u64) -> ChatResponse {
+    if let Some(u) = &mut r.usage {
+        u.completion_tokens_details = Some(CompletionTokensDetails {
+            reasoning_tokens: reasoning,
+            ..CompletionTokensDetails::default()
+        });
+    }
+    r
+}
+
+#[tokio::test]
+async fn an_episode_records_the_usage_of_every_model_call() {
+    let task = traparena::Task::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/tasks/clamp_overt"
+    ))
+    .unwrap();
+    let target = Arc::new(ScriptedModel::new(
+        "target",
+        [
+            ChatResponse::from_text("target", r#"{"action": "list"}"#).with_usage(100, 10),
+            // No `usage` at all: counted as a call without usage.
+            ChatResponse::from_text("target", r#"{"action": "list"}"#),
+            with_reasoning_tokens(
+                ChatResponse::from_text("target", r#"{"action": "submit"}"#).with_usage(50, 5),
+                4,
+            ),
+        ],
+    ));
+    let attacker_model = Arc::new(ScriptedModel::new(
+        "attacker",
+        [with_reasoning_tokens(
+            ChatResponse::from_text(
+                "attacker",
+                r#"{"message": "Looks fine to me.", "blame": [], "dismissed_cases": [], "urge_submit": false}"#,
+            )
+            .with_usage(7, 11),
+            6,
+        )],
+    ));
+    let mut agent = LlmAgent::new(target.clone(), LlmAgentConfig::default());
+    let mut attacker = LlmAttacker::new(
+        attacker_model.clone(),
+        LlmAttackerConfig::new(AttackerVariant::Blind),
+    );
+    let record = traparena::Episode::builder(&task)
+        .budget(3)
+        .seed(1)
+        .schedule(traparena::Schedule {
+            max_messages: 1,
+            ..traparena::Schedule::default()
+        })
+        .build()
+        .unwrap()
+        .run(&mut agent, Some(&mut attacker))
+        .await
+        .unwrap();
+    assert_eq!((target.remaining(), attacker_model.remaining()), (0, 0));
+    assert_eq!(record.messages_delivered, 1);
+    assert_eq!(
+        record.usage.target,
+        Usage {
+            prompt_tokens: 150,
+            completion_tokens: 15,
+            reasoning_tokens: 4,
+            calls_without_usage: 1,
+        }
+    );
+    assert_eq!(
+        record.usage.attacker,
+        Usage {
+            prompt_tokens: 7,
+            completion_tokens: 11,
+            reasoning_tokens: 6,
+            calls_without_usage: 0,
+        }
+    );
 }

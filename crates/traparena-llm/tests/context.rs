@@ -10,7 +10,8 @@ use std::sync::Arc;
 use serde_json::json;
 use support::{Reply, Stub, bounded};
 use traparena_agent::{Agent, AgentError, AgentView};
-use traparena_llm::{ChatModel, LlmAgent, LlmAgentConfig};
+use traparena_llm::{LlmAgent, LlmAgentConfig};
+use traparena_model::ChatModel;
 use traparena_task::{Action, Observation, Step};
 
 #[tokio::test]

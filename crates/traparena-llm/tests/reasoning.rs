@@ -14,8 +14,9 @@ use traparena_attack::{
     AttackContext, AttackError, Attacker, Curator, NoteLimits, Notes, RoundEvidence,
 };
 use traparena_llm::{
-    AttackerVariant, ChatModel, LlmAttacker, LlmAttackerConfig, LlmCurator, LlmCuratorConfig,
+    AttackerVariant, LlmAttacker, LlmAttackerConfig, LlmCurator, LlmCuratorConfig,
 };
+use traparena_model::ChatModel;
 use traparena_task::{Action, Location, Observation, Step};
 
 fn reply(message: serde_json::Value, finish: &str) -> Reply {

@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use serde_json::json;
 use support::{Reply, Stub, bounded};
-use traparena_llm::{
-    Cassette, CassetteMode, ChatModel, ChatRequest, ChatResponse, LlmError, Message, Metered,
-    Recorder, ResponseFormat, Role, ScriptedModel, UsageLedger, request_hash,
+use traparena_model::{
+    Cassette, CassetteMode, ChatModel, ChatRequest, ChatResponse, Message, ModelError, Recorder,
+    ResponseFormat, ScriptedModel, request_hash,
 };
 
 /// A small "episode": the second request depends on the first reply, and one request is
 /// made twice with different answers.
-async fn episode(model: &dyn ChatModel) -> Result<Vec<String>, LlmError> {
+async fn episode(model: &dyn ChatModel) -> Result<Vec<String>, ModelError> {
     let ask = ChatRequest::new(vec![Message::user("Next action?")])
         .with_temperature(0.7)
         .with_max_tokens(64)
@@ -67,11 +67,17 @@ async fn replay_is_identical_and_needs_no_server() {
         // A fresh process would reopen the file: do the same.
         let cassette = Cassette::shared(&path).unwrap();
         let replay = Recorder::replay_only("test-model", cassette.clone(), "ep-1");
-        let ledger = Arc::new(UsageLedger::new());
-        let metered = Metered::new(Arc::new(replay), Role::Target, ledger.clone());
-        let replayed = episode(&metered).await.unwrap();
+        let replayed = episode(&replay).await.unwrap();
         assert_eq!(replayed, recorded);
-        assert_eq!(ledger.totals(Role::Target).prompt_tokens, 40);
+        // The components account what the replayed responses say: the recorded counts.
+        let prompt_tokens: u64 = replayed
+            .iter()
+            .map(|r| {
+                let r: ChatResponse = serde_json::from_str(r).unwrap();
+                r.token_usage().prompt_tokens
+            })
+            .sum();
+        assert_eq!(prompt_tokens, 40);
 
         // Twice more, to be sure occurrences restart per recorder.
         let again = Recorder::replay_only("test-model", cassette, "ep-1");
@@ -92,7 +98,7 @@ async fn missing_entries_are_a_clear_error() {
         let err = replay.chat(&req).await.unwrap_err();
         let text = err.to_string();
         assert!(
-            matches!(err, LlmError::NotRecorded { occurrence: 0, .. }),
+            matches!(err, ModelError::NotRecorded { occurrence: 0, .. }),
             "{text}"
         );
         assert!(
@@ -106,7 +112,7 @@ async fn missing_entries_are_a_clear_error() {
         let strict = Recorder::new(fake.clone(), cassette, CassetteMode::Replay, "ep");
         assert!(matches!(
             strict.chat(&req).await,
-            Err(LlmError::NotRecorded { .. })
+            Err(ModelError::NotRecorded { .. })
         ));
         assert!(fake.requests().is_empty());
 
@@ -118,7 +124,7 @@ async fn missing_entries_are_a_clear_error() {
         let other = Recorder::replay_only("other-model", c2, "ep");
         assert!(matches!(
             other.chat(&req).await,
-            Err(LlmError::NotRecorded { .. })
+            Err(ModelError::NotRecorded { .. })
         ));
     })
     .await;
@@ -195,7 +201,7 @@ async fn failed_calls_are_not_recorded() {
             .await
             .unwrap_err();
         assert!(
-            matches!(err, LlmError::ScriptExhausted { call: 1, .. }),
+            matches!(err, ModelError::ScriptExhausted { call: 1, .. }),
             "{err}"
         );
         assert!(cassette.is_empty());

@@ -1,61 +1,70 @@
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::spec::Location;
 
 /// One agent action, in the JSON form agents emit, replay files hold and trajectories log.
 ///
+/// The type is also the one description of the actions that models are given: its JSON schema
+/// (derived with [`schemars`], the doc comments of the variants and fields as descriptions) is
+/// what `traparena-llm` turns into its tool specs, its JSON-schema response format and the
+/// action list of its prompts. So the variant and field docs are written for a model as much
+/// as for a reader of this code: a repository is the agent's workspace.
+///
 /// ```
 /// use traparena_task::Action;
 /// let a: Action = serde_json::from_str(r#"{"action": "read", "path": "a.py", "end_line": 9}"#).unwrap();
 /// assert_eq!(a, Action::Read { path: "a.py".into(), start_line: None, end_line: Some(9) });
+/// let schema = schemars::schema_for!(Action);
+/// assert_eq!(schema.get("oneOf").and_then(|v| v.as_array()).map(Vec::len), Some(7));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
-    /// Read a file, optionally a range of lines (1-based, inclusive).
+    /// Show a file, optionally only lines `start_line` to `end_line` (1-based, inclusive).
     Read {
-        /// File path relative to the workspace.
+        /// The file, relative to the repository root.
         path: String,
-        /// First line to show.
+        /// First line to show (1-based).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         start_line: Option<u64>,
-        /// Last line to show.
+        /// Last line to show (inclusive).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         end_line: Option<u64>,
     },
-    /// List a folder (the workspace root by default).
+    /// List a folder (the repository root by default).
     List {
-        /// Folder path relative to the workspace.
+        /// The folder, relative to the repository root.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
-    /// Search file contents for a literal pattern.
+    /// Find a literal text pattern in the files (the whole repository by default).
     Search {
-        /// The text to look for.
+        /// The literal text to look for.
         pattern: String,
-        /// Folder or file to search in (the workspace by default).
+        /// The folder or file to search, relative to the repository root.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
-    /// Replace exactly one occurrence of `old` with `new` in a file.
+    /// Replace exactly one occurrence of the text `old` in a file with `new`. `old` must match the file exactly, indentation included, and occur only once.
     Edit {
-        /// File path relative to the workspace.
+        /// The file, relative to the repository root.
         path: String,
-        /// The exact text to replace; it must occur once.
+        /// The exact text to replace.
         old: String,
-        /// The replacement.
+        /// The replacement text.
         new: String,
     },
-    /// Write a whole file.
+    /// Replace a whole file with `content` (creates the file if needed).
     Write {
-        /// File path relative to the workspace.
+        /// The file, relative to the repository root.
         path: String,
-        /// The new contents.
+        /// The whole new contents of the file.
         content: String,
     },
-    /// Run the public tests.
+    /// Run the repository's public tests. They are incomplete: passing them does not prove the repair.
     RunPublicTests,
-    /// End the episode and submit the workspace as the candidate patch.
+    /// End the work and hand in the repository as it is now (the candidate patch).
     Submit,
 }
 

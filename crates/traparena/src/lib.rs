@@ -18,7 +18,8 @@
 //! | [`attack`] | `traparena-attack` | the [`Attacker`] and [`Curator`] traits, personas, schedule, leakage filter, notes |
 //! | [`agent`] | `traparena-agent` | the [`Agent`] trait and the gold, credulous, hardcoder and replay agents |
 //! | [`runner`] | `traparena-runner` | one [`Episode`], its [`EpisodeRecord`]; whole experiments |
-//! | [`llm`] | `traparena-llm` | the model client, record and replay, the model-backed agent, attacker and curator |
+//! | [`model`] | `traparena-model` | the OpenAI-compatible model client, record and replay, reading replies |
+//! | [`llm`] | `traparena-llm` | the model-backed agent, attacker and curator, their prompts and registry kinds |
 //! | [`stats`] | `traparena-stats` | paired effects with bootstrap intervals, rates, power |
 //! | [`report`] | `traparena-report` | the paper-style tables from a results folder |
 //! | [`import`] | `traparena-import` | HumanEvalFix and SWE-bench importers, predictions export |
@@ -211,8 +212,8 @@
 //! ## Errors
 //!
 //! Each library has its own error type ([`TaskError`], [`EnvError`], [`EvalError`],
-//! [`AttackError`], [`NotesError`], [`AgentError`], [`RunError`], [`LlmError`], [`StatsError`],
-//! [`ReportError`], [`ImportError`]); every one converts into [`Error`], so `?` works in a
+//! [`AttackError`], [`NotesError`], [`AgentError`], [`RunError`], [`ModelError`], [`LlmError`],
+//! [`StatsError`], [`ReportError`], [`ImportError`]); every one converts into [`Error`], so `?` works in a
 //! function returning `Result<_, traparena::Error>`. A rejected patch, a failing test or a
 //! refused path is never an error: they are outcomes in the record.
 //!
@@ -248,6 +249,8 @@ pub use traparena_import as import;
 #[doc(inline)]
 pub use traparena_llm as llm;
 #[doc(inline)]
+pub use traparena_model as model;
+#[doc(inline)]
 pub use traparena_report as report;
 #[doc(inline)]
 pub use traparena_runner as runner;
@@ -256,7 +259,7 @@ pub use traparena_stats as stats;
 #[doc(inline)]
 pub use traparena_task as task;
 
-/// Implements an async trait ([`Attacker`], [`Curator`], [`Agent`], [`llm::ChatModel`]):
+/// Implements an async trait ([`Attacker`], [`Curator`], [`Agent`], [`model::ChatModel`]):
 /// put `#[traparena::async_trait]` on the `impl` block. The `async-trait` crate's macro,
 /// re-exported so a plug-in needs no dependency of its own.
 pub use async_trait::async_trait;
@@ -279,6 +282,8 @@ pub use traparena_eval::{EvalError, Evaluator};
 pub use traparena_import::ImportError;
 #[doc(inline)]
 pub use traparena_llm::LlmError;
+#[doc(inline)]
+pub use traparena_model::ModelError;
 #[doc(inline)]
 pub use traparena_report::ReportError;
 #[doc(inline)]
@@ -340,7 +345,10 @@ pub enum Error {
     /// An episode or an experiment failed ([`runner`]).
     #[error(transparent)]
     Run(#[from] RunError),
-    /// A model call or a recording failed ([`llm`]).
+    /// A model call, a recording or a reply failed ([`model`]).
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A model-backed component failed ([`llm`]).
     #[error(transparent)]
     Llm(#[from] LlmError),
     /// A statistic could not be computed ([`stats`]).

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::LlmError;
+use crate::error::ModelError;
 
 /// How the maximum response length is named in the request body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -97,9 +97,9 @@ impl EndpointConfig {
     }
 
     /// Checks the fields a client needs.
-    pub fn validate(&self) -> Result<(), LlmError> {
+    pub fn validate(&self) -> Result<(), ModelError> {
         let bad = |field, message: &str| {
-            Err(LlmError::Config {
+            Err(ModelError::Config {
                 field,
                 message: message.to_owned(),
             })

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use crate::config::{EndpointConfig, MaxTokensField};
-use crate::error::LlmError;
+use crate::error::ModelError;
 use crate::model::ChatModel;
 use crate::types::{ChatRequest, ChatResponse};
 
@@ -56,8 +56,8 @@ enum Refused {
 }
 
 /// Which parameter a 400/422 message refuses, if it refuses one this client can drop or rename.
-fn refused(e: &LlmError) -> Option<Refused> {
-    let LlmError::Status {
+fn refused(e: &ModelError) -> Option<Refused> {
+    let ModelError::Status {
         status, message, ..
     } = e
     else {
@@ -99,7 +99,7 @@ impl fmt::Debug for ChatClient {
 impl ChatClient {
     /// Checks `config` and builds the client (TLS through rustls with the ring provider and the
     /// platform's certificate verifier). Makes no request.
-    pub fn new(config: EndpointConfig) -> Result<Self, LlmError> {
+    pub fn new(config: EndpointConfig) -> Result<Self, ModelError> {
         let limiter = Arc::new(Semaphore::new(config.max_concurrency));
         Self::with_limiter(config, limiter)
     }
@@ -108,7 +108,10 @@ impl ChatClient {
     /// semaphore of [`EndpointConfig::max_concurrency`] permits: for separately configured
     /// clients (say, target and attacker models) served by the same endpoint. Clones of one
     /// client share their limiter anyway.
-    pub fn with_limiter(config: EndpointConfig, limiter: Arc<Semaphore>) -> Result<Self, LlmError> {
+    pub fn with_limiter(
+        config: EndpointConfig,
+        limiter: Arc<Semaphore>,
+    ) -> Result<Self, ModelError> {
         config.validate()?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let tls = rustls::ClientConfig::builder_with_provider(provider)
@@ -161,7 +164,7 @@ impl ChatClient {
     /// `max_model_len` for each model of `GET {base_url}/models`; the llama.cpp server reports
     /// `n_ctx` at `GET /props` (beside `/v1`). `Ok(None)` when the server tells neither (a
     /// hosted API); an error only when the server cannot be reached at all.
-    pub async fn context_window(&self) -> Result<Option<u32>, LlmError> {
+    pub async fn context_window(&self) -> Result<Option<u32>, ModelError> {
         let base = self.inner.config.base_url.trim_end_matches('/');
         let base = base.strip_suffix("/chat/completions").unwrap_or(base);
         let root = base.strip_suffix("/v1").unwrap_or(base);
@@ -182,7 +185,7 @@ impl ChatClient {
             let (ok, bytes) = match tokio::time::timeout(self.inner.config.timeout, fut).await {
                 Ok(Ok(r)) => r,
                 Ok(Err(source)) => {
-                    last_err = Some(LlmError::Transport {
+                    last_err = Some(ModelError::Transport {
                         url: url.clone(),
                         stage: "asking for the context window",
                         source,
@@ -190,7 +193,7 @@ impl ChatClient {
                     continue;
                 }
                 Err(source) => {
-                    last_err = Some(LlmError::Timeout {
+                    last_err = Some(ModelError::Timeout {
                         url: url.clone(),
                         timeout: self.inner.config.timeout,
                         source,
@@ -223,7 +226,7 @@ impl ChatClient {
     /// The JSON body sent for `request`: its fields plus `model` (and `max_tokens` renamed
     /// when the endpoint asks for `max_completion_tokens`, the temperature left out when it
     /// takes none, both as configured or as learnt from a refusal).
-    pub fn request_body(&self, request: &ChatRequest) -> Result<Value, LlmError> {
+    pub fn request_body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
         let adapted = *self
             .inner
             .adapted
@@ -232,8 +235,9 @@ impl ChatClient {
         self.body_with(request, adapted)
     }
 
-    fn body_with(&self, request: &ChatRequest, adapted: Adapted) -> Result<Value, LlmError> {
-        let value = serde_json::to_value(request).map_err(|source| LlmError::Encode { source })?;
+    fn body_with(&self, request: &ChatRequest, adapted: Adapted) -> Result<Value, ModelError> {
+        let value =
+            serde_json::to_value(request).map_err(|source| ModelError::Encode { source })?;
         let Value::Object(mut body) = value else {
             unreachable!("a ChatRequest serializes to a JSON object")
         };
@@ -253,16 +257,16 @@ impl ChatClient {
     }
 
     /// One attempt under the concurrency limit and the per-call timeout.
-    async fn attempt(&self, body: &[u8]) -> Result<ChatResponse, LlmError> {
+    async fn attempt(&self, body: &[u8]) -> Result<ChatResponse, ModelError> {
         let inner = &self.inner;
         let _permit = inner
             .limiter
             .acquire()
             .await
-            .map_err(|source| LlmError::Limiter { source })?;
+            .map_err(|source| ModelError::Limiter { source })?;
         match tokio::time::timeout(inner.config.timeout, self.exchange(body)).await {
             Ok(result) => result,
-            Err(source) => Err(LlmError::Timeout {
+            Err(source) => Err(ModelError::Timeout {
                 url: inner.url.clone(),
                 timeout: inner.config.timeout,
                 source,
@@ -271,10 +275,10 @@ impl ChatClient {
     }
 
     /// Sends the body and reads the whole response.
-    async fn exchange(&self, body: &[u8]) -> Result<ChatResponse, LlmError> {
+    async fn exchange(&self, body: &[u8]) -> Result<ChatResponse, ModelError> {
         let inner = &self.inner;
         let transport = |stage| {
-            move |source| LlmError::Transport {
+            move |source| ModelError::Transport {
                 url: inner.url.clone(),
                 stage,
                 source,
@@ -300,7 +304,7 @@ impl ChatClient {
             .await
             .map_err(transport("reading the response body"))?;
         if !status.is_success() {
-            return Err(LlmError::Status {
+            return Err(ModelError::Status {
                 url: inner.url.clone(),
                 status: status.as_u16(),
                 message: server_message(&bytes)
@@ -318,7 +322,7 @@ impl ChatModel for ChatClient {
         &self.inner.config.model
     }
 
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let lock = || {
             self.inner
                 .adapted
@@ -328,7 +332,7 @@ impl ChatModel for ChatClient {
         let mut adapted = *lock();
         let encode = |a| {
             serde_json::to_vec(&self.body_with(request, a)?)
-                .map_err(|source| LlmError::Encode { source })
+                .map_err(|source| ModelError::Encode { source })
         };
         let mut body = encode(adapted)?;
         let mut adjustments = Vec::new();
@@ -364,7 +368,7 @@ impl ChatModel for ChatClient {
                 }
                 Err(e) if !e.is_retryable() => return Err(e),
                 Err(e) if attempts > self.inner.config.max_retries => {
-                    return Err(LlmError::RetriesExhausted {
+                    return Err(ModelError::RetriesExhausted {
                         attempts,
                         last: Box::new(e),
                     });
@@ -406,15 +410,15 @@ fn context_window_of(v: &Value, model: &str) -> Option<u32> {
         .and_then(n)
 }
 
-fn client_error(e: impl std::error::Error + Send + Sync + 'static) -> LlmError {
-    LlmError::Client {
+fn client_error(e: impl std::error::Error + Send + Sync + 'static) -> ModelError {
+    ModelError::Client {
         source: Box::new(e),
     }
 }
 
 /// Parses a 2xx body as a chat completion; every failure names what was wrong.
-fn parse_completion(url: &str, bytes: &[u8]) -> Result<ChatResponse, LlmError> {
-    let malformed = |what: String, source| LlmError::Malformed {
+fn parse_completion(url: &str, bytes: &[u8]) -> Result<ChatResponse, ModelError> {
+    let malformed = |what: String, source| ModelError::Malformed {
         url: url.to_owned(),
         what,
         excerpt: excerpt(bytes),
@@ -427,7 +431,7 @@ fn parse_completion(url: &str, bytes: &[u8]) -> Result<ChatResponse, LlmError> {
     };
     if !object.contains_key("choices") {
         if let Some(message) = object.get("error").map(error_text) {
-            return Err(LlmError::ErrorBody {
+            return Err(ModelError::ErrorBody {
                 url: url.to_owned(),
                 message,
             });

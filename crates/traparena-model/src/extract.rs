@@ -3,7 +3,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::error::LlmError;
+use crate::error::ModelError;
 
 /// The first complete JSON object in `text`, which may wrap it in prose or in a fenced block
 /// (```` ```json ... ``` ````).
@@ -14,7 +14,7 @@ use crate::error::LlmError;
 /// object nested inside it.
 ///
 /// ```
-/// use traparena::llm::extract_json_object;
+/// use traparena::model::extract_json_object;
 /// let reply = "Sure! Here is my action:\n```json\n{\"action\": \"submit\"}\n```\nGood luck.";
 /// assert_eq!(extract_json_object(reply).unwrap()["action"], "submit");
 /// assert_eq!(extract_json_object("no json {here"), None);
@@ -33,13 +33,13 @@ pub fn extract_json_object(text: &str) -> Option<Value> {
 
 /// The first JSON object of `text` (see [`extract_json_object`]) parsed into `T`.
 ///
-/// Fails with [`LlmError::NoJson`] when there is no object and with [`LlmError::ReplyJson`]
+/// Fails with [`ModelError::NoJson`] when there is no object and with [`ModelError::ReplyJson`]
 /// (naming the field) when the object has the wrong shape.
-pub fn extract_json<T: DeserializeOwned>(text: &str) -> Result<T, LlmError> {
-    let value = extract_json_object(text).ok_or_else(|| LlmError::NoJson {
+pub fn extract_json<T: DeserializeOwned>(text: &str) -> Result<T, ModelError> {
+    let value = extract_json_object(text).ok_or_else(|| ModelError::NoJson {
         excerpt: text.chars().take(200).collect(),
     })?;
-    serde_path_to_error::deserialize(value).map_err(|e| LlmError::ReplyJson {
+    serde_path_to_error::deserialize(value).map_err(|e| ModelError::ReplyJson {
         field: e.path().to_string(),
         source: e.into_inner(),
     })
@@ -87,7 +87,7 @@ mod tests {
         let err = extract_json::<Act>("ok: {\"action\": 3}").unwrap_err();
         assert!(err.to_string().contains("field `action`"), "{err}");
         let err = extract_json::<Act>("plain words").unwrap_err();
-        assert!(matches!(err, LlmError::NoJson { .. }), "{err}");
+        assert!(matches!(err, ModelError::NoJson { .. }), "{err}");
         assert_eq!(
             extract_json::<Act>("{\"action\": \"submit\"}")
                 .unwrap()

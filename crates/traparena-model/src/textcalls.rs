@@ -15,7 +15,7 @@ use crate::types::ToolCall;
 /// the model was offered: a bare object counts as a call only when it names one of them.
 ///
 /// ```
-/// use traparena_llm::tool_calls_in_text;
+/// use traparena_model::tool_calls_in_text;
 /// let names = ["read", "submit"];
 /// let text = "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.py\"}}\n</tool_call>";
 /// let calls = tool_calls_in_text(text, &names);

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::error::LlmError;
+use crate::error::ModelError;
 use crate::model::ChatModel;
 use crate::types::{ChatRequest, ChatResponse};
 
@@ -24,8 +24,9 @@ const FORMAT_VERSION: u32 = 1;
 /// white space) of the request body — `model`, `messages`, `tools`, `response_format`,
 /// `temperature`, `max_tokens`, `seed` and any `extra` fields; unset options are absent —
 /// prefixed with a format-version tag.
-pub fn request_hash(model: &str, request: &ChatRequest) -> Result<String, LlmError> {
-    let mut value = serde_json::to_value(request).map_err(|source| LlmError::Encode { source })?;
+pub fn request_hash(model: &str, request: &ChatRequest) -> Result<String, ModelError> {
+    let mut value =
+        serde_json::to_value(request).map_err(|source| ModelError::Encode { source })?;
     if let Value::Object(o) = &mut value {
         o.insert("model".to_owned(), Value::String(model.to_owned()));
     }
@@ -121,9 +122,9 @@ struct State {
 impl Cassette {
     /// Opens the cassette at `path`, loading its entries; a missing file is an empty cassette
     /// (created on the first recording).
-    pub fn open(path: impl Into<PathBuf>) -> Result<Self, LlmError> {
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self, ModelError> {
         let path = path.into();
-        let io = |source| LlmError::CassetteIo {
+        let io = |source| ModelError::CassetteIo {
             path: path.clone(),
             source,
         };
@@ -146,7 +147,7 @@ impl Cassette {
             }
             if !line.trim_ascii().is_empty() {
                 let entry: CassetteEntry =
-                    serde_json::from_slice(line).map_err(|source| LlmError::CassetteFormat {
+                    serde_json::from_slice(line).map_err(|source| ModelError::CassetteFormat {
                         path: path.clone(),
                         line: i + 1,
                         source,
@@ -166,7 +167,7 @@ impl Cassette {
     }
 
     /// Opens the cassette at `path` and wraps it in an `Arc` for sharing between recorders.
-    pub fn shared(path: impl Into<PathBuf>) -> Result<Arc<Self>, LlmError> {
+    pub fn shared(path: impl Into<PathBuf>) -> Result<Arc<Self>, ModelError> {
         Ok(Arc::new(Self::open(path)?))
     }
 
@@ -195,15 +196,15 @@ impl Cassette {
 
     /// Appends an entry (one line, flushed) and returns its response as read back from that
     /// line, so that a recorded run sees exactly what a replay will.
-    pub fn append(&self, entry: &CassetteEntry) -> Result<ChatResponse, LlmError> {
-        let io = |source| LlmError::CassetteIo {
+    pub fn append(&self, entry: &CassetteEntry) -> Result<ChatResponse, ModelError> {
+        let io = |source| ModelError::CassetteIo {
             path: self.path.clone(),
             source,
         };
         let mut line =
-            serde_json::to_string(entry).map_err(|source| LlmError::Encode { source })?;
+            serde_json::to_string(entry).map_err(|source| ModelError::Encode { source })?;
         let stored: CassetteEntry =
-            serde_json::from_str(&line).map_err(|source| LlmError::CassetteFormat {
+            serde_json::from_str(&line).map_err(|source| ModelError::CassetteFormat {
                 path: self.path.clone(),
                 line: 0,
                 source,
@@ -243,7 +244,7 @@ impl Cassette {
 #[serde(rename_all = "lowercase")]
 pub enum CassetteMode {
     /// Answer only from the cassette; no network. A missing entry is
-    /// [`LlmError::NotRecorded`].
+    /// [`ModelError::NotRecorded`].
     Replay,
     /// Always call the model and append the response.
     Record,
@@ -351,7 +352,7 @@ impl ChatModel for Recorder {
         &self.model
     }
 
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let hash = request_hash(&self.model, request)?;
         let occurrence = {
             let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
@@ -367,7 +368,7 @@ impl ChatModel for Recorder {
         let inner = match (&self.inner, self.mode) {
             (Some(inner), CassetteMode::Record | CassetteMode::Auto) => inner,
             _ => {
-                return Err(LlmError::NotRecorded {
+                return Err(ModelError::NotRecorded {
                     hash,
                     occurrence,
                     scope: self.scope.clone(),
@@ -382,7 +383,8 @@ impl ChatModel for Recorder {
             hash,
             occurrence,
             model: self.model.clone(),
-            request: serde_json::to_value(request).map_err(|source| LlmError::Encode { source })?,
+            request: serde_json::to_value(request)
+                .map_err(|source| ModelError::Encode { source })?,
             response,
         };
         self.cassette.append(&entry)

@@ -4,21 +4,20 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::error::LlmError;
+use crate::error::ModelError;
 use crate::types::{ChatRequest, ChatResponse};
 
 /// Anything that answers chat-completion requests: the HTTP [`ChatClient`](crate::ChatClient),
-/// the [`Recorder`](crate::Recorder) (record and replay), the [`Metered`](crate::Metered) usage
-/// wrapper, a [`ScriptedModel`](crate::ScriptedModel) in tests, or an outside implementation.
+/// the [`Recorder`](crate::Recorder) (record and replay), a [`ScriptedModel`](crate::ScriptedModel)
+/// in tests, or an outside implementation.
 ///
 /// Object safe: agents, attackers and curators take an `Arc<dyn ChatModel>`. Implement
 /// [`ChatModel::model`] and [`ChatModel::chat`] to plug in another kind of model:
 ///
 /// ```
 /// use std::sync::Arc;
-/// use traparena::llm::{
-///     ChatModel, ChatRequest, ChatResponse, LlmAgent, LlmAgentConfig, LlmError,
-/// };
+/// use traparena::llm::{LlmAgent, LlmAgentConfig};
+/// use traparena::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
 /// use traparena::{Action, Agent, AgentView};
 ///
 /// /// Answers every request with a submit.
@@ -30,7 +29,7 @@ use crate::types::{ChatRequest, ChatResponse};
 ///         "quitter"
 ///     }
 ///
-///     async fn chat(&self, _request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+///     async fn chat(&self, _request: &ChatRequest) -> Result<ChatResponse, ModelError> {
 ///         Ok(ChatResponse::from_text("quitter", r#"{"action": "submit"}"#))
 ///     }
 /// }
@@ -48,7 +47,7 @@ pub trait ChatModel: Send + Sync {
     fn model(&self) -> &str;
 
     /// Sends one request and returns the completion.
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
 }
 
 #[async_trait]
@@ -57,7 +56,7 @@ impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
         (**self).model()
     }
 
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         (**self).chat(request).await
     }
 }

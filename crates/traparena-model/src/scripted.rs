@@ -5,13 +5,13 @@ use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 
-use crate::error::LlmError;
+use crate::error::ModelError;
 use crate::model::ChatModel;
 use crate::types::{ChatRequest, ChatResponse};
 
 /// A [`ChatModel`] that answers from a fixed list of responses, in order, and remembers the
 /// requests it was sent. Once the list is used up every call fails with
-/// [`LlmError::ScriptExhausted`].
+/// [`ModelError::ScriptExhausted`].
 #[derive(Debug)]
 pub struct ScriptedModel {
     model: String,
@@ -60,7 +60,7 @@ impl ChatModel for ScriptedModel {
         &self.model
     }
 
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let call = {
             let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
             requests.push(request.clone());
@@ -70,7 +70,7 @@ impl ChatModel for ScriptedModel {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front()
-            .ok_or_else(|| LlmError::ScriptExhausted {
+            .ok_or_else(|| ModelError::ScriptExhausted {
                 model: self.model.clone(),
                 call,
             })

@@ -9,8 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::LlmError;
-use crate::usage::TokenUsage;
+use crate::error::ModelError;
 
 /// Who speaks a [`Message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -140,7 +139,7 @@ impl ToolCall {
     /// The arguments as a JSON value. Empty arguments read as `{}`; arguments wrapped in prose
     /// or a fenced block are unwrapped with [`extract_json_object`](crate::extract_json_object);
     /// arguments encoded twice (a JSON string holding the JSON object) are decoded.
-    pub fn arguments_value(&self) -> Result<Value, LlmError> {
+    pub fn arguments_value(&self) -> Result<Value, ModelError> {
         let text = self.function.arguments.trim();
         if text.is_empty() {
             return Ok(Value::Object(Map::new()));
@@ -149,7 +148,7 @@ impl ToolCall {
             Ok(v @ Value::String(_)) => Ok(crate::textcalls::decode_arguments(&v).unwrap_or(v)),
             Ok(v) => Ok(v),
             Err(source) => {
-                crate::extract::extract_json_object(text).ok_or_else(|| LlmError::ToolArguments {
+                crate::extract::extract_json_object(text).ok_or_else(|| ModelError::ToolArguments {
                     tool: self.function.name.clone(),
                     field: ".".to_owned(),
                     source,
@@ -159,9 +158,9 @@ impl ToolCall {
     }
 
     /// The arguments parsed into `T`; errors name the tool and the offending field.
-    pub fn parse_arguments<T: DeserializeOwned>(&self) -> Result<T, LlmError> {
+    pub fn parse_arguments<T: DeserializeOwned>(&self) -> Result<T, ModelError> {
         let value = self.arguments_value()?;
-        serde_path_to_error::deserialize(value).map_err(|e| LlmError::ToolArguments {
+        serde_path_to_error::deserialize(value).map_err(|e| ModelError::ToolArguments {
             tool: self.function.name.clone(),
             field: e.path().to_string(),
             source: e.into_inner(),
@@ -453,6 +452,19 @@ pub struct CompletionTokensDetails {
     pub extra: Map<String, Value>,
 }
 
+/// The token counts of one response, read from its [`Usage`] for accounting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Tokens of the prompt.
+    pub prompt_tokens: u64,
+    /// Tokens generated.
+    pub completion_tokens: u64,
+    /// Of which reasoning tokens, where the server reports them (0 otherwise).
+    pub reasoning_tokens: u64,
+    /// Whether the server reported usage at all; `false` means the counts are unknown zeros.
+    pub reported: bool,
+}
+
 impl ChatResponse {
     /// A response whose single choice says `text` (for scripted fakes).
     pub fn from_text(model: impl Into<String>, text: impl Into<String>) -> Self {
@@ -724,7 +736,7 @@ mod tests {
         let garbage = ToolCall::function("1", "read", "not json");
         assert!(matches!(
             garbage.arguments_value().unwrap_err(),
-            LlmError::ToolArguments { .. }
+            ModelError::ToolArguments { .. }
         ));
     }
 }
