@@ -390,7 +390,7 @@ impl SyntheticConfig {
             condition_info: c.info.clone(),
             infra_error: None,
             agent: t.agent.clone(),
-            attacker: c.info.attacker.clone(),
+            attacker: spec_attacker(&c.info),
             accepted,
             verdict: Some(Verdict {
                 hidden_tests_pass: accepted || mode == Some(FailureMode::Superficial),
