@@ -15,13 +15,15 @@ use traparena_attack::{
 };
 use traparena_env::Sandbox;
 use traparena_eval::Evaluator;
+use traparena_results::{
+    ConditionInfo, EpisodeKey, Manifest, ResultLine, TrajectoryLine, folder_sha256, sha256_json,
+};
 use traparena_task::Task;
 
 use crate::episode::{Episode, EpisodeConfig, TestSlots};
 use crate::error::RunError;
-use crate::results::{ConditionInfo, EpisodeKey, ResultLine};
 use crate::spec::{ConditionSpec, ExperimentSpec, TargetSpec};
-use crate::store::{Manifest, ResultsDir, TrajectoryLine, curator_err, folder_sha256, sha256_json};
+use crate::store::{ResultsDir, curator_err};
 
 /// Builds the agents, attackers and curators an experiment names. The runner's built-ins are
 /// [`BuiltinComponents`]; the `traparena` command adds the model-backed ones, and research code
@@ -582,10 +584,12 @@ async fn run_one(
 ) -> Result<(), RunError> {
     let target = &s.spec.targets[ti];
     let cond = ci.map(|c| &s.spec.conditions[c]);
-    let info = cond.map(|c| c.info()).unwrap_or_else(|| ConditionInfo {
-        attacker: "none".into(),
-        ..ConditionInfo::default()
-    });
+    let info = cond
+        .map(|c| s.spec.condition_info(c))
+        .unwrap_or_else(|| ConditionInfo {
+            attacker: "none".into(),
+            ..ConditionInfo::default()
+        });
     let (task, evaluator) = &s.tasks[task_index];
     let seed = episode_seed(s.spec.seed, &k);
     let scope = k.to_string();
@@ -626,7 +630,7 @@ async fn run_one(
                         attacker_errors: r.attacker_errors.clone(),
                         prompt_hashes: r.prompt_hashes.clone(),
                     };
-                    (ResultLine::from_record(&k, &info, &r), t)
+                    (r.result_line(&k, &info), t)
                 }
                 Err(e) => (
                     ResultLine::infra_failure(&k, &info, seed, e.to_string()),

@@ -8,7 +8,6 @@ mod error;
 mod experiment;
 mod merge;
 mod record;
-mod results;
 mod spec;
 pub mod store;
 
@@ -20,8 +19,9 @@ pub use experiment::{
 };
 pub use merge::merge_results;
 pub use record::{AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, RejectedMessage};
-pub use results::{ConditionInfo, EpisodeKey, ResultLine};
 pub use spec::{ConditionSpec, ExperimentSpec, ModelSpec, TargetSpec};
+/// The results format's types in the runner's signatures (`traparena-results`).
+pub use traparena_results::{ConditionInfo, EpisodeKey, ResultLine};
 
 /// The harness version written into every record.
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");

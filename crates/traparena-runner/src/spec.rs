@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use traparena_attack::{LeakageConfig, NoteLimits, Schedule};
 
+use traparena_results::ConditionInfo;
+
 use crate::error::RunError;
 
 /// A model endpoint, named explicitly in the spec.
@@ -94,28 +96,6 @@ pub struct ConditionSpec {
     pub defence: bool,
 }
 
-impl ConditionSpec {
-    /// The condition's description for result lines.
-    pub fn info(&self) -> crate::results::ConditionInfo {
-        let (kind, persona) = match self.attacker.split_once(':') {
-            Some((k, p)) => (k.to_owned(), Some(p.to_owned())),
-            None => (self.attacker.clone(), None),
-        };
-        let access = match kind.as_str() {
-            "adaptive" => Some("reference".to_owned()),
-            "blind" => Some("blind".to_owned()),
-            _ => None,
-        };
-        crate::results::ConditionInfo {
-            attacker: kind,
-            persona,
-            access,
-            curator: self.curator,
-            defence: self.defence,
-        }
-    }
-}
-
 /// A whole study.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -180,6 +160,38 @@ const ATTACKERS: [&str; 6] = [
 ];
 
 impl ExperimentSpec {
+    /// The description of `condition` written on its result lines: the attacker's kind and
+    /// its persona (`scripted:PERSONA`) as `args`, the access of the model attackers
+    /// (`adaptive`: reference, `blind`: the adaptive attacker with blind access), and the
+    /// curator (`llm` with a curator model, else `tally`) when it is on.
+    pub fn condition_info(&self, condition: &ConditionSpec) -> ConditionInfo {
+        let (kind, persona) = match condition.attacker.split_once(':') {
+            Some((k, p)) => (k, Some(p)),
+            None => (condition.attacker.as_str(), None),
+        };
+        let (kind, access) = match kind {
+            "adaptive" => ("adaptive", Some("reference")),
+            "blind" => ("adaptive", Some("blind")),
+            other => (other, None),
+        };
+        ConditionInfo {
+            attacker: kind.to_owned(),
+            args: match persona {
+                Some(p) => serde_json::json!({ "persona": p }),
+                None => serde_json::Value::Null,
+            },
+            access: access.map(str::to_owned),
+            curator: condition.curator.then(|| {
+                if self.curator_model.is_some() {
+                    "llm".to_owned()
+                } else {
+                    "tally".to_owned()
+                }
+            }),
+            defence: condition.defence,
+        }
+    }
+
     /// Reads and checks a spec file; every error names the field.
     pub fn load(path: &Path) -> Result<ExperimentSpec, RunError> {
         let text =
