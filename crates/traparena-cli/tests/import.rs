@@ -348,7 +348,7 @@ fn results_export_as_swebench_predictions() {
     std::fs::write(results.join("episodes.jsonl"), "{broken\n").unwrap();
     let (code, _, stderr) = traparena(&["export", "swebench-predictions", s(&results)]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("episodes.jsonl:1:"), "{stderr}");
+    assert!(stderr.contains("episodes.jsonl: line 1, column 2:"), "{stderr}");
 }
 
 #[test]
