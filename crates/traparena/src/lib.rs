@@ -18,6 +18,7 @@
 //! | [`attack`] | `traparena-attack` | the [`Attacker`] and [`Curator`] traits, personas, schedule, leakage filter, notes |
 //! | [`agent`] | `traparena-agent` | the [`Agent`] trait and the gold, credulous, hardcoder and replay agents |
 //! | [`runner`] | `traparena-runner` | one [`Episode`], its [`EpisodeRecord`]; whole experiments |
+//! | [`results`] | `traparena-results` | the results folder's format: the lines of `episodes.jsonl` and `trajectories.jsonl`, the manifest, versioned reading and writing |
 //! | [`llm`] | `traparena-llm` | the model client, record and replay, the model-backed agent, attacker and curator |
 //! | [`stats`] | `traparena-stats` | paired effects with bootstrap intervals, rates, power |
 //! | [`report`] | `traparena-report` | the paper-style tables from a results folder |
@@ -144,10 +145,10 @@
 //! ## Errors
 //!
 //! Each library has its own error type ([`TaskError`], [`EnvError`], [`EvalError`],
-//! [`AttackError`], [`NotesError`], [`AgentError`], [`RunError`], [`LlmError`], [`StatsError`],
-//! [`ReportError`], [`ImportError`]); every one converts into [`Error`], so `?` works in a
-//! function returning `Result<_, traparena::Error>`. A rejected patch, a failing test or a
-//! refused path is never an error: they are outcomes in the record.
+//! [`AttackError`], [`NotesError`], [`AgentError`], [`RunError`], [`ResultsError`], [`LlmError`],
+//! [`StatsError`], [`ReportError`], [`ImportError`]); every one converts into [`Error`], so `?`
+//! works in a function returning `Result<_, traparena::Error>`. A rejected patch, a failing test
+//! or a refused path is never an error: they are outcomes in the record.
 //!
 //! ## Validating a task
 //!
@@ -183,6 +184,8 @@ pub use traparena_llm as llm;
 #[doc(inline)]
 pub use traparena_report as report;
 #[doc(inline)]
+pub use traparena_results as results;
+#[doc(inline)]
 pub use traparena_runner as runner;
 #[doc(inline)]
 pub use traparena_stats as stats;
@@ -211,6 +214,8 @@ pub use traparena_import::ImportError;
 pub use traparena_llm::LlmError;
 #[doc(inline)]
 pub use traparena_report::ReportError;
+#[doc(inline)]
+pub use traparena_results::ResultsError;
 #[doc(inline)]
 pub use traparena_runner::{
     Episode, EpisodeBuilder, EpisodeConfig, EpisodeRecord, RunError, TestSlots,
@@ -259,6 +264,9 @@ pub enum Error {
     /// An episode or an experiment failed ([`runner`]).
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A results file could not be read or written ([`results`]).
+    #[error(transparent)]
+    Results(#[from] ResultsError),
     /// A model call or a recording failed ([`llm`]).
     #[error(transparent)]
     Llm(#[from] LlmError),
