@@ -90,15 +90,19 @@ impl Episodes {
         if let Some(v) = l.harness_version.filter(|v| !v.is_empty()) {
             self.harness_versions.insert(v);
         }
-        let cell = self
-            .cells
-            .entry(l.target.clone())
-            .or_default()
-            .entry(l.condition.clone())
-            .or_insert_with(|| Cell {
+        // Looked up before inserting, so that a line of a known cell allocates no key.
+        if !self.cells.contains_key(&l.target) {
+            self.cells.insert(l.target.clone(), BTreeMap::new());
+        }
+        let of_target = self.cells.get_mut(&l.target).expect("inserted above");
+        if !of_target.contains_key(&l.condition) {
+            let cell = Cell {
                 info: l.condition_info.clone(),
                 ..Cell::default()
-            });
+            };
+            of_target.insert(l.condition.clone(), cell);
+        }
+        let cell = of_target.get_mut(&l.condition).expect("inserted above");
         cell.lines += 1;
         if !l.agent.is_empty() && !cell.agents.contains(&l.agent) {
             cell.agents.push(l.agent);
