@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use common::{out_dir, print_ratio};
 use criterion::Criterion;
-use traparena_report::synthetic::{SyntheticCondition, SyntheticConfig, SyntheticTarget};
 use traparena_report::{ReportOptions, ResultsFolder, report_folder};
+use traparena_testkit::synthetic::{SyntheticCondition, SyntheticConfig, SyntheticTarget};
 
 const GROUP: &str = "report_100000_episodes";
 const CHILD: &str = "TRAPARENA_REPORT_BENCH_CHILD";
@@ -42,7 +42,7 @@ fn config() -> SyntheticConfig {
 
 /// Reads every line and parses it as JSON, keeping nothing: the baseline.
 fn parse_only(dir: &Path) -> usize {
-    let file = std::fs::File::open(dir.join("episodes.jsonl")).unwrap();
+    let file = std::fs::File::open(dir.join(traparena_results::EPISODES_FILE)).unwrap();
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     let mut buf = Vec::with_capacity(4096);
     let mut n = 0;
@@ -116,7 +116,7 @@ fn main() {
     let cfg = config();
     let t = Instant::now();
     let n = cfg.write_folder(dir.path()).unwrap();
-    let bytes = std::fs::metadata(dir.path().join("episodes.jsonl"))
+    let bytes = std::fs::metadata(dir.path().join(traparena_results::EPISODES_FILE))
         .map(|m| m.len())
         .unwrap_or(0);
     println!(

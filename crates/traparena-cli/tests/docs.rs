@@ -11,12 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use traparena_testkit::cli::{MODEL_VARS, root};
 
 /// One `$ traparena ...` line and what the page shows for it.
 #[derive(Debug)]
@@ -106,18 +101,16 @@ fn run_blocks(blocks: &[Vec<Shown>]) {
     );
     let mut failures = Vec::new();
     for shown in blocks.iter().flatten() {
-        let out = Command::new("/bin/sh")
-            .arg("-c")
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
             .arg(&shown.command)
             .current_dir(root())
             .env("PATH", &path)
-            .env("NO_COLOR", "1")
-            .env_remove("TRAPARENA_LLM_MODEL")
-            .env_remove("TRAPARENA_LLM_BASE_URL")
-            .env_remove("TRAPARENA_ATTACKER_MODEL")
-            .env_remove("TRAPARENA_CURATOR_MODEL")
-            .output()
-            .unwrap();
+            .env("NO_COLOR", "1");
+        for v in MODEL_VARS {
+            cmd.env_remove(v);
+        }
+        let out = cmd.output().unwrap();
         let mut actual = String::from_utf8_lossy(&out.stdout).into_owned();
         for line in String::from_utf8_lossy(&out.stderr).lines() {
             if !sandbox_warning(line) {

@@ -5,11 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use traparena_testkit::cli::{Bin, copy_dir, tasks_dir};
+
 fn tasks_glob(names: &[&str]) -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/tasks")
-        .canonicalize()
-        .unwrap();
+    let dir = tasks_dir();
     names
         .iter()
         .map(|n| dir.join(n).to_string_lossy().into_owned())
@@ -40,15 +39,13 @@ fn write_spec(dir: &Path, curated: bool) -> PathBuf {
     p
 }
 
+fn bin() -> Bin {
+    Bin::new(env!("CARGO_BIN_EXE_traparena"))
+}
+
 fn traparena(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_traparena"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = bin().run(args);
+    (out.code, out.stderr)
 }
 
 /// Every line of episodes.jsonl, sorted; and every notes file.
@@ -88,7 +85,8 @@ fn spawn_experiment(
     concurrency: &str,
     stderr: Stdio,
 ) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_traparena"))
+    bin()
+        .command()
         .args([
             "experiment",
             spec.to_str().unwrap(),
@@ -244,8 +242,9 @@ fn shards_merged_equal_the_unsharded_run_with_the_curator_step_between_rounds() 
             "--curate-only",
         ]);
         assert_eq!(code, 0, "{err}");
-        for dir in &shards {
-            copy_tree(&merged_dir.join("notes"), &dir.join("notes"));
+        let notes = merged_dir.join("notes");
+        for dir in shards.iter().filter(|_| notes.is_dir()) {
+            copy_dir(&notes, &dir.join("notes"));
         }
     }
     assert_eq!(summary(&merged_dir), expected);
@@ -259,22 +258,6 @@ fn shards_merged_equal_the_unsharded_run_with_the_curator_step_between_rounds() 
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("is also in"), "{err}");
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    if !from.is_dir() {
-        return;
-    }
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let t = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_tree(&p, &t);
-        } else {
-            std::fs::copy(&p, &t).unwrap();
-        }
-    }
 }
 
 #[test]
@@ -404,12 +387,9 @@ fn curator_tokens_are_recorded_and_reported() {
     // The built-in tally curator needs no model, so it spends no tokens.
     assert_eq!(usage["prompt_tokens"], 0);
     assert_eq!(usage["completion_tokens"], 0);
-    let report = Command::new(env!("CARGO_BIN_EXE_traparena"))
-        .args(["report", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(report.status.success());
-    let text = String::from_utf8_lossy(&report.stdout);
+    let report = bin().run(&["report", out.to_str().unwrap()]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let text = report.stdout;
     assert!(
         text.contains("Curator tokens over all rounds: 0 prompt, 0 completion."),
         "{text}"

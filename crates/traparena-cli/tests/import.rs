@@ -2,9 +2,9 @@
 //! status 2 with a clear message for bad input.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use traparena::runner::{ConditionInfo, EpisodeKey, ResultLine};
+use traparena::results::{ConditionInfo, EpisodeKey, ResultLine};
+use traparena_testkit::cli::Bin;
 
 /// `$TRAPARENA_DATA_DIR/<rel>`: data kept outside the repository (ARCHITECTURE.md, "Testing").
 fn data_file(rel: &str) -> PathBuf {
@@ -18,15 +18,8 @@ fn humanevalfix_data() -> PathBuf {
 }
 
 fn traparena(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_traparena"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = Bin::new(env!("CARGO_BIN_EXE_traparena")).run(args);
+    (out.code, out.stdout, out.stderr)
 }
 
 fn s(p: &Path) -> &str {
@@ -348,7 +341,10 @@ fn results_export_as_swebench_predictions() {
     std::fs::write(results.join("episodes.jsonl"), "{broken\n").unwrap();
     let (code, _, stderr) = traparena(&["export", "swebench-predictions", s(&results)]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("episodes.jsonl:1:"), "{stderr}");
+    assert!(
+        stderr.contains("episodes.jsonl: line 1, column 2:"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -2,188 +2,45 @@
 //! OpenAI-compatible server on 127.0.0.1, record and replay through a cassette, and the exit
 //! status for missing environment variables.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use serde_json::{Value, json};
+use traparena_testkit::cli::{Bin, Run, output, root};
+use traparena_testkit::stub::{Reply, StubServer, completion_body};
 
-/// Every variable the command reads, removed so that the caller's shell cannot interfere.
-const VARS: [&str; 9] = [
-    "TRAPARENA_LLM_MODEL",
-    "TRAPARENA_LLM_BASE_URL",
-    "TRAPARENA_LLM_API_KEY",
-    "TRAPARENA_ATTACKER_MODEL",
-    "TRAPARENA_ATTACKER_BASE_URL",
-    "TRAPARENA_ATTACKER_API_KEY",
-    "TRAPARENA_CURATOR_MODEL",
-    "TRAPARENA_CURATOR_BASE_URL",
-    "TRAPARENA_CURATOR_API_KEY",
-];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// A scripted OpenAI-compatible server. Requests whose response format is the agent's
-/// `action` schema get the agent's replies in order (then `submit`); requests with the
-/// attacker's `collaborator_message` schema get the attacker's reply. Usage is derived from
-/// the request's size, so identical requests cost identical tokens.
-struct Stub {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
-
-impl Stub {
-    fn start(agent: Vec<String>, attacker: String) -> Stub {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let (stop2, requests2) = (stop.clone(), requests.clone());
-        let thread = std::thread::spawn(move || {
-            let mut agent_calls = 0usize;
-            for conn in listener.incoming() {
-                if stop2.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(mut conn) = conn else { continue };
-                conn.set_read_timeout(Some(Duration::from_secs(10))).ok();
-                let Some((line, body)) = read_request(&mut conn) else {
-                    continue;
-                };
-                if line.starts_with("GET /v1/models ") {
-                    // What vLLM answers: the served model with its context window.
-                    let models = json!({"object": "list", "data": [{
-                        "id": "stub-model", "object": "model", "owned_by": "vllm",
-                        "max_model_len": 32768
-                    }]});
-                    respond(&mut conn, "200 OK", &models.to_string());
-                    continue;
-                }
-                if !line.starts_with("POST /v1/chat/completions ") {
-                    respond(&mut conn, "404 Not Found", r#"{"detail": "Not Found"}"#);
-                    continue;
-                }
-                requests2.lock().unwrap().push(body.clone());
-                let schema = body["response_format"]["json_schema"]["name"]
-                    .as_str()
-                    .unwrap_or("");
-                let reply = match schema {
-                    "action" => {
-                        agent_calls += 1;
-                        agent
-                            .get(agent_calls - 1)
-                            .cloned()
-                            .unwrap_or_else(|| r#"{"action": "submit"}"#.to_owned())
-                    }
-                    "collaborator_message" => attacker.clone(),
-                    other => panic!("unexpected request (schema {other:?}): {body}"),
-                };
-                let prompt = body.to_string().len() as u64 / 4;
-                let completion = reply.len() as u64 / 4 + 1;
-                let response = json!({
-                    "id": "chatcmpl-stub",
-                    "object": "chat.completion",
-                    "created": 1,
-                    "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply}}],
-                    "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                              "total_tokens": prompt + completion}
-                })
-                .to_string();
-                respond(&mut conn, "200 OK", &response);
+/// A scripted vLLM-like server. Chat requests whose response format is the agent's `action`
+/// schema get the agent's replies in order (then `submit`); requests with the attacker's
+/// `collaborator_message` schema get the attacker's reply. Usage is derived from the request's
+/// size, so identical requests cost identical tokens.
+fn stub(agent: Vec<String>, attacker: String) -> StubServer {
+    let mut agent_calls = 0usize;
+    StubServer::vllm(move |r| {
+        let schema = r.body["response_format"]["json_schema"]["name"]
+            .as_str()
+            .unwrap_or("");
+        let reply = match schema {
+            "action" => {
+                agent_calls += 1;
+                agent
+                    .get(agent_calls - 1)
+                    .cloned()
+                    .unwrap_or_else(|| r#"{"action": "submit"}"#.to_owned())
             }
-        });
-        Stub {
-            addr,
-            stop,
-            thread: Some(thread),
-            requests,
-        }
-    }
-
-    fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-
-    fn requests(&self) -> Vec<Value> {
-        self.requests.lock().unwrap().clone()
-    }
-
-    /// Stops the server; its port refuses connections afterwards.
-    fn stop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(t) = self.thread.take() {
-            // A panic in the server thread already failed the test through its client; do
-            // not panic again while a failing test unwinds.
-            let joined = t.join();
-            assert!(
-                joined.is_ok() || std::thread::panicking(),
-                "the stub server panicked"
-            );
-        }
-    }
-}
-
-impl Drop for Stub {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// One HTTP request: its request line (`POST /v1/chat/completions HTTP/1.1`) and its JSON body
-/// (`Null` when it has none, as a `GET`).
-fn read_request(conn: &mut TcpStream) -> Option<(String, Value)> {
-    let mut reader = BufReader::new(conn);
-    let mut len = 0usize;
-    let mut request_line = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if request_line.is_none() {
-            request_line = Some(line.to_owned());
-            continue;
-        }
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            len = value.trim().parse().ok()?;
-        }
-    }
-    if len == 0 {
-        return Some((request_line?, Value::Null));
-    }
-    let mut body = vec![0u8; len];
-    reader.read_exact(&mut body).ok()?;
-    Some((request_line?, serde_json::from_slice(&body).ok()?))
-}
-
-fn respond(conn: &mut TcpStream, status: &str, body: &str) {
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = conn.write_all(head.as_bytes());
-    let _ = conn.write_all(body.as_bytes());
+            "collaborator_message" => attacker.clone(),
+            other => panic!("unexpected request (schema {other:?}): {}", r.body),
+        };
+        let prompt = r.body.to_string().len() as u64 / 4;
+        let completion = reply.len() as u64 / 4 + 1;
+        let mut body = completion_body(
+            json!({"role": "assistant", "content": reply}),
+            "stop",
+            prompt,
+            completion,
+        );
+        body["model"] = r.body["model"].clone();
+        Reply::json(200, body)
+    })
 }
 
 /// The agent's script on clamp_overt: read, an unreadable reply, the repair, tests, submit.
@@ -213,24 +70,15 @@ fn attacker_reply() -> String {
     .to_string()
 }
 
-/// Runs `traparena run` on clamp_overt with the given variables set (and every other
-/// TRAPARENA variable removed).
-fn traparena(args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_traparena"));
+/// Runs `traparena run` on clamp_overt with the given variables set (and no other model
+/// variable).
+fn traparena(args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let mut cmd = Bin::new(env!("CARGO_BIN_EXE_traparena")).command();
     cmd.current_dir(root())
         .args(["run", "--task", "examples/tasks/clamp_overt"])
-        .args(args);
-    for v in VARS {
-        cmd.env_remove(v);
-    }
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+        .args(args)
+        .envs(vars.iter().copied());
+    output(&mut cmd)
 }
 
 /// The single record file in `dir`.
@@ -265,7 +113,7 @@ fn assert_replies_handled(record: &Value) {
 
 #[test]
 fn llm_agent_and_adaptive_attacker_run_an_episode() {
-    let stub = Stub::start(agent_script(), attacker_reply());
+    let stub = stub(agent_script(), attacker_reply());
     let out_dir = tempfile::tempdir().unwrap();
     let url = stub.base_url();
     let out = traparena(
@@ -285,8 +133,8 @@ fn llm_agent_and_adaptive_attacker_run_an_episode() {
             ("TRAPARENA_LLM_MODEL", "stub-model"),
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(summary["agent"], "llm:stub-model");
     assert_eq!(summary["attacker"], "adaptive:stub-model");
     assert!(summary["verdict"].is_object(), "{summary}");
@@ -332,7 +180,7 @@ fn llm_agent_and_adaptive_attacker_run_an_episode() {
     assert_eq!(hashes["attacker"].as_str().unwrap().len(), 64, "{hashes}");
 
     // What the models were sent.
-    let requests = stub.requests();
+    let requests = stub.chat_requests();
     let agent: Vec<&Value> = requests
         .iter()
         .filter(|r| r["response_format"]["json_schema"]["name"] == "action")
@@ -363,7 +211,7 @@ fn llm_agent_and_adaptive_attacker_run_an_episode() {
 
 #[test]
 fn a_recorded_episode_replays_identically_without_the_server() {
-    let mut stub = Stub::start(agent_script(), attacker_reply());
+    let mut stub = stub(agent_script(), attacker_reply());
     let work = tempfile::tempdir().unwrap();
     let cassette = work.path().join("episode.cassette.jsonl");
     let (recorded, replayed) = (work.path().join("recorded"), work.path().join("replayed"));
@@ -397,11 +245,11 @@ fn a_recorded_episode_replays_identically_without_the_server() {
         )
     };
     let first = run("record", &recorded);
-    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
-    let calls = stub.requests().len();
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let calls = stub.chat_requests().len();
     assert_eq!(calls, 7, "5 agent and 2 attacker calls");
     // The blind attacker never sees the reference.
-    for r in stub.requests() {
+    for r in stub.chat_requests() {
         if r["response_format"]["json_schema"]["name"] == "collaborator_message" {
             let m = r["messages"].to_string();
             assert!(
@@ -418,8 +266,8 @@ fn a_recorded_episode_replays_identically_without_the_server() {
     assert!(TcpStream::connect(stub.addr).is_err(), "the server is down");
 
     let second = run("replay", &replayed);
-    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
-    assert_eq!(text(&first.stdout), text(&second.stdout));
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(first.stdout, second.stdout);
     let a = std::fs::read(record_file(&recorded)).unwrap();
     let b = std::fs::read(record_file(&replayed)).unwrap();
     assert!(a == b, "the two episode records differ");
@@ -451,8 +299,8 @@ fn a_recorded_episode_replays_identically_without_the_server() {
         ],
         &vars,
     );
-    assert_eq!(other.status.code(), Some(1), "{}", text(&other.stderr));
-    let v: Value = serde_json::from_slice(&other.stdout).unwrap();
+    assert_eq!(other.code, 1, "{}", other.stderr);
+    let v: Value = serde_json::from_str(&other.stdout).unwrap();
     assert_eq!(
         v["verdict"],
         Value::Null,
@@ -498,13 +346,8 @@ fn missing_variables_are_bad_input_naming_the_variable() {
     ];
     for (args, vars, name) in cases {
         let out = traparena(args, vars);
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        assert!(text(&out.stderr).contains(name), "{}", text(&out.stderr));
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(name), "{}", out.stderr);
     }
     // Replaying needs the model name but no server; a missing cassette is bad input too.
     let out = traparena(
@@ -518,41 +361,19 @@ fn missing_variables_are_bad_input_naming_the_variable() {
         ],
         &[("TRAPARENA_LLM_MODEL", "m")],
     );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("no such cassette"));
-}
-
-/// A server that answers every request `503 Service Unavailable` (an attacker endpoint that is
-/// down), for `n` connections at most; returns its base URL and how many requests it saw.
-fn unavailable_server(n: usize) -> (String, Arc<Mutex<usize>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(0usize));
-    let seen2 = seen.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming().take(n) {
-            let Ok(mut conn) = conn else { continue };
-            conn.set_read_timeout(Some(Duration::from_secs(10))).ok();
-            if read_request(&mut conn).is_some() {
-                *seen2.lock().unwrap() += 1;
-            }
-            let body = r#"{"error": {"message": "upstream unavailable"}}"#;
-            let _ = write!(
-                conn,
-                "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (url, seen)
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no such cassette"));
 }
 
 /// The attacker's endpoint is down for the whole episode: after its retries the episode is an
 /// infrastructure error (exit 1, no verdict), not an attacked episode with fewer messages.
 #[test]
 fn an_attacker_outage_is_an_infrastructure_error_not_an_attacked_episode() {
-    let stub = Stub::start(agent_script(), attacker_reply());
-    let (down, seen) = unavailable_server(16);
+    let stub = stub(agent_script(), attacker_reply());
+    // Every request: 503 Service Unavailable (an attacker endpoint that is down).
+    let down = StubServer::serve(|_| {
+        Reply::json(503, json!({"error": {"message": "upstream unavailable"}}))
+    });
     let url = stub.base_url();
     let out = traparena(
         &[
@@ -571,17 +392,17 @@ fn an_attacker_outage_is_an_infrastructure_error_not_an_attacked_episode() {
         &[
             ("TRAPARENA_LLM_BASE_URL", &url),
             ("TRAPARENA_LLM_MODEL", "stub-model"),
-            ("TRAPARENA_ATTACKER_BASE_URL", &down),
+            ("TRAPARENA_ATTACKER_BASE_URL", &down.base_url()),
         ],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
     let why = v["infra_error"].as_str().unwrap_or_default();
     assert!(why.contains("attacker model call failed"), "{v}");
     assert!(why.contains("503"), "{v}");
     assert_eq!(v["verdict"], Value::Null, "{v}");
     assert_eq!(
-        *seen.lock().unwrap(),
+        down.request_count(),
         2,
         "one attempt and one retry, then the episode stops"
     );

@@ -3,40 +3,22 @@
 //! `.ci/llama-server.sh`). Ignored by default; `--include-ignored` without the variable fails.
 //! `TRAPARENA_TEST_LLM_MODEL` and `TRAPARENA_TEST_LLM_API_KEY` are optional.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-const VARS: [&str; 9] = [
-    "TRAPARENA_LLM_MODEL",
-    "TRAPARENA_LLM_BASE_URL",
-    "TRAPARENA_LLM_API_KEY",
-    "TRAPARENA_ATTACKER_MODEL",
-    "TRAPARENA_ATTACKER_BASE_URL",
-    "TRAPARENA_ATTACKER_API_KEY",
-    "TRAPARENA_CURATOR_MODEL",
-    "TRAPARENA_CURATOR_BASE_URL",
-    "TRAPARENA_CURATOR_API_KEY",
-];
+use traparena_testkit::cli::{Bin, root};
 
 /// One episode may take this long at most (the tiny model on one CPU thread needs well under
 /// a minute).
 const DEADLINE: Duration = Duration::from_secs(600);
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
 /// Runs one episode; returns the `--json` summary and the full record.
 fn episode(base_url: &str, seed: u64, out: &Path) -> (Value, Value) {
     let model = std::env::var("TRAPARENA_TEST_LLM_MODEL")
         .unwrap_or_else(|_| "smollm2-135m-instruct".into());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_traparena"));
+    let mut cmd = Bin::new(env!("CARGO_BIN_EXE_traparena")).command();
     cmd.current_dir(root())
         .args([
             "run",
@@ -60,9 +42,6 @@ fn episode(base_url: &str, seed: u64, out: &Path) -> (Value, Value) {
         .arg(out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for v in VARS {
-        cmd.env_remove(v);
-    }
     cmd.env("TRAPARENA_LLM_BASE_URL", base_url)
         .env("TRAPARENA_LLM_MODEL", &model);
     if let Ok(key) = std::env::var("TRAPARENA_TEST_LLM_API_KEY") {

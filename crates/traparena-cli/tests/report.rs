@@ -1,36 +1,23 @@
 //! `traparena report` end to end, with the real binary, on the committed sample results folder
 //! (`examples/results/toy`) and on broken folders.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use traparena_testkit::cli::{Bin, Run, root};
 
 fn toy() -> PathBuf {
     root().join("examples/results/toy")
 }
 
-fn traparena(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_traparena"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+fn traparena(args: &[&str]) -> Run {
+    Bin::new(env!("CARGO_BIN_EXE_traparena")).run(args)
 }
 
 #[test]
 fn markdown_by_default() {
     let out = traparena(&["report", toy().to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let md = text(&out.stdout);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let md = out.stdout;
     assert!(md.starts_with("# TrapArena report: "), "{md}");
     for h in [
         "## Main results",
@@ -51,8 +38,8 @@ fn markdown_by_default() {
 #[test]
 fn json_main_rows_have_the_spec_fields() {
     let out = traparena(&["report", toy().to_str().unwrap(), "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let main = v["main"].as_array().unwrap();
     // Two targets × four attacks (the truthful control is in `controls`).
     assert_eq!(main.len(), 8);
@@ -96,8 +83,8 @@ fn html_is_written_to_the_given_file() {
         "--html",
         page.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).starts_with("# TrapArena report"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("# TrapArena report"));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<svg") && html.contains("class=\"sortable\""));
@@ -109,20 +96,16 @@ fn bad_input_exits_2_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
     let out = traparena(&["report", missing.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.code, 2);
     assert!(
-        text(&out.stderr).contains("not a results folder"),
+        out.stderr.contains("not a results folder"),
         "{}",
-        text(&out.stderr)
+        out.stderr
     );
 
     let out = traparena(&["report", dir.path().to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("no episodes.jsonl"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no episodes.jsonl"), "{}", out.stderr);
 
     let first = std::fs::read_to_string(toy().join("episodes.jsonl"))
         .unwrap()
@@ -136,8 +119,8 @@ fn bad_input_exits_2_with_a_clear_message() {
     )
     .unwrap();
     let out = traparena(&["report", dir.path().to_str().unwrap(), "--json"]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
+    assert_eq!(out.code, 2);
+    let err = out.stderr;
     assert!(
         err.contains("line 3") && err.contains("missing field"),
         "{err}"

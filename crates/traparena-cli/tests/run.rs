@@ -1,23 +1,12 @@
 //! `traparena run` as SPEC section 8 describes it.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn tasks_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tasks")
-}
+use traparena_testkit::cli::{Bin, tasks_dir};
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_traparena"))
-        .arg("run")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    let out = Bin::new(env!("CARGO_BIN_EXE_traparena")).run(&all);
+    (out.code, out.stdout, out.stderr)
 }
 
 fn json(args: &[&str]) -> serde_json::Value {

@@ -1,24 +1,8 @@
 //! `traparena validate` on the bundled tasks and on every way a task can be broken.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn tasks_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tasks")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+use traparena_testkit::cli::{Bin, copy_dir, output, tasks_dir};
 
 /// A private copy of the bundled `clamp_overt` task, to break.
 fn clamp_copy() -> (tempfile::TempDir, PathBuf) {
@@ -28,18 +12,15 @@ fn clamp_copy() -> (tempfile::TempDir, PathBuf) {
     (tmp, dir)
 }
 
+fn bin() -> Bin {
+    Bin::new(env!("CARGO_BIN_EXE_traparena"))
+}
+
 fn validate(dirs: &[&Path], extra: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_traparena"))
-        .arg("validate")
-        .args(extra)
-        .args(dirs)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut cmd = bin().command();
+    cmd.arg("validate").args(extra).args(dirs);
+    let out = output(&mut cmd);
+    (out.code, out.stdout, out.stderr)
 }
 
 fn edit(path: &Path, f: impl FnOnce(String) -> String) {
@@ -249,7 +230,7 @@ fn declared_reference_location_must_be_a_function() {
 }
 
 fn evaluate(task: &Path, patch: &Path, json: bool) -> (i32, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_traparena"));
+    let mut c = bin().command();
     c.arg("evaluate")
         .arg("--task")
         .arg(task)
@@ -258,11 +239,8 @@ fn evaluate(task: &Path, patch: &Path, json: bool) -> (i32, String) {
     if json {
         c.arg("--json");
     }
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let out = output(&mut c);
+    (out.code, out.stdout)
 }
 
 #[test]

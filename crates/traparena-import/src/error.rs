@@ -49,16 +49,20 @@ pub enum ImportError {
     /// A task folder could not be read.
     #[error(transparent)]
     Task(#[from] traparena_task::TaskError),
+    /// A results file could not be read (a malformed line, a newer format).
+    #[error(transparent)]
+    Results(#[from] traparena_results::ResultsError),
 }
 
 impl ImportError {
     /// True when the caller's input is at fault (exit status 2), false for a failure of the
     /// harness (exit status 1).
     pub fn is_bad_input(&self) -> bool {
-        matches!(
-            self,
-            ImportError::Json { .. } | ImportError::Input(_) | ImportError::Task(_)
-        )
+        match self {
+            ImportError::Json { .. } | ImportError::Input(_) | ImportError::Task(_) => true,
+            ImportError::Results(e) => e.is_bad_input(),
+            _ => false,
+        }
     }
 }
 

@@ -5,11 +5,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use traparena_results::{EPISODES_FILE, ResultLine, read_lines};
 
 use crate::error::{ImportError, io};
-
-/// The results file of a results folder.
-pub const EPISODES_FILE: &str = "episodes.jsonl";
 
 /// One SWE-bench prediction.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,21 +18,6 @@ pub struct Prediction {
     pub model_name_or_path: String,
     /// The candidate patch (empty when the agent changed nothing).
     pub model_patch: String,
-}
-
-/// The fields of an `episodes.jsonl` line the export reads (the line format is
-/// `traparena_runner::ResultLine`; other fields are ignored).
-#[derive(Debug, Clone, Deserialize)]
-struct Line {
-    target: String,
-    condition: String,
-    task: String,
-    round: u32,
-    sample: u32,
-    #[serde(default)]
-    infra_error: Option<String>,
-    #[serde(default)]
-    patch: String,
 }
 
 /// Which episodes become predictions.
@@ -71,8 +54,10 @@ pub struct PredictionSet {
     pub infra_errors: Vec<String>,
 }
 
-/// Reads `<results>/episodes.jsonl` and picks, for every (target, condition, task), the episode
-/// at `opts.round` / `opts.sample`. Episodes with an infrastructure error give no prediction.
+/// Reads `<results>/episodes.jsonl` (or the file given) and picks, for every (target,
+/// condition, task), the episode at `opts.round` / `opts.sample`. Episodes with an
+/// infrastructure error give no prediction; an unfinished last line (an experiment still
+/// running, or cut short by a crash) is not an episode.
 pub fn export_predictions(
     results: &Path,
     opts: &ExportOptions,
@@ -82,32 +67,21 @@ pub fn export_predictions(
     } else {
         results.to_owned()
     };
-    let text = match std::fs::read_to_string(&file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ImportError::Input(format!(
-                "{}: no such results file",
-                file.display()
-            )));
-        }
-        Err(e) => return Err(io(&file)(e)),
-    };
+    if !file.is_file() {
+        return Err(ImportError::Input(format!(
+            "{}: no such results file",
+            file.display()
+        )));
+    }
+    let lines = read_lines::<ResultLine>(&file)?.lines;
     let instance_ids = match &opts.tasks_dir {
         Some(d) => instance_map(d)?,
         None => BTreeMap::new(),
     };
     // (target, condition) → task → chosen line; tasks seen at all.
-    type Tasks = BTreeMap<String, Option<Line>>;
+    type Tasks = BTreeMap<String, Option<ResultLine>>;
     let mut groups: BTreeMap<(String, String), Tasks> = BTreeMap::new();
-    for (n, l) in text.lines().enumerate() {
-        if l.trim().is_empty() {
-            continue;
-        }
-        let line: Line = serde_json::from_str(l).map_err(|source| ImportError::Json {
-            path: file.clone(),
-            line: n + 1,
-            source,
-        })?;
+    for line in lines {
         if opts.target.as_ref().is_some_and(|t| t != &line.target)
             || opts
                 .condition

@@ -38,9 +38,7 @@ mod setup;
 mod swebench;
 
 pub use error::ImportError;
-pub use export::{
-    EPISODES_FILE, ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions,
-};
+pub use export::{ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions};
 pub use humanevalfix::{
     HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_task_id, import_humanevalfix,
     read_humanevalfix,

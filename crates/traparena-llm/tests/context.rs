@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 
 use serde_json::json;
-use support::{Reply, Stub, bounded};
+use support::{Reply, Stub, StubClient, bounded};
 use traparena_agent::{Agent, AgentError, AgentView};
 use traparena_llm::{LlmAgent, LlmAgentConfig};
 use traparena_model::ChatModel;
@@ -41,7 +41,7 @@ async fn the_context_window_is_asked_of_the_server() {
             ),
         ];
         for (script, want) in cases {
-            let stub = Stub::start(script).await;
+            let stub = Stub::start(script);
             assert_eq!(stub.client().context_window().await.unwrap(), want);
             let paths: Vec<String> = stub.received().into_iter().map(|r| r.path).collect();
             assert_eq!(paths[0], "/v1/models");
@@ -98,7 +98,7 @@ fn agent(stub: &Stub, window: Option<u32>) -> LlmAgent {
 #[tokio::test]
 async fn no_request_asks_for_more_than_the_window() {
     bounded(async {
-        let stub = Stub::start(vec![Reply::text("{\"action\": \"submit\"}", 1, 1); 2]).await;
+        let stub = Stub::start(vec![Reply::text("{\"action\": \"submit\"}", 1, 1); 2]);
         let mut a = agent(&stub, Some(16_384));
         let h = big_history(30);
         let turn = a.act(&view(&[])).await.unwrap();
@@ -121,7 +121,7 @@ async fn no_request_asks_for_more_than_the_window() {
             assert!(max >= 1024, "{max}");
         }
         // Without a known window the request is as configured.
-        let stub = Stub::start(vec![Reply::text("{\"action\": \"submit\"}", 1, 1)]).await;
+        let stub = Stub::start(vec![Reply::text("{\"action\": \"submit\"}", 1, 1)]);
         agent(&stub, None).act(&view(&h)).await.unwrap();
         assert_eq!(stub.received()[0].body["max_tokens"], 16_384);
     })
@@ -138,21 +138,21 @@ async fn a_context_length_refusal_compacts_once_then_is_the_agents_failure() {
             "message": "This model's maximum context length is 16384 tokens. However, you requested 18000 tokens (1616 in the messages, 16384 in the completion). Please reduce the length of the messages or completion."}));
         let openai = Reply::json(400, json!({"error": {"message": "Your input exceeds the context window of this model.", "type": "invalid_request_error", "code": "context_length_exceeded"}}));
         let h = big_history(12);
-        let stub = Stub::start(vec![vllm.clone(), Reply::text("{\"action\": \"submit\"}", 1, 1)]).await;
+        let stub = Stub::start(vec![vllm.clone(), Reply::text("{\"action\": \"submit\"}", 1, 1)]);
         let turn = agent(&stub, None).act(&view(&h)).await.unwrap();
         assert_eq!(turn.action, Some(Action::Submit));
         assert!(turn.notes.iter().any(|n| n.contains("compacted")), "{:?}", turn.notes);
         let sizes: Vec<usize> = stub.received().iter().map(|r| r.body["messages"].to_string().len()).collect();
         assert!(sizes[1] < sizes[0], "{sizes:?}");
 
-        let stub = Stub::start(vec![vllm, openai]).await;
+        let stub = Stub::start(vec![vllm, openai]);
         match agent(&stub, None).act(&view(&h)).await {
             Err(AgentError::ContextExhausted(why)) => assert!(why.contains("context window"), "{why}"),
             other => panic!("expected context_exhausted, got {other:?}"),
         }
         assert_eq!(stub.request_count(), 2);
         // Any other 400 stays a model failure.
-        let stub = Stub::start(vec![Reply::json(400, json!({"error": {"message": "bad schema"}}))]).await;
+        let stub = Stub::start(vec![Reply::json(400, json!({"error": {"message": "bad schema"}}))]);
         assert!(matches!(agent(&stub, None).act(&view(&h)).await, Err(AgentError::Model(_))));
     })
     .await;

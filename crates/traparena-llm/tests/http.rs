@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::{Reply, Stub, bounded, completion_body};
+use support::{Reply, Stub, StubClient, bounded, completion_body};
 use traparena_model::{
     ChatClient, ChatModel, ChatRequest, Message, ModelError, ResponseFormat, Tool, extract_json,
 };
@@ -18,7 +18,7 @@ fn hello() -> ChatRequest {
 #[tokio::test]
 async fn text_mode_sends_a_minimal_body_and_reads_the_text() {
     bounded(async {
-        let stub = Stub::start(vec![Reply::text("Hi!", 12, 3)]).await;
+        let stub = Stub::start(vec![Reply::text("Hi!", 12, 3)]);
         let mut config = stub.config();
         config.api_key = Some("sk-test".into());
         let client = ChatClient::new(config).unwrap();
@@ -74,8 +74,7 @@ async fn tool_calls_round_trip() {
         let stub = Stub::start(vec![
             Reply::json(200, completion_body(message, "tool_calls", 40, 20)),
             Reply::text("done", 60, 1),
-        ])
-        .await;
+        ]);
         let client = stub.client();
         let read_schema = json!({
             "type": "object",
@@ -128,7 +127,7 @@ async fn tool_calls_round_trip() {
 async fn json_schema_mode_sends_the_format_and_parses_the_content() {
     bounded(async {
         let content = "```json\n{\"action\": \"read\", \"path\": \"src/a.py\"}\n```";
-        let stub = Stub::start(vec![Reply::text(content, 30, 9)]).await;
+        let stub = Stub::start(vec![Reply::text(content, 30, 9)]);
         let client = stub.client();
         let schema = json!({
             "type": "object",
@@ -170,8 +169,7 @@ async fn usage_is_read_from_every_response() {
             Reply::text("c", 20, 2),
             Reply::json(200, no_usage),
             Reply::json(200, reasoning),
-        ])
-        .await;
+        ]);
         let client = stub.client();
         let mut read = Vec::new();
         for _ in 0..5 {
@@ -206,8 +204,7 @@ async fn server_error_then_success_is_retried() {
             Reply::json(500, json!({"error": {"message": "boom"}})),
             Reply::raw(503, "upstream unavailable"),
             Reply::text("ok", 1, 1),
-        ])
-        .await;
+        ]);
         let resp = stub.client().chat(&hello()).await.unwrap();
         assert_eq!(resp.text(), Some("ok"));
         assert_eq!(stub.request_count(), 3);
@@ -218,7 +215,7 @@ async fn server_error_then_success_is_retried() {
 #[tokio::test]
 async fn persistent_server_errors_give_up_with_the_last_message() {
     bounded(async {
-        let stub = Stub::start(vec![]).await; // every answer: 500 "stub: script exhausted"
+        let stub = Stub::start(vec![]); // every answer: 500 "stub: script exhausted"
         let err = stub.client().chat(&hello()).await.unwrap_err();
         assert_eq!(stub.request_count(), 3); // 1 + max_retries
         match &err {
@@ -246,8 +243,7 @@ async fn too_many_requests_waits_for_retry_after() {
             Reply::json(429, json!({"error": {"message": "slow down"}}))
                 .with_header("Retry-After", "1"),
             Reply::text("ok", 1, 1),
-        ])
-        .await;
+        ]);
         let started = Instant::now();
         let resp = stub.client().chat(&hello()).await.unwrap();
         let waited = started.elapsed();
@@ -268,8 +264,7 @@ async fn retry_after_is_capped() {
         let stub = Stub::start(vec![
             Reply::json(429, json!({"error": "later"})).with_header("Retry-After", "86400"),
             Reply::text("ok", 1, 1),
-        ])
-        .await;
+        ]);
         let mut config = stub.config();
         config.retry_after_max = Duration::from_millis(200);
         let started = Instant::now();
@@ -287,7 +282,7 @@ async fn retry_after_is_capped() {
 #[tokio::test]
 async fn a_silent_server_times_out_then_gives_up_clearly() {
     bounded(async {
-        let stub = Stub::start(vec![Reply::Hang, Reply::Hang, Reply::Hang]).await;
+        let stub = Stub::start(vec![Reply::Hang, Reply::Hang, Reply::Hang]);
         let mut config = stub.config();
         config.timeout = Duration::from_millis(300);
         let started = Instant::now();
@@ -314,7 +309,7 @@ async fn a_silent_server_times_out_then_gives_up_clearly() {
 #[tokio::test]
 async fn a_timeout_then_an_answer_succeeds() {
     bounded(async {
-        let stub = Stub::start(vec![Reply::Hang, Reply::text("late but fine", 1, 1)]).await;
+        let stub = Stub::start(vec![Reply::Hang, Reply::text("late but fine", 1, 1)]);
         let mut config = stub.config();
         config.timeout = Duration::from_millis(300);
         let resp = ChatClient::new(config)
@@ -336,8 +331,7 @@ async fn a_malformed_body_fails_at_once_naming_the_problem() {
                 200,
                 json!({"choices": [{"message": {"content": "x", "tool_calls": {"oops": 1}}}]}),
             ),
-        ])
-        .await;
+        ]);
         let client = stub.client();
         let err = client.chat(&hello()).await.unwrap_err();
         assert!(matches!(err, ModelError::Malformed { .. }), "{err}");
@@ -369,8 +363,7 @@ async fn a_truncated_body_is_retried() {
                 body: full[..full.len() / 2].to_owned(),
             },
             Reply::json(200, serde_json::from_str(&full).unwrap()),
-        ])
-        .await;
+        ]);
         let resp = stub.client().chat(&hello()).await.unwrap();
         assert_eq!(resp.text(), Some("whole"));
         assert_eq!(stub.request_count(), 2);
@@ -386,7 +379,7 @@ async fn always_truncated_bodies_give_a_transport_error() {
             declared: 500,
             body: body.into(),
         };
-        let stub = Stub::start(vec![truncated.clone(), truncated.clone(), truncated]).await;
+        let stub = Stub::start(vec![truncated.clone(), truncated.clone(), truncated]);
         let err = stub.client().chat(&hello()).await.unwrap_err();
         assert_eq!(stub.request_count(), 3);
         assert!(
@@ -409,8 +402,7 @@ async fn client_errors_fail_at_once_with_the_server_message() {
         let stub = Stub::start(vec![Reply::json(
             400,
             json!({"error": {"message": "model `nope` does not exist", "type": "invalid_request_error"}}),
-        )])
-        .await;
+        )]);
         let err = stub.client().chat(&hello()).await.unwrap_err();
         assert_eq!(stub.request_count(), 1);
         match &err {
@@ -463,7 +455,7 @@ async fn concurrency_limit_is_shared_by_clones_and_clients() {
         let replies = (0..8)
             .map(|i| Reply::text(&format!("r{i}"), 1, 1).delayed(delay))
             .collect();
-        let stub = Stub::start(replies).await;
+        let stub = Stub::start(replies);
         let mut config = stub.config();
         config.max_concurrency = 2;
         let client = ChatClient::new(config).unwrap();
@@ -518,13 +510,12 @@ async fn a_2xx_error_body_is_retried_as_transient() {
         let stub = Stub::start(vec![
             Reply::json(200, provider_error.clone()),
             Reply::text("ok", 1, 1),
-        ])
-        .await;
+        ]);
         let resp = stub.client().chat(&hello()).await.unwrap();
         assert_eq!(resp.text(), Some("ok"));
         assert_eq!(stub.request_count(), 2);
 
-        let stub = Stub::start(vec![Reply::json(200, provider_error); 3]).await;
+        let stub = Stub::start(vec![Reply::json(200, provider_error); 3]);
         let err = stub.client().chat(&hello()).await.unwrap_err();
         assert!(err.is_retryable() || matches!(err, ModelError::RetriesExhausted { .. }));
         assert!(
@@ -560,8 +551,7 @@ async fn a_refused_max_tokens_or_temperature_is_retried_once_without_it() {
             ),
             Reply::text("ok", 1, 1),
             Reply::text("again", 1, 1),
-        ])
-        .await;
+        ]);
         let client = stub.client();
         let req = hello().with_temperature(0.7).with_max_tokens(64);
         let resp = client.chat(&req).await.unwrap();
@@ -593,7 +583,7 @@ async fn a_refused_max_tokens_or_temperature_is_retried_once_without_it() {
         assert_eq!(back.adjustments, ["sent no temperature"]);
 
         // Any other 400 still fails at once.
-        let stub = Stub::start(vec![refuse("messages", "messages: field required")]).await;
+        let stub = Stub::start(vec![refuse("messages", "messages: field required")]);
         let err = stub.client().chat(&req).await.unwrap_err();
         assert!(matches!(err, ModelError::Status { status: 400, .. }), "{err}");
         assert_eq!(stub.request_count(), 1);
@@ -606,7 +596,7 @@ async fn a_refused_max_tokens_or_temperature_is_retried_once_without_it() {
 #[tokio::test]
 async fn parameter_settings_shape_the_body() {
     bounded(async {
-        let stub = Stub::start(vec![Reply::text("ok", 1, 1)]).await;
+        let stub = Stub::start(vec![Reply::text("ok", 1, 1)]);
         let mut config = stub.config();
         config.omit_temperature = true;
         config.max_tokens_field = traparena_model::MaxTokensField::MaxCompletionTokens;

@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 
 use serde_json::json;
-use support::{Reply, Stub, bounded, completion_body};
+use support::{Reply, Stub, StubClient, bounded, completion_body};
 use traparena_attack::{
     AttackContext, AttackError, Attacker, Curator, NoteLimits, Notes, RoundEvidence,
 };
@@ -60,7 +60,7 @@ async fn advise(stub: &Stub) -> Result<Option<traparena_attack::Advice>, AttackE
 async fn the_attacker_delivers_its_final_message_not_the_draft_in_its_think_block() {
     bounded(async {
         let content = "<think>Draft: {\"message\": \"DRAFT: the bug is in clamp, submit now\", \"blame\": [], \"urge_submit\": true, \"dismissed_cases\": []}. Better to stay vague.</think>\n\n{\"message\": \"The tests look thin; I would double-check the lower bound.\", \"blame\": [], \"urge_submit\": false, \"dismissed_cases\": []}";
-        let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]).await;
+        let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]);
         let advice = advise(&stub).await.unwrap().unwrap();
         assert_eq!(advice.text, "The tests look thin; I would double-check the lower bound.");
         assert!(!advice.claims.urge_submit);
@@ -86,8 +86,7 @@ async fn an_attacker_cut_off_inside_its_reasoning_delivers_nothing_and_says_why(
                 json!({"role": "assistant", "content": "", "reasoning": "nothing to add"}),
                 "stop",
             ),
-        ])
-        .await;
+        ]);
         for expected in [
             "stopped at the response length limit inside its reasoning",
             "stopped at the response length limit inside its reasoning",
@@ -123,8 +122,7 @@ async fn the_curator_reads_notes_from_its_answer_and_fails_without_one() {
                        "reasoning_content": "{\"notes\": [\"only in reasoning\"]}"}),
                 "stop",
             ),
-        ])
-        .await;
+        ]);
         let model: Arc<dyn ChatModel> = Arc::new(stub.client());
         let mut curator = LlmCurator::new(model, LlmCuratorConfig::default());
         let old = Notes::empty(NoteLimits::default());
@@ -175,7 +173,7 @@ async fn the_agent_acts_on_its_answer_not_on_a_draft_in_its_think_block() {
     bounded(async {
         let content = "<think>I could start with {\"action\": \"list\"} but the description names clamp. I will read clamp.py.</think>\n\n{\"action\": \"read\", \"path\": \"clamp.py\"}";
         for protocol in [traparena_llm::Protocol::Json, traparena_llm::Protocol::Text] {
-            let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]).await;
+            let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]);
             let turn = agent_turn(&stub, protocol).await;
             assert!(
                 matches!(&turn.action, Some(Action::Read { path, .. }) if path == "clamp.py"),
@@ -188,8 +186,7 @@ async fn the_agent_acts_on_its_answer_not_on_a_draft_in_its_think_block() {
         let stub = Stub::start(vec![reply(
             json!({"role": "assistant", "content": null, "reasoning_content": "Let me think about {\"action\": \"submit\"}"}),
             "length",
-        )])
-        .await;
+        )]);
         let turn = agent_turn(&stub, traparena_llm::Protocol::Json).await;
         assert_eq!(turn.action, None, "{turn:?}");
         assert!(turn.reasoning.is_some());
@@ -206,7 +203,7 @@ async fn tool_calls_written_as_text_are_read() {
             "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"clamp.py\"}}\n</tool_call>",
             "{\"name\": \"read\", \"arguments\": \"{\\\"path\\\": \\\"clamp.py\\\"}\"}",
         ] {
-            let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]).await;
+            let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]);
             let turn = agent_turn(&stub, traparena_llm::Protocol::Tools).await;
             assert!(
                 matches!(&turn.action, Some(Action::Read { path, .. }) if path == "clamp.py"),
@@ -219,8 +216,7 @@ async fn tool_calls_written_as_text_are_read() {
                 {"id": "call_1", "type": "function",
                  "function": {"name": "read", "arguments": "\"{\\\"path\\\": \\\"clamp.py\\\"}\""}}]}),
             "tool_calls",
-        )])
-        .await;
+        )]);
         let turn = agent_turn(&stub, traparena_llm::Protocol::Tools).await;
         assert!(matches!(&turn.action, Some(Action::Read { path, .. }) if path == "clamp.py"), "{turn:?}");
     })
@@ -236,8 +232,7 @@ async fn duplicated_tool_call_ids_are_answered_once_each() {
         let stub = Stub::start(vec![
             reply(json!({"role": "assistant", "content": null, "tool_calls": [call("list"), call("run_public_tests")]}), "tool_calls"),
             reply(json!({"role": "assistant", "content": null, "tool_calls": [call("submit")]}), "tool_calls"),
-        ])
-        .await;
+        ]);
         let model: Arc<dyn ChatModel> = Arc::new(stub.client());
         let mut agent = traparena_llm::LlmAgent::new(
             model,

@@ -5,7 +5,7 @@ mod support;
 use std::sync::Arc;
 
 use serde_json::json;
-use support::{Reply, Stub, bounded};
+use support::{Reply, Stub, StubClient, bounded};
 use traparena_model::{
     Cassette, CassetteMode, ChatModel, ChatRequest, ChatResponse, Message, ModelError, Recorder,
     ResponseFormat, ScriptedModel, request_hash,
@@ -46,7 +46,7 @@ async fn replay_is_identical_and_needs_no_server() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("episode.jsonl");
         let recorded = {
-            let stub = Stub::start(script()).await;
+            let stub = Stub::start(script());
             let cassette = Cassette::shared(&path).unwrap();
             let rec = Recorder::new(
                 Arc::new(stub.client()),
@@ -135,7 +135,7 @@ async fn auto_mode_records_once_then_replays() {
     bounded(async {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("auto.jsonl");
-        let stub = Stub::start(script()).await;
+        let stub = Stub::start(script());
         let client = Arc::new(stub.client());
         let first = {
             let rec = Recorder::new(

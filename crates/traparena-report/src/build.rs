@@ -3,14 +3,14 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use traparena_runner::ConditionInfo;
+use traparena_results::{ConditionInfo, EPISODES_FILE, MANIFEST_FILE, SPEC_FILE};
 use traparena_stats::{
     BASELINE, BootstrapConfig, ConditionMeans, EpisodeOutcome, FailureModeShares, Metric,
     PairedDelta, failure_mode_shares, first_vs_last_rounds, paired_delta, paired_delta_from_means,
     per_round_means, shared_tasks, susceptibility_rate, task_means, token_ratio,
 };
 
-use crate::input::{Episodes, MANIFEST_FILE, ResultsFolder, SPEC_FILE, file_day};
+use crate::input::{Episodes, ResultsFolder, file_day};
 use crate::model::{
     BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, MainRow,
     PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source, TargetSummary,
@@ -57,61 +57,40 @@ impl ReportOptions {
     }
 }
 
-/// Pairing key of a condition: what it is, with the attacker kind `blind` read as the
-/// `adaptive` attacker with blind access (the runner writes either form).
+/// Pairing key of a condition: what it is, as its lines describe it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Kind {
     family: String,
+    args: serde_json::Value,
     access: Option<String>,
-    persona: Option<String>,
-    curator: bool,
+    curator: Option<String>,
     defence: bool,
 }
 
 fn kind_key(info: &ConditionInfo) -> Kind {
-    let family = if info.attacker == "blind" {
-        "adaptive".to_owned()
-    } else {
-        info.attacker.clone()
-    };
-    let access = info
-        .access
-        .clone()
-        .or_else(|| match info.attacker.as_str() {
-            "blind" => Some("blind".to_owned()),
-            "adaptive" => Some("reference".to_owned()),
-            _ => None,
-        });
     Kind {
-        family,
-        access,
-        persona: info.persona.clone(),
-        curator: info.curator,
+        family: info.attacker.clone(),
+        args: info.args.clone(),
+        access: info.access.clone(),
+        curator: info.curator.clone(),
         defence: info.defence,
     }
 }
 
 /// What a condition is: the baseline, an attack, or a control.
 ///
-/// Decided from the condition's description (`condition_info`, or the line's attacker name
-/// when a line has none), case-insensitively: the attacker kind `truthful`, or `scripted` with
-/// the persona `truthful` (also written `scripted:truthful`), is the truthful control; the kind
-/// `none` in any condition but the baseline is the no-advice control; every other kind, an
-/// unknown or empty one included, is an attack.
+/// Decided from the condition's description (`condition_info`), case-insensitively: the
+/// attacker kind `truthful`, or `scripted` with the persona `truthful`, is the truthful
+/// control; the kind `none` in any condition but the baseline is the no-advice control; every
+/// other kind, an unknown or empty one included, is an attack.
 pub fn condition_kind(condition: &str, info: &ConditionInfo) -> ConditionKind {
     if condition == BASELINE {
         return ConditionKind::Baseline;
     }
-    let attacker = info.attacker.trim().to_ascii_lowercase();
-    let (kind, inline_persona) = match attacker.split_once(':') {
-        Some((k, p)) => (k.trim().to_owned(), Some(p.trim().to_owned())),
-        None => (attacker.clone(), None),
-    };
-    let persona = inline_persona.or_else(|| {
-        info.persona
-            .as_deref()
-            .map(|p| p.trim().to_ascii_lowercase())
-    });
+    let kind = info.attacker.trim().to_ascii_lowercase();
+    let persona = info
+        .arg_str("persona")
+        .map(|p| p.trim().to_ascii_lowercase());
     match kind.as_str() {
         "truthful" => ConditionKind::TruthfulControl,
         "scripted" if persona.as_deref() == Some("truthful") => ConditionKind::TruthfulControl,
@@ -176,7 +155,7 @@ fn header_facts(folder: &ResultsFolder, report: &mut Report) {
     match folder
         .manifest
         .as_ref()
-        .and_then(|m| m.harness_version.clone())
+        .map(|m| m.harness_version.clone())
         .filter(|v| !v.trim().is_empty())
     {
         Some(v) => {
@@ -250,6 +229,13 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         warnings: Vec::new(),
     };
     header_facts(folder, &mut report);
+    if let Some(line) = eps.torn_line() {
+        report.warnings.push(format!(
+            "line {line} of {EPISODES_FILE} is unfinished (an episode being written, or a write \
+             cut short by a crash) and is not counted; resuming the experiment runs that \
+             episode again"
+        ));
+    }
 
     let no_advice: BTreeSet<(&str, &str)> = eps
         .cells()
@@ -292,9 +278,9 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
             condition: condition.to_owned(),
             kind: condition_kind(condition, i),
             attacker: i.attacker.clone(),
-            persona: i.persona.clone(),
+            args: i.args.clone(),
             access: i.access.clone(),
-            curator: i.curator,
+            curator: i.curator.clone(),
             defence: i.defence,
             lines: cell.lines,
             infra_errors: cell.infra_errors,
@@ -505,7 +491,7 @@ fn target_part(
                 target: target.to_owned(),
                 condition: condition.to_owned(),
                 kind: *kind,
-                attacker: info.attacker.clone(),
+                attacker: info.attacker_label(),
                 tasks: v.tasks,
                 base_pct: d.map(|d| d.base_pct),
                 control_pct: d.map(|d| d.attacked_pct),
@@ -528,9 +514,9 @@ fn target_part(
         let mut row = MainRow {
             target: target.to_owned(),
             condition: condition.to_owned(),
-            attacker: info.attacker.clone(),
-            access: kind_key(info).access,
-            curator: info.curator,
+            attacker: info.attacker_label(),
+            access: info.access.clone(),
+            curator: info.curator.clone(),
             defence: info.defence,
             tasks: v.tasks,
             base_pct: d.map(|d| d.base_pct),
@@ -679,10 +665,10 @@ fn pair_rows(
     };
     for (base, kb) in &conds {
         for (compared, kc) in &conds {
-            let ablation = !kb.curator
-                && kc.curator
+            let ablation = kb.curator.is_none()
+                && kc.curator.is_some()
                 && Kind {
-                    curator: true,
+                    curator: kc.curator.clone(),
                     ..kb.clone()
                 } == *kc;
             let access = kb.access.as_deref() == Some("blind")

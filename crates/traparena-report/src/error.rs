@@ -35,31 +35,11 @@ pub enum ReportError {
         source: std::io::Error,
     },
     /// A line of `episodes.jsonl` is not a valid episode line (not JSON, a missing field, a
-    /// value of the wrong type).
-    #[error("{}: line {line}, column {column}: {message}", path.display())]
-    MalformedLine {
-        /// The file.
-        path: PathBuf,
-        /// The line number, from 1.
-        line: usize,
-        /// The column within the line, from 1 (0 when unknown).
-        column: usize,
-        /// What is wrong, without serde's position suffix.
-        message: String,
-        /// The parser's error.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// A line of `episodes.jsonl` parses but cannot be an episode (e.g. an empty task id).
-    #[error("{}: line {line}: {reason}", path.display())]
-    InvalidLine {
-        /// The file.
-        path: PathBuf,
-        /// The line number, from 1.
-        line: usize,
-        /// What is wrong.
-        reason: String,
-    },
+    /// value of the wrong type, an empty task id, a newer format than this build reads), or
+    /// `manifest.json` or a curator usage file is malformed: the results format's error, which
+    /// names the file and the line.
+    #[error(transparent)]
+    Results(#[from] traparena_results::ResultsError),
     /// `episodes.jsonl` has no episode line at all.
     #[error("{}: no episodes (the file is empty)", path.display())]
     NoEpisodes {
@@ -101,9 +81,7 @@ impl ReportError {
     /// The line of `episodes.jsonl` at fault, when the error is about one line.
     pub fn line(&self) -> Option<usize> {
         match self {
-            ReportError::MalformedLine { line, .. } | ReportError::InvalidLine { line, .. } => {
-                Some(*line)
-            }
+            ReportError::Results(e) => e.line(),
             _ => None,
         }
     }

@@ -1,8 +1,8 @@
-//! Reading a results folder: `episodes.jsonl` streamed line by line into compact
+//! Reading a results folder: `episodes.jsonl` streamed line by line (through
+//! `traparena-results`, which reads every format of the line) into compact
 //! [`EpisodeOutcome`]s, plus what the optional files add: `spec.json`'s name and seed,
 //! `manifest.json`'s harness version and date, and the curator's final notes.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
 use std::ops::Range;
@@ -11,114 +11,13 @@ use std::time::SystemTime;
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use traparena_runner::ConditionInfo;
+use traparena_results::{
+    ConditionInfo, EPISODES_FILE, JsonlReader, MANIFEST_FILE, Manifest, NOTES_DIR, ResultLine,
+    SPEC_FILE, notes_round,
+};
 use traparena_stats::EpisodeOutcome;
 
 use crate::error::ReportError;
-
-/// The episode log of a results folder.
-pub const EPISODES_FILE: &str = "episodes.jsonl";
-/// The experiment spec of a results folder (optional; its `seed` seeds the bootstrap, its
-/// `name` heads the report).
-pub const SPEC_FILE: &str = "spec.json";
-/// What a results folder was made with (optional; its `harness_version` and `created` date
-/// head the report).
-pub const MANIFEST_FILE: &str = "manifest.json";
-/// The curator's notes: `notes/<target>/<condition>/round-<r>.json` (optional).
-pub const NOTES_DIR: &str = "notes";
-
-/// The fields of one `episodes.jsonl` line that the report uses. Everything else (the verdict,
-/// the patch, the agent's name, ...) is skipped by the parser without being kept; strings are
-/// borrowed from the line where they need no unescaping.
-#[derive(Deserialize)]
-struct LeanLine<'a> {
-    #[serde(borrow)]
-    target: Cow<'a, str>,
-    #[serde(borrow)]
-    condition: Cow<'a, str>,
-    #[serde(borrow)]
-    task: Cow<'a, str>,
-    round: u32,
-    sample: u32,
-    #[serde(default, borrow)]
-    condition_info: Option<LeanInfo<'a>>,
-    /// The attacker's name (`scripted:truthful`, ...): what the condition is when a line has
-    /// no `condition_info`.
-    #[serde(default, borrow)]
-    attacker: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    agent: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    harness_version: Option<Cow<'a, str>>,
-    #[serde(default)]
-    infra_error: Option<IgnoredAny>,
-    accepted: bool,
-    #[serde(default, borrow)]
-    failure_mode: Option<Cow<'a, str>>,
-    messages_delivered: u32,
-    #[serde(default)]
-    susceptible: Option<bool>,
-    usage: LeanUsage,
-    #[serde(default)]
-    attacker_usage: LeanUsage,
-}
-
-/// `condition_info` without allocating (compared with the first line's, converted once).
-#[derive(Deserialize, Default)]
-struct LeanInfo<'a> {
-    #[serde(default, borrow)]
-    attacker: Cow<'a, str>,
-    #[serde(default, borrow)]
-    persona: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    access: Option<Cow<'a, str>>,
-    #[serde(default)]
-    curator: bool,
-    #[serde(default)]
-    defence: bool,
-}
-
-impl<'a> LeanInfo<'a> {
-    /// The condition as a line without `condition_info` describes it through its attacker's
-    /// name: `scripted:truthful` is the `scripted` attacker with persona `truthful`.
-    fn from_attacker_name(name: &'a str) -> LeanInfo<'a> {
-        let (kind, persona) = match name.split_once(':') {
-            Some((k, p)) => (k, Some(Cow::Borrowed(p))),
-            None => (name, None),
-        };
-        LeanInfo {
-            attacker: Cow::Borrowed(kind),
-            persona,
-            ..LeanInfo::default()
-        }
-    }
-
-    fn matches(&self, i: &ConditionInfo) -> bool {
-        self.attacker == i.attacker
-            && self.persona.as_deref() == i.persona.as_deref()
-            && self.access.as_deref() == i.access.as_deref()
-            && self.curator == i.curator
-            && self.defence == i.defence
-    }
-
-    fn to_info(&self) -> ConditionInfo {
-        ConditionInfo {
-            attacker: self.attacker.clone().into_owned(),
-            persona: self.persona.as_deref().map(str::to_owned),
-            access: self.access.as_deref().map(str::to_owned),
-            curator: self.curator,
-            defence: self.defence,
-        }
-    }
-}
-
-#[derive(Deserialize, Default, Clone, Copy)]
-struct LeanUsage {
-    #[serde(default)]
-    prompt_tokens: u64,
-    #[serde(default)]
-    completion_tokens: u64,
-}
 
 /// What the report knows about one (target, condition) besides its outcomes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -156,39 +55,26 @@ pub struct Episodes {
     harness_versions: BTreeSet<String>,
     lines: usize,
     blank_lines: usize,
+    torn_line: Option<usize>,
 }
 
 impl Episodes {
     /// Reads `episodes.jsonl` from `reader` line by line, keeping only the compact per-episode
     /// numbers. `path` names the file in errors.
     ///
-    /// Blank (whitespace-only) lines are skipped and counted; any other line that is not a valid
-    /// episode line is an error naming its line number ([`ReportError::MalformedLine`],
-    /// [`ReportError::InvalidLine`]). A file without an episode line is
-    /// [`ReportError::NoEpisodes`].
-    pub fn read(mut reader: impl BufRead, path: &Path) -> Result<Episodes, ReportError> {
+    /// Blank (whitespace-only) lines are skipped and counted; an unfinished last line (an
+    /// episode being written, or a write a crash cut short) is left out, as the runner leaves
+    /// it out, and named ([`Episodes::torn_line`]); any other line that is not a valid episode
+    /// line is an error naming its line number ([`ReportError::Results`]). A file without an
+    /// episode line is [`ReportError::NoEpisodes`].
+    pub fn read(reader: impl BufRead, path: &Path) -> Result<Episodes, ReportError> {
         let mut out = Episodes::default();
-        let mut buf = Vec::with_capacity(4096);
-        let mut line_no = 0usize;
-        loop {
-            buf.clear();
-            let n = reader
-                .read_until(b'\n', &mut buf)
-                .map_err(|source| ReportError::Io {
-                    path: path.to_owned(),
-                    source,
-                })?;
-            if n == 0 {
-                break;
-            }
-            line_no += 1;
-            let text = trim_ascii(&buf);
-            if text.is_empty() {
-                out.blank_lines += 1;
-                continue;
-            }
-            out.push_line(text, path, line_no)?;
+        let mut lines = JsonlReader::<_, ResultLine>::new(reader, path);
+        for line in lines.by_ref() {
+            out.push_line(line?);
         }
+        out.blank_lines = lines.blank_lines();
+        out.torn_line = lines.torn().map(|t| t.line);
         if out.outcomes.is_empty() {
             return Err(ReportError::NoEpisodes {
                 path: path.to_owned(),
@@ -198,60 +84,30 @@ impl Episodes {
         Ok(out)
     }
 
-    fn push_line(&mut self, text: &[u8], path: &Path, line: usize) -> Result<(), ReportError> {
-        let l: LeanLine<'_> =
-            serde_json::from_slice(text).map_err(|source| malformed(path, line, source))?;
-        for (field, value) in [
-            ("target", &l.target),
-            ("condition", &l.condition),
-            ("task", &l.task),
-        ] {
-            if value.trim().is_empty() {
-                return Err(ReportError::InvalidLine {
-                    path: path.to_owned(),
-                    line,
-                    reason: format!("`{field}` is empty"),
-                });
-            }
-        }
+    fn push_line(&mut self, l: ResultLine) {
         self.lines += 1;
         let infra = l.infra_error.is_some();
-        let info = match l.condition_info {
-            Some(i) if !i.attacker.is_empty() => i,
-            other => match l.attacker.as_deref() {
-                Some(name) if !name.is_empty() => LeanInfo::from_attacker_name(name),
-                _ => other.unwrap_or_default(),
-            },
-        };
-        if let Some(v) = l.harness_version.as_deref().filter(|v| !v.is_empty())
-            && !self.harness_versions.contains(v)
-        {
-            self.harness_versions.insert(v.to_owned());
+        if let Some(v) = l.harness_version.filter(|v| !v.is_empty()) {
+            self.harness_versions.insert(v);
         }
-        if !self.cells.contains_key(l.target.as_ref()) {
-            self.cells.insert(l.target.to_string(), BTreeMap::new());
+        // Looked up before inserting, so that a line of a known cell allocates no key.
+        if !self.cells.contains_key(&l.target) {
+            self.cells.insert(l.target.clone(), BTreeMap::new());
         }
-        let of_target = self
-            .cells
-            .get_mut(l.target.as_ref())
-            .expect("inserted above");
-        if !of_target.contains_key(l.condition.as_ref()) {
+        let of_target = self.cells.get_mut(&l.target).expect("inserted above");
+        if !of_target.contains_key(&l.condition) {
             let cell = Cell {
-                info: info.to_info(),
+                info: l.condition_info.clone(),
                 ..Cell::default()
             };
-            of_target.insert(l.condition.to_string(), cell);
+            of_target.insert(l.condition.clone(), cell);
         }
-        let cell = of_target
-            .get_mut(l.condition.as_ref())
-            .expect("inserted above");
+        let cell = of_target.get_mut(&l.condition).expect("inserted above");
         cell.lines += 1;
-        if let Some(agent) = l.agent.as_deref().filter(|a| !a.is_empty())
-            && !cell.agents.iter().any(|a| a == agent)
-        {
-            cell.agents.push(agent.to_owned());
+        if !l.agent.is_empty() && !cell.agents.contains(&l.agent) {
+            cell.agents.push(l.agent);
         }
-        if !info.matches(&cell.info) {
+        if l.condition_info != cell.info {
             cell.info_conflicts += 1;
         }
         if infra {
@@ -264,9 +120,9 @@ impl Episodes {
             cell.target_completion_tokens += l.usage.completion_tokens;
         }
         self.outcomes.push(EpisodeOutcome {
-            target: l.target.into_owned(),
-            condition: l.condition.into_owned(),
-            task: l.task.into_owned(),
+            target: l.target,
+            condition: l.condition,
+            task: l.task,
             round: l.round,
             sample: l.sample,
             accepted: l.accepted && !infra,
@@ -275,12 +131,11 @@ impl Episodes {
             failure_mode: if l.accepted {
                 None
             } else {
-                l.failure_mode.map(Cow::into_owned)
+                l.failure_mode.map(|m| m.to_string())
             },
             target_completion_tokens: l.usage.completion_tokens,
             infra_error: infra,
         });
-        Ok(())
     }
 
     /// Groups the outcomes by target (a stable sort keeps the file's order within a target).
@@ -382,6 +237,11 @@ impl Episodes {
         self.blank_lines
     }
 
+    /// The line number of an unfinished last line, which was left out.
+    pub fn torn_line(&self) -> Option<usize> {
+        self.torn_line
+    }
+
     /// Lines with an infrastructure error.
     pub fn infra_errors(&self) -> usize {
         self.cells
@@ -389,33 +249,6 @@ impl Episodes {
             .flat_map(|m| m.values())
             .map(|c| c.infra_errors)
             .sum()
-    }
-}
-
-fn trim_ascii(b: &[u8]) -> &[u8] {
-    let start = b.iter().position(|c| !c.is_ascii_whitespace());
-    match start {
-        None => &[],
-        Some(s) => {
-            let end = b
-                .iter()
-                .rposition(|c| !c.is_ascii_whitespace())
-                .unwrap_or(s);
-            &b[s..=end]
-        }
-    }
-}
-
-fn malformed(path: &Path, line: usize, source: serde_json::Error) -> ReportError {
-    let full = source.to_string();
-    let suffix = format!(" at line {} column {}", source.line(), source.column());
-    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_owned();
-    ReportError::MalformedLine {
-        path: path.to_owned(),
-        line,
-        column: source.column(),
-        message,
-        source,
     }
 }
 
@@ -459,19 +292,6 @@ struct SpecHead {
     name: Option<String>,
 }
 
-/// What the report takes from `manifest.json`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct ManifestInfo {
-    /// The harness version that started the experiment.
-    #[serde(default)]
-    pub harness_version: Option<String>,
-    /// When the experiment started: an RFC 3339 timestamp (`2026-03-02T14:05:11Z`) or a
-    /// calendar date (`2026-03-02`). The runner does not write it yet; the report shows it
-    /// when present.
-    #[serde(default)]
-    pub created: Option<String>,
-}
-
 /// A results folder, read: its episodes, what `spec.json` and `manifest.json` say (when
 /// present) and the curator's final notes per target and condition (when present).
 #[derive(Debug, Clone)]
@@ -487,7 +307,7 @@ pub struct ResultsFolder {
     /// `name` of `spec.json`, when the file exists and has a non-empty one.
     pub spec_name: Option<String>,
     /// `manifest.json`, when it exists.
-    pub manifest: Option<ManifestInfo>,
+    pub manifest: Option<Manifest>,
     /// The calendar day (UTC) of `created` in the manifest, when it has one.
     pub created: Option<String>,
     /// When `manifest.json` was last modified (the runner writes it once, at the start).
@@ -520,7 +340,11 @@ impl ResultsFolder {
         let episodes = Episodes::read(std::io::BufReader::with_capacity(1 << 16, file), &path)?;
         let spec: Option<SpecHead> = read_optional_json(&dir.join(SPEC_FILE))?;
         let manifest_path = dir.join(MANIFEST_FILE);
-        let manifest: Option<ManifestInfo> = read_optional_json(&manifest_path)?;
+        let manifest = if manifest_path.exists() {
+            Some(Manifest::read(&manifest_path)?)
+        } else {
+            None
+        };
         let created = match manifest.as_ref().and_then(|m| m.created.as_deref()) {
             Some(text) => Some(calendar_day(text).ok_or_else(|| ReportError::InvalidFile {
                 path: manifest_path.clone(),
@@ -621,10 +445,7 @@ fn read_notes(dir: &Path) -> Result<Vec<CuratorNotes>, ReportError> {
             }
             let last = sorted_entries(&cdir)?
                 .into_iter()
-                .filter_map(|(name, p)| {
-                    let r = name.strip_prefix("round-")?.strip_suffix(".json")?;
-                    Some((r.parse::<u32>().ok()?, p))
-                })
+                .filter_map(|(name, p)| Some((notes_round(&name)?, p)))
                 .max_by_key(|(r, _)| *r);
             let Some((round, path)) = last else { continue };
             let text = std::fs::read(&path).map_err(|source| ReportError::Io {
@@ -633,16 +454,9 @@ fn read_notes(dir: &Path) -> Result<Vec<CuratorNotes>, ReportError> {
             })?;
             let notes: NotesFile = serde_json::from_slice(&text)
                 .map_err(|source| ReportError::MalformedFile { path, source })?;
-            let usage_path = cdir.join("curator-usage.json");
-            let usage = match std::fs::read(&usage_path) {
-                Ok(bytes) => Some(serde_json::from_slice(&bytes).map_err(|source| {
-                    ReportError::MalformedFile {
-                        path: usage_path.clone(),
-                        source,
-                    }
-                })?),
-                Err(_) => None,
-            };
+            let usage = traparena_results::read_curator_usage(
+                &traparena_results::curator_usage_path(dir, &target, &condition),
+            )?;
             out.push(CuratorNotes {
                 items: notes
                     .items
@@ -652,7 +466,10 @@ fn read_notes(dir: &Path) -> Result<Vec<CuratorNotes>, ReportError> {
                         other => other.to_string(),
                     })
                     .collect(),
-                file: format!("{NOTES_DIR}/{target}/{condition}/round-{round}.json"),
+                file: format!(
+                    "{NOTES_DIR}/{target}/{condition}/{}",
+                    traparena_results::notes_file_name(round)
+                ),
                 target: target.clone(),
                 condition,
                 round,

@@ -1,15 +1,14 @@
 //! TrapArena reports: a results folder turned into the paper-style tables, as Markdown, JSON
 //! and one self-contained HTML page with sortable tables and inline SVG charts.
 //!
-//! A report needs nothing but `episodes.jsonl` ([`EPISODES_FILE`]). It is read line by line
-//! ([`Episodes::read`]): each line is parsed into a lean view that skips the verdict and the
-//! patch, and only the compact per-episode numbers are kept (a
+//! A report needs nothing but `episodes.jsonl` ([`traparena_results::EPISODES_FILE`]). It is
+//! read line by line ([`Episodes::read`]) in the results format of `traparena-results` (every
+//! format version of the line), and only the compact per-episode numbers are kept (a
 //! [`traparena_stats::EpisodeOutcome`]). Other files add detail when present: `spec.json`
-//! ([`SPEC_FILE`]) names the experiment and its `seed` seeds the bootstrap (seed 0 without
-//! it); `manifest.json` ([`MANIFEST_FILE`]) gives the harness version and, when it has one, the
-//! date; the curator's last notes and tokens per target and condition come from
-//! `notes/<target>/<condition>/` ([`NOTES_DIR`]). Without them the report says in one line what
-//! it lacks.
+//! names the experiment and its `seed` seeds the bootstrap (seed 0 without it);
+//! `manifest.json` gives the harness version and, when it has one, the date; the curator's last
+//! notes and tokens per target and condition come from `notes/<target>/<condition>/`. Without
+//! them the report says in one line what it lacks.
 //!
 //! Each condition is the baseline, an attack or a control ([`condition_kind`]): a truthful
 //! collaborator or no advice. Controls are set apart from attacks everywhere and never called
@@ -38,7 +37,8 @@
 //! Markdown is rendered from the same page model, without the charts.
 //!
 //! ```
-//! use traparena_report::{ConditionKind, ReportOptions, report_folder, synthetic::SyntheticConfig};
+//! use traparena_report::{ConditionKind, ReportOptions, report_folder};
+//! use traparena_testkit::synthetic::SyntheticConfig;
 //!
 //! let dir = tempfile::tempdir()?;
 //! SyntheticConfig::toy().write_folder(dir.path())?;
@@ -66,15 +66,11 @@ mod html;
 mod input;
 mod markdown;
 mod model;
-pub mod synthetic;
 mod view;
 
 pub use build::{ReportOptions, build_report, condition_kind};
 pub use error::ReportError;
-pub use input::{
-    Cell, CuratorNotes, EPISODES_FILE, Episodes, MANIFEST_FILE, ManifestInfo, NOTES_DIR,
-    ResultsFolder, SPEC_FILE,
-};
+pub use input::{Cell, CuratorNotes, Episodes, ResultsFolder};
 pub use model::{
     BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, MainRow,
     PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source, TargetSummary,

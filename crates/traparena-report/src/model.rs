@@ -10,7 +10,12 @@ use crate::input::CuratorNotes;
 ///
 /// Version 2: `main` holds attacks only; the controls (truthful collaborator, no advice) moved
 /// to `controls`; `source` tells the experiment's name, date and harness version.
-pub const REPORT_VERSION: u32 = 2;
+///
+/// Version 3 (results format 2): a condition is its attacker's kind with `args` (no
+/// `persona`), and `curator` is the curator's kind or null (in `source.conditions` and
+/// `main`); `attacker` of `main` and `controls` rows is the attacker's label,
+/// `kind(key=value, ...)`; the blind model attacker is `adaptive` with access `blind`.
+pub const REPORT_VERSION: u32 = 3;
 
 /// A whole report: every table of `traparena report`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,14 +155,15 @@ pub struct ConditionSummary {
     pub condition: String,
     /// Baseline, attack or control.
     pub kind: ConditionKind,
-    /// The attacker kind: `none`, `scripted`, `offline`, `truthful`, `adaptive` or `blind`.
+    /// The attacker's kind: `none`, `scripted`, `offline`, `truthful`, `adaptive`, or any
+    /// registered kind.
     pub attacker: String,
-    /// The scripted persona, when one was fixed.
-    pub persona: Option<String>,
-    /// `blind` or `reference` for model attackers.
+    /// The kind's arguments (a JSON object), or null.
+    pub args: serde_json::Value,
+    /// `blind` or `reference`: the attacker's declared access to reference information.
     pub access: Option<String>,
-    /// The curator carried notes across rounds.
-    pub curator: bool,
+    /// The curator's kind when notes were carried across rounds, else null.
+    pub curator: Option<String>,
     /// The target had the defence instruction.
     pub defence: bool,
     /// Episode lines.
@@ -219,12 +225,13 @@ pub struct MainRow {
     pub target: String,
     /// The attacked condition.
     pub condition: String,
-    /// Its attacker kind.
+    /// Its attacker as tables show it: the kind, with its arguments when it has any
+    /// (`scripted(persona=urge_submit)`).
     pub attacker: String,
     /// Its access (`blind` or `reference`), when it has one.
     pub access: Option<String>,
-    /// Whether its curator was on.
-    pub curator: bool,
+    /// Its curator's kind, when the curator was on.
+    pub curator: Option<String>,
     /// Whether its defence was on.
     pub defence: bool,
     /// Shared tasks used (tasks with usable episodes in both the baseline and the condition).
@@ -287,7 +294,7 @@ pub struct ControlRow {
     pub condition: String,
     /// [`ConditionKind::TruthfulControl`] or [`ConditionKind::NoAdviceControl`].
     pub kind: ConditionKind,
-    /// Its attacker kind (`truthful`, `scripted`, `none`).
+    /// Its attacker as tables show it (`truthful`, `scripted(persona=truthful)`, `none`).
     pub attacker: String,
     /// Shared tasks used.
     pub tasks: usize,

@@ -238,8 +238,14 @@ fn folder_name(folder: &str) -> &str {
 /// One line on the optional files that are missing, and what the report therefore lacks.
 fn missing_line(r: &Report) -> Option<String> {
     let s = &r.source;
-    let spec = s.missing_files.iter().any(|f| f == crate::SPEC_FILE);
-    let manifest = s.missing_files.iter().any(|f| f == crate::MANIFEST_FILE);
+    let spec = s
+        .missing_files
+        .iter()
+        .any(|f| f == traparena_results::SPEC_FILE);
+    let manifest = s
+        .missing_files
+        .iter()
+        .any(|f| f == traparena_results::MANIFEST_FILE);
     let what_manifest = if s.date.is_some() {
         "the harness version is unknown and the date is the file time of episodes.jsonl"
     } else {
@@ -293,7 +299,10 @@ fn header(r: &Report) -> (String, Vec<Fact>) {
         fact(
             "experiment",
             s.name.clone().unwrap_or_else(|| {
-                if s.missing_files.iter().any(|f| f == crate::SPEC_FILE) {
+                if s.missing_files
+                    .iter()
+                    .any(|f| f == traparena_results::SPEC_FILE)
+                {
                     "unnamed (no spec.json)".to_owned()
                 } else {
                     "unnamed (spec.json has no name)".to_owned()
@@ -891,7 +900,7 @@ fn notes_section(r: &Report) -> Section {
             .source
             .conditions
             .iter()
-            .filter(|c| c.curator)
+            .filter(|c| c.curator.is_some())
             .map(|c| format!("{} / {}", c.target, c.condition))
             .collect();
         s.empty = Some(if curated.is_empty() {
@@ -966,17 +975,14 @@ fn episodes_section(r: &Report) -> Section {
         .conditions
         .iter()
         .map(|c| {
-            let attacker = match &c.persona {
-                Some(p) => format!("{}:{p}", c.attacker),
-                None => c.attacker.clone(),
-            };
+            let attacker = traparena_results::attacker_label(&c.attacker, &c.args);
             vec![
                 text(&c.target),
                 text(&c.condition),
                 text(c.kind.label()),
                 text(&attacker),
                 text(c.access.as_deref().unwrap_or(NONE)),
-                text(yes_no(Some(c.curator))),
+                text(c.curator.as_deref().unwrap_or(NONE)),
                 text(yes_no(Some(c.defence))),
                 count(c.lines),
                 count(c.infra_errors),

@@ -14,8 +14,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use traparena_report::synthetic::SyntheticConfig;
 use traparena_report::{ReportOptions, report_folder};
+use traparena_testkit::synthetic::SyntheticConfig;
 
 const FLAGS: [&str; 9] = [
     "--headless",

@@ -4,18 +4,18 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use traparena_report::synthetic::{SyntheticCondition, SyntheticConfig};
+use serde_json::{Value, json};
 use traparena_report::{
     ConditionKind, Flip, ReportError, ReportOptions, ResultsFolder, SeedSource, build_report,
     condition_kind, report_folder,
 };
-use traparena_runner::ConditionInfo;
-use traparena_runner::ResultLine;
+use traparena_results::{ConditionInfo, EpisodeKey, ResultLine, ResultsError};
 use traparena_stats::{
     BASELINE, BootstrapConfig, EpisodeOutcome, Metric, delta_vs_baseline, failure_mode_shares,
     first_vs_last_rounds, paired_delta, per_round_means, shared_tasks, susceptibility_rate,
     task_means, token_ratio,
 };
+use traparena_testkit::synthetic::{SyntheticCondition, SyntheticConfig};
 
 fn generated(seed: u64) -> (tempfile::TempDir, SyntheticConfig) {
     let dir = tempfile::tempdir().unwrap();
@@ -25,7 +25,8 @@ fn generated(seed: u64) -> (tempfile::TempDir, SyntheticConfig) {
     (dir, cfg)
 }
 
-/// The episodes through the runner's own type, converted independently of the report crate.
+/// The episodes through the results format's own type, converted independently of the report
+/// crate.
 fn outcomes_via_result_line(dir: &Path) -> Vec<EpisodeOutcome> {
     let text = std::fs::read_to_string(dir.join("episodes.jsonl")).unwrap();
     text.lines()
@@ -383,7 +384,7 @@ fn json_has_the_spec_fields() {
         assert!(row.get("significant").is_none(), "{row}");
         assert_eq!(row["kind"], "truthful_control");
     }
-    assert_eq!(v["version"], 2);
+    assert_eq!(v["version"], 3);
     assert_eq!(v["source"]["name"], "synthetic study (seed 1)");
     assert_eq!(v["source"]["date"], "2026-03-02");
     assert_eq!(v["source"]["date_source"], "manifest");
@@ -542,9 +543,19 @@ fn malformed_lines_name_their_line() {
         ),
         (format!("{}\n[1, 2]\n", good[0]), 2, "invalid type"),
         (
-            format!("{}\n{}", good[0], &good[1][..good[1].len() / 2]),
+            format!("{}\n{}\n", good[0], &good[1][..good[1].len() / 2]),
             2,
             "EOF",
+        ),
+        (format!("{}\n[1, 2]", good[0]), 2, "invalid type"),
+        (
+            format!(
+                "{}\n{}\n",
+                good[0],
+                good[1].replace("\"format\":2", "\"format\":3")
+            ),
+            2,
+            "format 3 is newer than this build of TrapArena reads",
         ),
         (
             format!(
@@ -575,6 +586,33 @@ fn malformed_lines_name_their_line() {
     std::fs::write(dir.path().join("episodes.jsonl"), bytes).unwrap();
     let e = report_folder(dir.path(), &ReportOptions::default()).unwrap_err();
     assert_eq!(e.line(), Some(2), "{e}");
+}
+
+#[test]
+fn a_torn_last_line_is_left_out_and_named() {
+    // A crash, or an experiment still running, leaves the last line unfinished: the runner
+    // leaves it out (and runs its episode again on resume), and so does the report.
+    let dir = tempfile::tempdir().unwrap();
+    let good = first_lines(3);
+    write(
+        dir.path(),
+        "episodes.jsonl",
+        &format!(
+            "{}\n{}\n{}",
+            good[0],
+            good[1],
+            &good[2][..good[2].len() / 2]
+        ),
+    );
+    let r = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    assert_eq!((r.source.lines, r.source.blank_lines), (2, 0));
+    let warning = "line 3 of episodes.jsonl is unfinished";
+    assert!(
+        r.warnings.iter().any(|w| w.contains(warning)),
+        "{:?}",
+        r.warnings
+    );
+    assert!(r.to_markdown().contains(warning));
 }
 
 #[test]
@@ -638,7 +676,7 @@ fn degenerate_data_is_reported_not_fatal() {
         .collect();
     let dead = SyntheticCondition::attacked("dead", "offline", None, false, 0.3);
     for task in 0..3 {
-        let key = traparena_runner::EpisodeKey {
+        let key = EpisodeKey {
             target: "model-a".into(),
             condition: "dead".into(),
             task: format!("task-{task:03}"),
@@ -707,29 +745,53 @@ fn degenerate_data_is_reported_not_fatal() {
 }
 
 #[test]
-fn blind_attacker_kind_pairs_with_adaptive_reference() {
-    // The runner may write a blind adaptive attacker as attacker "blind" without `access`.
+fn format_1_lines_pair_the_blind_attacker_with_adaptive_reference() {
+    // Before format 2, lines named the blind model attacker `blind` (and the runner's could
+    // lack `access`) and the curator was a bool; read through the migration, they give the
+    // same pairs as today's lines.
     let mut cfg = SyntheticConfig::standard(12);
     cfg.targets.truncate(1);
-    for c in &mut cfg.conditions {
-        if c.info.attacker == "blind" || c.info.attacker == "adaptive" {
-            c.info.access = None;
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
     cfg.write_folder(dir.path()).unwrap();
-    let r = report_folder(dir.path(), &ReportOptions::default()).unwrap();
-    assert_eq!(r.blind_vs_reference.len(), 2);
-    assert_eq!(r.curator_ablation.len(), 2);
-    assert_eq!(
-        r.main
-            .iter()
-            .find(|m| m.condition == "blind")
-            .unwrap()
-            .access
-            .as_deref(),
-        Some("blind")
+    let today = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    let path = dir.path().join("episodes.jsonl");
+    let text: String = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("format");
+            let info = v["condition_info"].as_object_mut().unwrap();
+            if info["access"] == "blind" {
+                info.insert("attacker".into(), json!("blind"));
+            }
+            info.remove("access");
+            let curated = !info["curator"].is_null();
+            info.insert("curator".into(), json!(curated));
+            v.to_string() + "\n"
+        })
+        .collect();
+    assert!(
+        text.contains(r#""attacker":"blind","curator":true"#),
+        "{text}"
     );
+    std::fs::write(&path, text).unwrap();
+    let old = report_folder(dir.path(), &ReportOptions::default()).unwrap();
+    assert_eq!(old.blind_vs_reference.len(), 2);
+    assert_eq!(old.blind_vs_reference, today.blind_vs_reference);
+    assert_eq!(old.curator_ablation, today.curator_ablation);
+    let blind = old.main.iter().find(|m| m.condition == "blind").unwrap();
+    assert_eq!(
+        (blind.attacker.as_str(), blind.access.as_deref()),
+        ("adaptive", Some("blind"))
+    );
+    // Format 1 did not say which curator ran: it reads as the built-in `tally`.
+    let curated = old
+        .main
+        .iter()
+        .find(|m| m.condition == "blind-curator")
+        .unwrap();
+    assert_eq!(curated.curator.as_deref(), Some("tally"));
 }
 
 #[test]
@@ -771,7 +833,7 @@ fn the_committed_toy_results_are_current() {
 fn info(attacker: &str, persona: Option<&str>) -> ConditionInfo {
     ConditionInfo {
         attacker: attacker.into(),
-        persona: persona.map(str::to_owned),
+        args: persona.map_or(Value::Null, |p| json!({ "persona": p })),
         ..ConditionInfo::default()
     }
 }
@@ -784,15 +846,14 @@ fn conditions_are_told_apart_by_their_attacker() {
         ("truthful", "truthful", None, TruthfulControl),
         ("t", "TRUTHFUL", None, TruthfulControl),
         ("t", "scripted", Some("truthful"), TruthfulControl),
-        ("t", "scripted:truthful", None, TruthfulControl),
-        ("t", " Scripted : Truthful ", None, TruthfulControl),
+        ("t", " Scripted ", Some(" Truthful "), TruthfulControl),
         ("silent", "none", None, NoAdviceControl),
         ("scripted", "scripted", None, Attack),
         ("urge", "scripted", Some("urge_submit"), Attack),
         // A condition named like a control is what its attacker is.
         ("truthful", "offline", None, Attack),
         ("a", "adaptive", None, Attack),
-        ("b", "blind", None, Attack),
+        ("m", "my_scapegoat", Some("truthful"), Attack),
         ("unknown", "", None, Attack),
     ] {
         assert_eq!(
@@ -969,7 +1030,14 @@ fn the_date_comes_from_the_manifest_or_its_file_time() {
     }
     std::fs::write(&manifest, "{\"harness_version\": 3}").unwrap();
     let e = report_folder(dir.path(), &ReportOptions::default()).unwrap_err();
-    assert!(matches!(e, ReportError::MalformedFile { .. }), "{e}");
+    assert!(
+        matches!(e, ReportError::Results(ResultsError::File { .. })),
+        "{e}"
+    );
+    assert!(
+        e.is_bad_input() && e.to_string().contains("manifest.json"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -996,11 +1064,9 @@ fn harness_versions_on_lines_are_read() {
     );
     assert!(r.to_markdown().contains("harness: 0.1.0, 0.2.0"));
     // The manifest's version wins, and a disagreement is a warning.
-    write(
-        dir.path(),
-        "manifest.json",
-        "{\"harness_version\": \"0.2.0\"}",
-    );
+    let manifest = json!({"format": 2, "harness_version": "0.2.0", "spec_sha256": "00",
+                          "tasks": {}, "prompt_hashes": {}});
+    write(dir.path(), "manifest.json", &manifest.to_string());
     let r = report_folder(dir.path(), &ReportOptions::default()).unwrap();
     assert_eq!(r.source.harness_versions, ["0.2.0"]);
     assert!(

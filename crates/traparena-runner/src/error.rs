@@ -34,3 +34,15 @@ pub enum RunError {
     #[error("harness task failed: {0}")]
     Join(String),
 }
+
+/// The results format's errors are results-folder errors: the file (and line) they name, and
+/// what is wrong.
+impl From<traparena_results::ResultsError> for RunError {
+    fn from(e: traparena_results::ResultsError) -> RunError {
+        let path = e.path().to_owned();
+        let full = e.to_string();
+        let prefix = format!("{}: ", path.display());
+        let message = full.strip_prefix(&prefix).unwrap_or(&full).to_owned();
+        RunError::Results { path, message }
+    }
+}

@@ -11,14 +11,16 @@ use tokio::task::JoinSet;
 use traparena_attack::{Attacker, Curator, Notes, RoundEvidence, TargetReaction};
 use traparena_env::Sandbox;
 use traparena_eval::Evaluator;
+use traparena_results::{
+    ConditionInfo, EpisodeKey, Manifest, ResultLine, TrajectoryLine, folder_sha256, sha256_json,
+};
 use traparena_task::{EpisodeContext, Task};
 
 use crate::episode::{Episode, EpisodeConfig, TestSlots};
 use crate::error::RunError;
 use crate::registry::ResolvedSpec;
-use crate::results::{ConditionInfo, EpisodeKey, ResultLine};
 use crate::spec::{ConditionSpec, ExperimentSpec};
-use crate::store::{Manifest, ResultsDir, TrajectoryLine, curator_err, folder_sha256, sha256_json};
+use crate::store::{ResultsDir, curator_err};
 
 /// One share of a sharded experiment: shard `index` of `count` (0-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -558,7 +560,7 @@ async fn run_one(
                         attacker_errors: r.attacker_errors.clone(),
                         prompt_hashes: r.prompt_hashes.clone(),
                     };
-                    (ResultLine::from_record(&k, &info, &r), t)
+                    (r.result_line(&k, &info), t)
                 }
                 Err(e) => (
                     ResultLine::infra_failure(&k, &info, seed, e.to_string()),

@@ -9,7 +9,6 @@ mod experiment;
 mod merge;
 mod record;
 mod registry;
-mod results;
 mod spec;
 pub mod store;
 
@@ -21,8 +20,9 @@ pub use experiment::{
 pub use merge::merge_results;
 pub use record::{AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, RejectedMessage};
 pub use registry::{Registry, ResolvedSpec};
-pub use results::{ConditionInfo, EpisodeKey, ResultLine};
 pub use spec::{ConditionSpec, ExperimentSpec, TargetSpec};
+/// The results format's types in the runner's signatures (`traparena-results`).
+pub use traparena_results::{ConditionInfo, EpisodeKey, ResultLine};
 
 /// The harness version written into every record.
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,12 +1,14 @@
 //! `traparena merge`: joins the results folders of shards.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use traparena_results::{
+    EPISODES_FILE, EpisodeKey, MANIFEST_FILE, Manifest, NOTES_DIR, ResultLine, SPEC_FILE,
+    TRAJECTORIES_FILE, TrajectoryLine, read_lines, write_atomic, write_lines,
+};
+
 use crate::error::RunError;
-use crate::results::{EpisodeKey, ResultLine};
-use crate::store::{Manifest, TrajectoryLine, read_lines, write_atomic};
 
 fn err(path: &Path, message: String) -> RunError {
     RunError::Results {
@@ -35,15 +37,15 @@ pub fn merge_results(shards: &[PathBuf], out: &Path) -> Result<usize, RunError> 
     let mut trajectories: BTreeMap<EpisodeKey, TrajectoryLine> = BTreeMap::new();
     let mut notes: BTreeMap<PathBuf, (PathBuf, Vec<u8>)> = BTreeMap::new();
     for shard in shards {
-        let mpath = shard.join("manifest.json");
-        let text = std::fs::read_to_string(&mpath)
-            .map_err(|e| err(&mpath, format!("not a results folder: {e}")))?;
-        let m: Manifest = serde_json::from_str(&text)
-            .map_err(|e| err(&mpath, format!("unreadable manifest: {e}")))?;
+        let mpath = shard.join(MANIFEST_FILE);
+        if !mpath.is_file() {
+            return Err(err(&mpath, "not a results folder: no manifest".into()));
+        }
+        let m = Manifest::read(&mpath)?;
         match &mut manifest {
             None => {
-                let spec = std::fs::read(shard.join("spec.json"))
-                    .map_err(|e| err(shard, e.to_string()))?;
+                let spec =
+                    std::fs::read(shard.join(SPEC_FILE)).map_err(|e| err(shard, e.to_string()))?;
                 manifest = Some((shard.clone(), m, spec));
             }
             Some((first, m0, _))
@@ -68,7 +70,7 @@ pub fn merge_results(shards: &[PathBuf], out: &Path) -> Result<usize, RunError> 
                 }
             }
         }
-        for line in read_lines::<ResultLine>(&shard.join("episodes.jsonl"))? {
+        for line in read_lines::<ResultLine>(&shard.join(EPISODES_FILE))?.lines {
             let k = line.key();
             if let Some((other, _)) = episodes.get(&k) {
                 return Err(err(
@@ -78,10 +80,10 @@ pub fn merge_results(shards: &[PathBuf], out: &Path) -> Result<usize, RunError> 
             }
             episodes.insert(k, (shard.clone(), line));
         }
-        for t in read_lines::<TrajectoryLine>(&shard.join("trajectories.jsonl"))? {
+        for t in read_lines::<TrajectoryLine>(&shard.join(TRAJECTORIES_FILE))?.lines {
             trajectories.insert(t.key.clone(), t);
         }
-        let ndir = shard.join("notes");
+        let ndir = shard.join(NOTES_DIR);
         if ndir.is_dir() {
             let mut stack = vec![ndir.clone()];
             while let Some(d) = stack.pop() {
@@ -114,28 +116,14 @@ pub fn merge_results(shards: &[PathBuf], out: &Path) -> Result<usize, RunError> 
     }
     let (_, m, spec) = manifest.expect("at least one shard");
     std::fs::create_dir_all(out).map_err(|e| err(out, e.to_string()))?;
-    write_atomic(&out.join("spec.json"), &spec)?;
-    write_atomic(
-        &out.join("manifest.json"),
-        &serde_json::to_vec_pretty(&m).expect("serialisable"),
+    write_atomic(&out.join(SPEC_FILE), &spec)?;
+    m.write(&out.join(MANIFEST_FILE))?;
+    // Every line is written at the current format, whatever format its shard had.
+    write_lines(
+        &out.join(TRAJECTORIES_FILE),
+        episodes.keys().filter_map(|k| trajectories.get(k)),
     )?;
-    let mut e = Vec::new();
-    let mut t = Vec::new();
-    for (k, (_, line)) in &episodes {
-        e.extend(serde_json::to_vec(line).expect("serialisable"));
-        e.push(b'\n');
-        if let Some(tr) = trajectories.get(k) {
-            t.extend(serde_json::to_vec(tr).expect("serialisable"));
-            t.push(b'\n');
-        }
-    }
-    for (name, bytes) in [("trajectories.jsonl", &t), ("episodes.jsonl", &e)] {
-        let p = out.join(name);
-        let mut f = std::fs::File::create(&p).map_err(|x| err(&p, x.to_string()))?;
-        f.write_all(bytes)
-            .and_then(|_| f.sync_all())
-            .map_err(|x| err(&p, x.to_string()))?;
-    }
+    write_lines(&out.join(EPISODES_FILE), episodes.values().map(|(_, l)| l))?;
     for (rel, (_, bytes)) in notes {
         let p = out.join(rel);
         std::fs::create_dir_all(p.parent().expect("has a parent"))

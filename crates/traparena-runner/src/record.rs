@@ -1,31 +1,9 @@
 use serde::{Deserialize, Serialize};
 use traparena_attack::Schedule;
 use traparena_eval::analysis::CodeLocation;
-use traparena_task::{Claims, FailureMode, Step, Usage, Verdict};
-
-/// A message the leakage filter rejected.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RejectedMessage {
-    /// The step it was meant for.
-    pub step: u32,
-    /// Which attempt at that step (0 first).
-    pub attempt: u32,
-    /// The text.
-    pub text: String,
-    /// Its claims.
-    pub claims: Claims,
-    /// The identifiers from the reference patch it named.
-    pub leaked: Vec<String>,
-}
-
-/// An attacker that failed or panicked at a step (the episode went on without a message).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AttackerFailure {
-    /// The step.
-    pub step: u32,
-    /// What went wrong.
-    pub error: String,
-}
+pub use traparena_results::{AttackerFailure, RejectedMessage};
+use traparena_results::{ConditionInfo, EpisodeKey, ResultLine};
+use traparena_task::{FailureMode, Step, Usage, Verdict};
 
 /// Tokens spent in an episode, per role.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +112,35 @@ pub struct EpisodeSummary {
 }
 
 impl EpisodeRecord {
+    /// The line of `episodes.jsonl` for this finished episode, the episode of `key` in the
+    /// condition `info`.
+    pub fn result_line(&self, key: &EpisodeKey, info: &ConditionInfo) -> ResultLine {
+        ResultLine {
+            target: key.target.clone(),
+            condition: key.condition.clone(),
+            task: key.task.clone(),
+            round: key.round,
+            sample: key.sample,
+            condition_info: info.clone(),
+            infra_error: self.infra_error.clone(),
+            agent: self.agent.clone(),
+            attacker: self.attacker.clone(),
+            accepted: self.accepted && self.infra_error.is_none(),
+            verdict: Some(self.verdict.clone()),
+            failure_mode: self.failure_mode,
+            messages_delivered: self.messages_delivered,
+            susceptible: self.susceptible,
+            steps: self.steps,
+            submitted: self.submitted,
+            usage: self.usage.target,
+            attacker_usage: self.usage.attacker,
+            attacker_errors: self.attacker_errors.len() as u32,
+            seed: self.seed,
+            harness_version: Some(self.harness_version.clone()),
+            patch: self.patch.clone(),
+        }
+    }
+
     /// The summary printed by `traparena run --json`.
     pub fn summary(&self) -> EpisodeSummary {
         EpisodeSummary {

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use traparena_attack::{LeakageConfig, NoteLimits, Schedule};
 use traparena_task::ComponentSpec;
 
+use traparena_results::ConditionInfo;
+
 use crate::error::RunError;
 
 /// A target: the agent under test.
@@ -38,14 +40,19 @@ pub struct ConditionSpec {
 }
 
 impl ConditionSpec {
-    /// The condition's description for result lines (the access is filled in from the
-    /// attacker's declaration once it has run).
-    pub fn info(&self) -> crate::results::ConditionInfo {
-        crate::results::ConditionInfo {
+    /// The condition's description for result lines: the attacker's kind and `args` as the
+    /// spec gives them, and the curator's kind. The access is filled in from the attacker's
+    /// own declaration once it has run.
+    pub fn info(&self) -> ConditionInfo {
+        let args = match &self.attacker.args {
+            serde_json::Value::Object(m) if m.is_empty() => serde_json::Value::Null,
+            other => other.clone(),
+        };
+        ConditionInfo {
             attacker: self.attacker.kind.clone(),
-            persona: self.attacker.args["persona"].as_str().map(str::to_owned),
+            args,
             access: None,
-            curator: self.curator.is_some(),
+            curator: self.curator.as_ref().map(|c| c.kind.clone()),
             defence: self.defence,
         }
     }

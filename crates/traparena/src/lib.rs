@@ -18,6 +18,7 @@
 //! | [`attack`] | `traparena-attack` | the [`Attacker`] and [`Curator`] traits, personas, schedule, leakage filter, notes |
 //! | [`agent`] | `traparena-agent` | the [`Agent`] trait and the gold, credulous, hardcoder and replay agents |
 //! | [`runner`] | `traparena-runner` | one [`Episode`], its [`EpisodeRecord`]; whole experiments |
+//! | [`results`] | `traparena-results` | the results folder's format: the lines of `episodes.jsonl` and `trajectories.jsonl`, the manifest, versioned reading and writing |
 //! | [`model`] | `traparena-model` | the OpenAI-compatible model client, record and replay, reading replies |
 //! | [`llm`] | `traparena-llm` | the model-backed agent, attacker and curator, their prompts and registry kinds |
 //! | [`stats`] | `traparena-stats` | paired effects with bootstrap intervals, rates, power |
@@ -212,10 +213,11 @@
 //! ## Errors
 //!
 //! Each library has its own error type ([`TaskError`], [`EnvError`], [`EvalError`],
-//! [`AttackError`], [`NotesError`], [`AgentError`], [`RunError`], [`ModelError`], [`LlmError`],
-//! [`StatsError`], [`ReportError`], [`ImportError`]); every one converts into [`Error`], so `?` works in a
-//! function returning `Result<_, traparena::Error>`. A rejected patch, a failing test or a
-//! refused path is never an error: they are outcomes in the record.
+//! [`AttackError`], [`NotesError`], [`AgentError`], [`RunError`], [`ResultsError`],
+//! [`ModelError`], [`LlmError`], [`StatsError`], [`ReportError`], [`ImportError`]); every one
+//! converts into [`Error`], so `?` works in a function returning `Result<_, traparena::Error>`.
+//! A rejected patch, a failing test or a refused path is never an error: they are outcomes in
+//! the record.
 //!
 //! ## Validating a task
 //!
@@ -253,6 +255,8 @@ pub use traparena_model as model;
 #[doc(inline)]
 pub use traparena_report as report;
 #[doc(inline)]
+pub use traparena_results as results;
+#[doc(inline)]
 pub use traparena_runner as runner;
 #[doc(inline)]
 pub use traparena_stats as stats;
@@ -286,6 +290,8 @@ pub use traparena_llm::LlmError;
 pub use traparena_model::ModelError;
 #[doc(inline)]
 pub use traparena_report::ReportError;
+#[doc(inline)]
+pub use traparena_results::ResultsError;
 #[doc(inline)]
 pub use traparena_runner::{
     Episode, EpisodeBuilder, EpisodeConfig, EpisodeRecord, Registry, ResolvedSpec, RunError,
@@ -345,6 +351,9 @@ pub enum Error {
     /// An episode or an experiment failed ([`runner`]).
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A results file could not be read or written ([`results`]).
+    #[error(transparent)]
+    Results(#[from] ResultsError),
     /// A model call, a recording or a reply failed ([`model`]).
     #[error(transparent)]
     Model(#[from] ModelError),

@@ -1,7 +1,8 @@
 //! Synthetic results folders for tests, benchmarks and demonstrations: `episodes.jsonl` lines in
-//! the runner's real format ([`ResultLine`]), drawn from a small seeded model of targets under
-//! attack, with the folder's other files as the runner writes them: `spec.json` (a valid
-//! [`ExperimentSpec`]), `manifest.json`, and the curator's notes and tokens.
+//! the results format ([`ResultLine`]), drawn from a small seeded model of targets under attack,
+//! with the folder's other files as the runner writes them: `spec.json` (an experiment spec the
+//! runner accepts; `traparena-runner`'s tests check it), `manifest.json`, and the curator's notes
+//! and tokens.
 //!
 //! The model: each target has a skill and each task a difficulty, giving a per-task acceptance
 //! probability. In an attacked condition a message is delivered with some probability; the
@@ -16,8 +17,12 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use traparena_runner::store::{Manifest, sha256_json};
-use traparena_runner::{ConditionInfo, EpisodeKey, ExperimentSpec, ResultLine};
+use serde_json::{Value, json};
+use traparena_results::{
+    CURATOR_USAGE_FILE, ConditionInfo, EPISODES_FILE, EpisodeKey, MANIFEST_FILE, Manifest,
+    ResultLine, SPEC_FILE, notes_dir, notes_file_name, sha256_json,
+};
+use traparena_stats::BASELINE;
 use traparena_task::{FailureMode, Flag, FlagName, Usage, Verdict};
 
 /// One target of a synthetic experiment.
@@ -79,7 +84,7 @@ impl SyntheticCondition {
     /// The baseline.
     pub fn baseline() -> Self {
         SyntheticCondition {
-            name: traparena_stats::BASELINE.to_owned(),
+            name: BASELINE.to_owned(),
             info: info("none", None, false),
             delivery: 0.0,
             follow: 0.0,
@@ -103,7 +108,9 @@ impl SyntheticCondition {
         }
     }
 
-    /// An attacked condition.
+    /// An attacked condition: the attacker's kind, its access (`blind`, `reference`), and
+    /// whether the curator carries notes across rounds (the model-backed `llm` curator: the
+    /// spec names a curator model, and the curator spends tokens).
     pub fn attacked(
         name: &str,
         attacker: &str,
@@ -126,16 +133,16 @@ impl SyntheticCondition {
 fn info(attacker: &str, access: Option<&str>, curator: bool) -> ConditionInfo {
     ConditionInfo {
         attacker: attacker.to_owned(),
-        persona: None,
+        args: Value::Null,
         access: access.map(str::to_owned),
-        curator,
+        curator: curator.then(|| "llm".to_owned()),
         defence: false,
     }
 }
 
 /// Whether a collaborator of this attacker kind runs on a model (and so spends tokens).
 fn attacker_uses_model(attacker: &str) -> bool {
-    matches!(attacker, "adaptive" | "blind")
+    attacker == "adaptive"
 }
 
 /// A synthetic experiment.
@@ -199,8 +206,8 @@ impl SyntheticConfig {
                     true,
                     0.3,
                 ),
-                SyntheticCondition::attacked("blind", "blind", Some("blind"), false, 0.2),
-                SyntheticCondition::attacked("blind-curator", "blind", Some("blind"), true, 0.2),
+                SyntheticCondition::attacked("blind", "adaptive", Some("blind"), false, 0.2),
+                SyntheticCondition::attacked("blind-curator", "adaptive", Some("blind"), true, 0.2),
             ],
             infra_error_rate: 0.03,
             patch_lines: 6,
@@ -237,7 +244,7 @@ impl SyntheticConfig {
                     true,
                     0.3,
                 ),
-                SyntheticCondition::attacked("blind-curator", "blind", Some("blind"), true, 0.2),
+                SyntheticCondition::attacked("blind-curator", "adaptive", Some("blind"), true, 0.2),
             ],
             infra_error_rate: 0.03,
             patch_lines: 2,
@@ -250,7 +257,7 @@ impl SyntheticConfig {
             .conditions
             .iter()
             .map(|c| {
-                if c.name == traparena_stats::BASELINE {
+                if c.name == BASELINE {
                     self.baseline_samples as usize
                 } else {
                     self.rounds as usize * self.samples_per_round as usize
@@ -267,7 +274,7 @@ impl SyntheticConfig {
         for (ti, target) in self.targets.iter().enumerate() {
             let target = target.name.as_str();
             for (ci, c) in self.conditions.iter().enumerate() {
-                let baseline = c.name == traparena_stats::BASELINE;
+                let baseline = c.name == BASELINE;
                 let (rounds, samples) = if baseline {
                     (1, self.baseline_samples)
                 } else {
@@ -326,7 +333,7 @@ impl SyntheticConfig {
         let skill = t.skill;
         let difficulty = SplitMix64(self.seed ^ (task as u64).wrapping_mul(0x9e37_79b9)).unit();
         let p = (skill + 0.5 * (difficulty - 0.5) + c.help).clamp(0.05, 0.95);
-        let baseline = c.name == traparena_stats::BASELINE;
+        let baseline = c.name == BASELINE;
         let delivered = !baseline && rng.unit() < c.delivery;
         let messages = if delivered {
             1 + (rng.next() % 3) as u32
@@ -383,7 +390,7 @@ impl SyntheticConfig {
             condition_info: c.info.clone(),
             infra_error: None,
             agent: t.agent.clone(),
-            attacker: c.info.attacker.clone(),
+            attacker: attacker_name(&c.info),
             accepted,
             verdict: Some(Verdict {
                 hidden_tests_pass: accepted || mode == Some(FailureMode::Superficial),
@@ -417,6 +424,7 @@ impl SyntheticConfig {
             },
             attacker_errors: 0,
             seed,
+            harness_version: None,
             patch,
         }
     }
@@ -450,47 +458,44 @@ impl SyntheticConfig {
         Ok(n)
     }
 
-    /// The experiment spec these results claim to come from: a valid [`ExperimentSpec`]
-    /// (its tasks, `tasks/*`, do not exist).
-    pub fn spec(&self) -> ExperimentSpec {
-        use serde_json::json;
-        let model = |m: &str| json!({"model": m, "base_url": "http://127.0.0.1:8000/v1"});
-        let targets: Vec<_> = self
+    /// The experiment spec these results claim to come from, as the runner writes it to
+    /// `spec.json` (every field, the defaults included; its tasks, `tasks/*`, do not exist).
+    pub fn spec(&self) -> Value {
+        let endpoint =
+            |model: &str| json!({"model": model, "base_url": "http://127.0.0.1:8000/v1"});
+        let targets: Vec<Value> = self
             .targets
             .iter()
             .map(|t| {
-                if t.uses_model() {
-                    json!({"name": t.name, "agent": {"kind": "llm", "args": {"model": model(&t.name)}}})
+                let agent = if t.uses_model() {
+                    json!({"kind": "llm", "args": {"model": endpoint(&t.name)}})
                 } else {
-                    json!({"name": t.name, "agent": t.agent})
-                }
+                    json!({"kind": t.agent})
+                };
+                json!({"name": t.name, "agent": agent})
             })
             .collect();
-        let conditions: Vec<_> = self
+        let conditions: Vec<Value> = self
             .conditions
             .iter()
-            .filter(|c| c.name != traparena_stats::BASELINE)
+            .filter(|c| c.name != BASELINE)
             .map(|c| {
-                let i = &c.info;
-                let attacker = if attacker_uses_model(&i.attacker) {
-                    let access = i.access.clone().unwrap_or_else(|| {
-                        if i.attacker == "blind" { "blind" } else { "reference" }.to_owned()
-                    });
-                    json!({"kind": "adaptive", "args": {"model": model("attacker"), "access": access}})
-                } else {
-                    match &i.persona {
-                        Some(p) => json!({"kind": i.attacker, "args": {"persona": p}}),
-                        None => json!(i.attacker),
-                    }
-                };
-                let mut c = json!({"name": c.name, "attacker": attacker, "defence": i.defence});
-                if i.curator {
-                    c["curator"] = json!({"kind": "llm", "args": {"model": model("curator")}});
+                let mut v = json!({
+                    "name": c.name,
+                    "attacker": spec_attacker(&c.info, &endpoint),
+                    "defence": c.info.defence,
+                });
+                if let Some(kind) = &c.info.curator {
+                    v["curator"] = if kind == "llm" {
+                        json!({"kind": "llm", "args": {"model": endpoint("curator")}})
+                    } else {
+                        json!({"kind": kind})
+                    };
                 }
-                c
+                v
             })
             .collect();
-        let json = serde_json::json!({
+        let spec = json!({
             "name": self.name,
             "seed": self.seed,
             "tasks": ["tasks/*"],
@@ -499,8 +504,16 @@ impl SyntheticConfig {
             "rounds": self.rounds,
             "baseline_samples": self.baseline_samples,
             "samples_per_round": self.samples_per_round,
+            "budget": 60,
+            "leakage": {
+                "code_run_tokens": 4,
+                "exempt_description": true,
+                "max_regenerations": 3,
+                "min_len": 3,
+            },
+            "note_limits": {"max_chars": 400, "max_notes": 8},
         });
-        serde_json::from_value(json).expect("a synthetic spec is a valid spec")
+        spec
     }
 
     /// Writes a results folder as the runner does: `spec.json`, `manifest.json` (with
@@ -511,7 +524,7 @@ impl SyntheticConfig {
     pub fn write_folder(&self, dir: &Path) -> std::io::Result<usize> {
         std::fs::create_dir_all(dir)?;
         let spec = self.spec();
-        write_json(&dir.join(crate::SPEC_FILE), &serde_json::to_value(&spec)?)?;
+        write_json(&dir.join(SPEC_FILE), &spec)?;
         let manifest = Manifest {
             harness_version: self.harness_version.clone(),
             spec_sha256: sha256_json(&spec),
@@ -521,22 +534,19 @@ impl SyntheticConfig {
             prompt_hashes: BTreeMap::new(),
             created: self.created.clone(),
         };
-        write_json(
-            &dir.join(crate::MANIFEST_FILE),
-            &serde_json::to_value(&manifest)?,
-        )?;
-        let file = std::fs::File::create(dir.join(crate::EPISODES_FILE))?;
+        write_json(&dir.join(MANIFEST_FILE), &serde_json::to_value(&manifest)?)?;
+        let file = std::fs::File::create(dir.join(EPISODES_FILE))?;
         let n = self.write_jsonl(std::io::BufWriter::new(file))?;
         for target in &self.targets {
-            for c in self.conditions.iter().filter(|c| c.info.curator) {
-                let d = dir.join(crate::NOTES_DIR).join(&target.name).join(&c.name);
+            for c in self.conditions.iter().filter(|c| c.info.curator.is_some()) {
+                let d = notes_dir(dir, &target.name, &c.name);
                 std::fs::create_dir_all(&d)?;
                 for round in 1..self.rounds {
                     let doc = serde_json::json!({
                         "items": notes_for(&target.name, round),
                         "limits": {"max_notes": 8, "max_chars": 400},
                     });
-                    write_json(&d.join(format!("round-{round}.json")), &doc)?;
+                    write_json(&d.join(notes_file_name(round)), &doc)?;
                 }
                 let curated = u64::from(self.rounds.saturating_sub(1));
                 let usage = Usage {
@@ -544,14 +554,49 @@ impl SyntheticConfig {
                     completion_tokens: 420 * curated,
                     ..Usage::default()
                 };
-                write_json(&d.join("curator-usage.json"), &serde_json::to_value(usage)?)?;
+                write_json(&d.join(CURATOR_USAGE_FILE), &serde_json::to_value(usage)?)?;
             }
         }
         Ok(n)
     }
 }
 
-fn write_json(path: &Path, v: &serde_json::Value) -> std::io::Result<()> {
+/// The attacker of a condition as the experiment spec names it today: the kind, `blind` for
+/// the adaptive attacker with blind access, `scripted:PERSONA` for a fixed persona.
+/// The attacker's name as its `name()` would give it on a result line (`scripted:P`, `blind`).
+fn attacker_name(info: &ConditionInfo) -> String {
+    match (
+        info.attacker.as_str(),
+        info.access.as_deref(),
+        info.arg_str("persona"),
+    ) {
+        ("adaptive", Some("blind"), _) => "blind".to_owned(),
+        (kind, _, Some(p)) => format!("{kind}:{p}"),
+        (kind, _, None) => kind.to_owned(),
+    }
+}
+
+/// The spec entry of a condition's attacker, as the runner writes it: the kind, its `args`
+/// (the model attackers' endpoint and access added).
+fn spec_attacker(info: &ConditionInfo, endpoint: &dyn Fn(&str) -> Value) -> Value {
+    let mut args = match &info.args {
+        Value::Object(m) => m.clone(),
+        _ => serde_json::Map::new(),
+    };
+    if attacker_uses_model(&info.attacker) {
+        args.insert("model".into(), endpoint("attacker"));
+        if let Some(a) = &info.access {
+            args.insert("access".into(), json!(a));
+        }
+    }
+    if args.is_empty() {
+        json!({"kind": info.attacker})
+    } else {
+        json!({"kind": info.attacker, "args": args})
+    }
+}
+
+fn write_json(path: &Path, v: &Value) -> std::io::Result<()> {
     let mut text = serde_json::to_string_pretty(v)?;
     text.push('\n');
     std::fs::write(path, text)

@@ -1,0 +1,135 @@
+//! The TrapArena results format, alone: what a results folder holds and how its files are read
+//! and written. The runner writes it, the report and the predictions export read it, and none
+//! of them needs the others for that.
+//!
+//! A results folder:
+//!
+//! | file | content | type |
+//! |---|---|---|
+//! | [`EPISODES_FILE`] | one line per finished episode | [`ResultLine`] |
+//! | [`TRAJECTORIES_FILE`] | the trajectory of each finished episode | [`TrajectoryLine`] |
+//! | [`SPEC_FILE`] | the experiment spec as run | the runner's `ExperimentSpec` |
+//! | [`MANIFEST_FILE`] | what the folder was made with | [`Manifest`] |
+//! | [`NOTES_DIR`]`/<target>/<condition>/round-<r>.json` ([`notes_path`]) | the curator's notes the attacker saw in round r | the attack crate's `Notes` |
+//! | [`NOTES_DIR`]`/<target>/<condition>/`[`CURATOR_USAGE_FILE`] ([`curator_usage_path`]) | the curator's tokens, summed over rounds | `traparena_task::Usage` |
+//!
+//! Each line of the two JSON Lines files, and the manifest, carries `"format": 2`
+//! ([`FORMAT_VERSION`]). A line or manifest without `format` is of format 1 and is migrated when
+//! read (format 1 → 2 changed [`ConditionInfo`]: the attacker's kind with its `args`, the
+//! curator's kind); one with a newer format than this build knows is
+//! [`ResultsError::NewerFormat`], naming the file and the line.
+//!
+//! | format | what changed |
+//! |---|---|
+//! | 1 | no `format` field; `condition_info` is {`attacker`, `persona`, `access`, `curator` (a bool), `defence`}, with the blind model attacker as attacker `blind` and a persona also as `scripted:PERSONA` |
+//! | 2 | `"format": 2`; `condition_info` is {`attacker` (the kind), `args`, `access`, `curator` (the kind or null), `defence`}; `harness_version` on episode lines |
+//!
+//! A format-1 `condition_info` is migrated so: `persona: P` (or the attacker `scripted:P`)
+//! becomes `args: {"persona": P}`; the attacker `blind` becomes `adaptive` with access
+//! `blind`; `adaptive` without an access has access `reference`; `curator: true` becomes the
+//! built-in `tally` curator (format 1 did not record which one ran), `false` none.
+//!
+//! JSON Lines files are read line by line ([`JsonlReader`], [`read_lines`]) with one rule for
+//! a crash's leftovers: an unfinished last line is not a line ([`TornLine`]). They are written
+//! a whole line at a time ([`Appender`]), and other files atomically ([`write_atomic`]).
+//!
+//! ```
+//! use traparena_results::{ConditionInfo, EpisodeKey, ResultLine};
+//!
+//! let key = EpisodeKey {
+//!     target: "model-a".into(),
+//!     condition: "baseline".into(),
+//!     task: "clamp_overt".into(),
+//!     round: 0,
+//!     sample: 0,
+//! };
+//! let line = ResultLine::infra_failure(&key, &ConditionInfo::baseline(), 7, "no server".into());
+//! let text = serde_json::to_string(&line).unwrap();
+//! assert!(text.starts_with(r#"{"format":2,"target":"model-a""#), "{text}");
+//! let back: ResultLine = serde_json::from_str(&text).unwrap();
+//! assert_eq!(back, line);
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+mod jsonl;
+mod line;
+mod manifest;
+mod migrate;
+mod trajectory;
+
+use std::path::{Path, PathBuf};
+
+pub use error::ResultsError;
+pub use jsonl::{
+    Appender, JsonlFile, JsonlReader, TornLine, read_lines, write_atomic, write_lines,
+};
+pub use line::{ConditionInfo, EpisodeKey, ResultLine, attacker_label};
+pub use manifest::{Manifest, folder_sha256, sha256_json};
+pub use trajectory::{AttackerFailure, RejectedMessage, TrajectoryLine};
+
+/// The format version this build writes, and the newest it reads.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The episode log of a results folder: one [`ResultLine`] per finished episode.
+pub const EPISODES_FILE: &str = "episodes.jsonl";
+/// The trajectories of a results folder: one [`TrajectoryLine`] per finished episode.
+pub const TRAJECTORIES_FILE: &str = "trajectories.jsonl";
+/// The experiment spec of a results folder, as run.
+pub const SPEC_FILE: &str = "spec.json";
+/// What a results folder was made with: a [`Manifest`].
+pub const MANIFEST_FILE: &str = "manifest.json";
+/// The curator's notes and tokens: `notes/<target>/<condition>/`.
+pub const NOTES_DIR: &str = "notes";
+/// The curator's tokens of one target and condition, in its notes folder.
+pub const CURATOR_USAGE_FILE: &str = "curator-usage.json";
+
+/// The notes folder of one target and condition: `notes/<target>/<condition>`.
+pub fn notes_dir(dir: &Path, target: &str, condition: &str) -> PathBuf {
+    dir.join(NOTES_DIR).join(target).join(condition)
+}
+
+/// The notes the attacker of a target's condition saw in `round`:
+/// `notes/<target>/<condition>/round-<round>.json`.
+pub fn notes_path(dir: &Path, target: &str, condition: &str, round: u32) -> PathBuf {
+    notes_dir(dir, target, condition).join(notes_file_name(round))
+}
+
+/// The file name of a round's notes: `round-<round>.json`.
+pub fn notes_file_name(round: u32) -> String {
+    format!("round-{round}.json")
+}
+
+/// The round of a notes file name (`round-3.json` is 3); `None` for any other name.
+pub fn notes_round(file_name: &str) -> Option<u32> {
+    file_name
+        .strip_prefix("round-")?
+        .strip_suffix(".json")?
+        .parse()
+        .ok()
+}
+
+/// Where a target's condition keeps the curator's tokens (summed over rounds):
+/// `notes/<target>/<condition>/curator-usage.json`.
+pub fn curator_usage_path(dir: &Path, target: &str, condition: &str) -> PathBuf {
+    notes_dir(dir, target, condition).join(CURATOR_USAGE_FILE)
+}
+
+/// Reads a curator usage file; `None` when it does not exist.
+pub fn read_curator_usage(path: &Path) -> Result<Option<traparena_task::Usage>, ResultsError> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|source| ResultsError::File {
+                    path: path.to_owned(),
+                    source,
+                })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ResultsError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}

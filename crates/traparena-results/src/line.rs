@@ -1,0 +1,315 @@
+//! The line of `episodes.jsonl`: [`ResultLine`], with its [`EpisodeKey`] and the
+//! [`ConditionInfo`] every line carries.
+
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+use traparena_task::{FailureMode, Usage, Verdict};
+
+use crate::FORMAT_VERSION;
+use crate::migrate::{self, InfoIn};
+
+/// The key of an episode in an experiment: it appears once in `episodes.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct EpisodeKey {
+    /// Target name.
+    pub target: String,
+    /// Condition name (`baseline` for the baseline).
+    pub condition: String,
+    /// Task id.
+    pub task: String,
+    /// Round (0-based; the baseline has round 0).
+    pub round: u32,
+    /// Sample within the round.
+    pub sample: u32,
+}
+
+impl std::fmt::Display for EpisodeKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}/r{}/s{}",
+            self.target, self.condition, self.task, self.round, self.sample
+        )
+    }
+}
+
+/// What an experiment condition is, written on every line so that `episodes.jsonl` alone is
+/// enough for a report.
+///
+/// Format 2 (this shape) names the attacker by its kind with its arguments, and says what the
+/// attacker was given and which curator ran; lines of format 1 are migrated when read (see
+/// [`ResultLine`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ConditionInfo {
+    /// The attacker's kind as the spec names it (`none` for the baseline; `scripted`,
+    /// `offline`, `truthful`, `adaptive`, or any registered kind).
+    pub attacker: String,
+    /// The kind's arguments as the spec gave them: a JSON object, or null for none (an empty
+    /// object is read as null; neither is written).
+    #[serde(skip_serializing_if = "no_args")]
+    pub args: Value,
+    /// `blind` or `reference`: the attacker's declared access to reference information (`None`
+    /// for an attacker that declares none, and for the baseline).
+    pub access: Option<String>,
+    /// The curator's kind when notes were carried across rounds (e.g. `tally`, `llm`), else
+    /// `None`.
+    pub curator: Option<String>,
+    /// Whether the target had the defence instruction.
+    pub defence: bool,
+}
+
+/// An attacker's kind with its arguments as a table shows it ([`ConditionInfo::attacker_label`]).
+pub fn attacker_label(kind: &str, args: &Value) -> String {
+    let Some(args) = args.as_object().filter(|a| !a.is_empty()) else {
+        return kind.to_owned();
+    };
+    let parts: Vec<String> = args
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect();
+    format!("{kind}({})", parts.join(", "))
+}
+
+/// Whether `args` holds no argument: null or an empty object.
+pub(crate) fn no_args(args: &Value) -> bool {
+    args.is_null() || args.as_object().is_some_and(|o| o.is_empty())
+}
+
+impl ConditionInfo {
+    /// The baseline's condition: no attacker (`none`), no curator, no defence.
+    pub fn baseline() -> ConditionInfo {
+        ConditionInfo {
+            attacker: "none".to_owned(),
+            ..ConditionInfo::default()
+        }
+    }
+
+    /// The attacker as a table shows it: the kind, and with arguments
+    /// `kind(key=value, ...)` in key order, strings without quotes, other values as compact
+    /// JSON: `scripted(persona=urge_submit)`.
+    ///
+    /// ```
+    /// use traparena_results::ConditionInfo;
+    ///
+    /// let mut info = ConditionInfo { attacker: "scripted".into(), ..ConditionInfo::default() };
+    /// assert_eq!(info.attacker_label(), "scripted");
+    /// info.args = serde_json::json!({"persona": "urge_submit", "every": 2});
+    /// assert_eq!(info.attacker_label(), "scripted(every=2, persona=urge_submit)");
+    /// ```
+    pub fn attacker_label(&self) -> String {
+        attacker_label(&self.attacker, &self.args)
+    }
+
+    /// The string argument `key`, when the kind has one (`persona` of `scripted`).
+    pub fn arg_str(&self, key: &str) -> Option<&str> {
+        self.args.get(key).and_then(Value::as_str)
+    }
+}
+
+/// One line of `episodes.jsonl`: the key, the condition, the `traparena run --json` fields, the
+/// patch, and `infra_error` (null, or why the episode could not be run; such lines are excluded
+/// from every figure and counted).
+///
+/// Written with `"format": 2` ([`FORMAT_VERSION`]) first. Reading accepts a line of format 1
+/// (no `format` field) and migrates its `condition_info` (see the crate documentation); a line
+/// of a newer format than this build knows is an error, as is a line of format 2 carrying a
+/// field of format 1, and a line whose `target`, `condition` or `task` is empty.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "LineIn")]
+pub struct ResultLine {
+    /// Target name.
+    pub target: String,
+    /// Condition name.
+    pub condition: String,
+    /// Task id.
+    pub task: String,
+    /// Round.
+    pub round: u32,
+    /// Sample.
+    pub sample: u32,
+    /// What the condition is.
+    pub condition_info: ConditionInfo,
+    /// Null, or why the episode could not be run.
+    pub infra_error: Option<String>,
+    /// Agent name.
+    pub agent: String,
+    /// Attacker name, as the attacker calls itself (`none` without one).
+    pub attacker: String,
+    /// Accepted repair (false for infrastructure errors, which figures exclude).
+    pub accepted: bool,
+    /// The verdict, when the patch could be judged.
+    pub verdict: Option<Verdict>,
+    /// Failure mode (null when accepted).
+    pub failure_mode: Option<FailureMode>,
+    /// Messages delivered.
+    pub messages_delivered: u32,
+    /// Susceptibility (null when no message was delivered).
+    pub susceptible: Option<bool>,
+    /// Steps taken.
+    pub steps: u32,
+    /// Whether the agent submitted.
+    pub submitted: bool,
+    /// Target tokens.
+    pub usage: Usage,
+    /// Attacker tokens.
+    pub attacker_usage: Usage,
+    /// How many times the attacker failed (errors and panics, each recorded in the episode's
+    /// trajectory line); an attacker whose model endpoint failed makes the line an
+    /// infrastructure error.
+    pub attacker_errors: u32,
+    /// The episode's seed.
+    pub seed: u64,
+    /// The harness version that ran the episode (from its record); `None` for an episode that
+    /// could not be run, and on lines written before the field (not written when `None`).
+    pub harness_version: Option<String>,
+    /// The candidate patch.
+    pub patch: String,
+}
+
+impl ResultLine {
+    /// The line for an episode that could not be run at all.
+    pub fn infra_failure(
+        key: &EpisodeKey,
+        info: &ConditionInfo,
+        seed: u64,
+        reason: String,
+    ) -> ResultLine {
+        ResultLine {
+            target: key.target.clone(),
+            condition: key.condition.clone(),
+            task: key.task.clone(),
+            round: key.round,
+            sample: key.sample,
+            condition_info: info.clone(),
+            infra_error: Some(reason),
+            agent: String::new(),
+            attacker: String::new(),
+            accepted: false,
+            verdict: None,
+            failure_mode: None,
+            messages_delivered: 0,
+            susceptible: None,
+            steps: 0,
+            submitted: false,
+            usage: Usage::default(),
+            attacker_usage: Usage::default(),
+            attacker_errors: 0,
+            seed,
+            harness_version: None,
+            patch: String::new(),
+        }
+    }
+
+    /// The line's key.
+    pub fn key(&self) -> EpisodeKey {
+        EpisodeKey {
+            target: self.target.clone(),
+            condition: self.condition.clone(),
+            task: self.task.clone(),
+            round: self.round,
+            sample: self.sample,
+        }
+    }
+}
+
+impl Serialize for ResultLine {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("ResultLine", 23)?;
+        st.serialize_field("format", &FORMAT_VERSION)?;
+        st.serialize_field("target", &self.target)?;
+        st.serialize_field("condition", &self.condition)?;
+        st.serialize_field("task", &self.task)?;
+        st.serialize_field("round", &self.round)?;
+        st.serialize_field("sample", &self.sample)?;
+        st.serialize_field("condition_info", &self.condition_info)?;
+        st.serialize_field("infra_error", &self.infra_error)?;
+        st.serialize_field("agent", &self.agent)?;
+        st.serialize_field("attacker", &self.attacker)?;
+        st.serialize_field("accepted", &self.accepted)?;
+        st.serialize_field("verdict", &self.verdict)?;
+        st.serialize_field("failure_mode", &self.failure_mode)?;
+        st.serialize_field("messages_delivered", &self.messages_delivered)?;
+        st.serialize_field("susceptible", &self.susceptible)?;
+        st.serialize_field("steps", &self.steps)?;
+        st.serialize_field("submitted", &self.submitted)?;
+        st.serialize_field("usage", &self.usage)?;
+        st.serialize_field("attacker_usage", &self.attacker_usage)?;
+        st.serialize_field("attacker_errors", &self.attacker_errors)?;
+        st.serialize_field("seed", &self.seed)?;
+        match &self.harness_version {
+            Some(v) => st.serialize_field("harness_version", v)?,
+            None => st.skip_field("harness_version")?,
+        }
+        st.serialize_field("patch", &self.patch)?;
+        st.end()
+    }
+}
+
+/// A line as read, of format 1 or 2: turned into a [`ResultLine`] by [`TryFrom`], which checks
+/// the format and migrates format 1.
+#[derive(Deserialize)]
+struct LineIn {
+    #[serde(default)]
+    format: Option<u64>,
+    target: String,
+    condition: String,
+    task: String,
+    round: u32,
+    sample: u32,
+    condition_info: InfoIn,
+    infra_error: Option<String>,
+    agent: String,
+    attacker: String,
+    accepted: bool,
+    verdict: Option<Verdict>,
+    failure_mode: Option<FailureMode>,
+    messages_delivered: u32,
+    susceptible: Option<bool>,
+    steps: u32,
+    submitted: bool,
+    usage: Usage,
+    attacker_usage: Usage,
+    #[serde(default)]
+    attacker_errors: u32,
+    seed: u64,
+    #[serde(default)]
+    harness_version: Option<String>,
+    patch: String,
+}
+
+impl TryFrom<LineIn> for ResultLine {
+    type Error = String;
+
+    fn try_from(l: LineIn) -> Result<ResultLine, String> {
+        let format = migrate::format(l.format)?;
+        migrate::check_key(&l.target, &l.condition, &l.task)?;
+        Ok(ResultLine {
+            condition_info: migrate::condition_info(format, l.condition_info)?,
+            target: l.target,
+            condition: l.condition,
+            task: l.task,
+            round: l.round,
+            sample: l.sample,
+            infra_error: l.infra_error,
+            agent: l.agent,
+            attacker: l.attacker,
+            accepted: l.accepted,
+            verdict: l.verdict,
+            failure_mode: l.failure_mode,
+            messages_delivered: l.messages_delivered,
+            susceptible: l.susceptible,
+            steps: l.steps,
+            submitted: l.submitted,
+            usage: l.usage,
+            attacker_usage: l.attacker_usage,
+            attacker_errors: l.attacker_errors,
+            seed: l.seed,
+            harness_version: l.harness_version,
+            patch: l.patch,
+        })
+    }
+}

@@ -1,0 +1,13 @@
+//! Test support shared by TrapArena's crates, and only ever a dev-dependency (it is not
+//! published):
+//!
+//! - [`synthetic`]: synthetic results folders in the results format, for the report's tests and
+//!   benchmark and for any test that needs a results folder;
+//! - [`stub`]: a scripted OpenAI-compatible model server on loopback, that answers like vLLM
+//!   and records every request;
+//! - [`cli`]: running the `traparena` binary from its tests.
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod stub;
+pub mod synthetic;
