@@ -30,8 +30,8 @@ fn a_synthetic_folder_reads_back_through_the_results_format() {
     let spec: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join(SPEC_FILE)).unwrap()).unwrap();
     assert_eq!(m.spec_sha256, traparena_results::sha256_json(&spec));
-    // The blind attacker is the adaptive attacker with blind access; the spec names it
-    // `blind`, as experiment specs do.
+    // The blind attacker is the adaptive attacker with blind access, in the spec as on the
+    // lines.
     let blind = cfg
         .conditions
         .iter()
@@ -46,7 +46,9 @@ fn a_synthetic_folder_reads_back_through_the_results_format() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|c| c["name"] == "blind-curator" && c["attacker"] == "blind")
+            .any(|c| c["name"] == "blind-curator"
+                && c["attacker"]["kind"] == "adaptive"
+                && c["attacker"]["args"]["access"] == "blind")
     );
     // Curated conditions have notes from round 1 on, and the curator's tokens.
     let t = &cfg.targets[0].name;
