@@ -116,24 +116,12 @@ impl<F: AgentFactory> AgentSetup for Configured<F> {
     }
 }
 
-/// How a registered kind turns a spec entry into a setup, its argument type erased.
-type Configure =
-    dyn Fn(&ComponentSpec, &ConfigContext) -> Result<Arc<dyn AgentSetup>, TaskError> + Send + Sync;
-
 /// The open registry of agent kinds. [`AgentRegistry::builtin`] holds `gold`, `credulous`,
 /// `hardcoder` and `replay`; research code registers its own with
 /// [`AgentRegistry::register`] (a kind registered again replaces the earlier one).
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct AgentRegistry {
-    kinds: Kinds<Configure>,
-}
-
-impl std::fmt::Debug for AgentRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("AgentRegistry")
-            .field(&self.kinds.names())
-            .finish()
-    }
+    kinds: Kinds<dyn AgentSetup>,
 }
 
 impl Default for AgentRegistry {
@@ -173,17 +161,13 @@ impl AgentRegistry {
     /// Registers (or replaces) `kind`.
     pub fn register<F: AgentFactory>(&mut self, kind: &str, factory: F) -> &mut AgentRegistry {
         let factory = Arc::new(factory);
-        let configure = move |spec: &ComponentSpec, cx: &ConfigContext| {
-            let args = factory
-                .configure(spec.parse_args()?, cx)
-                .map_err(|e| e.for_kind(&spec.kind))?;
+        self.kinds.register(kind, move |args, spec, cx| {
             Ok(Arc::new(Configured {
+                args: factory.configure(args, cx)?,
                 factory: factory.clone(),
-                args,
                 spec: spec.clone(),
             }) as Arc<dyn AgentSetup>)
-        };
-        self.kinds.insert(kind, Arc::new(configure));
+        });
         self
     }
 
@@ -199,7 +183,7 @@ impl AgentRegistry {
         spec: &ComponentSpec,
         cx: &ConfigContext,
     ) -> Result<Arc<dyn AgentSetup>, TaskError> {
-        (self.kinds.get(&spec.kind)?)(spec, cx)
+        self.kinds.configure(spec, cx)
     }
 }
 

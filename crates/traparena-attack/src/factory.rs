@@ -159,37 +159,18 @@ impl<F: CuratorFactory> CuratorSetup for CuratorConfigured<F> {
     }
 }
 
-type Configure<S> =
-    dyn Fn(&ComponentSpec, &ConfigContext) -> Result<Arc<S>, TaskError> + Send + Sync;
-
 /// The open registry of attacker kinds. [`AttackerRegistry::builtin`] holds `scripted`,
 /// `truthful` and `offline`; research code registers its own with
 /// [`AttackerRegistry::register`] (a kind registered again replaces the earlier one).
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct AttackerRegistry {
-    kinds: Kinds<Configure<dyn AttackerSetup>>,
+    kinds: Kinds<dyn AttackerSetup>,
 }
 
 /// The open registry of curator kinds. [`CuratorRegistry::builtin`] holds `tally`.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct CuratorRegistry {
-    kinds: Kinds<Configure<dyn CuratorSetup>>,
-}
-
-impl std::fmt::Debug for AttackerRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("AttackerRegistry")
-            .field(&self.kinds.names())
-            .finish()
-    }
-}
-
-impl std::fmt::Debug for CuratorRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("CuratorRegistry")
-            .field(&self.kinds.names())
-            .finish()
-    }
+    kinds: Kinds<dyn CuratorSetup>,
 }
 
 impl Default for AttackerRegistry {
@@ -202,23 +183,6 @@ impl Default for CuratorRegistry {
     fn default() -> Self {
         CuratorRegistry::builtin()
     }
-}
-
-/// Reads a spec entry's arguments for `factory` and checks them.
-fn configured<F, A>(
-    factory: &Arc<F>,
-    spec: &ComponentSpec,
-    check: impl FnOnce(A) -> Result<A, ArgsError>,
-) -> Result<Configured<F, A>, TaskError>
-where
-    A: DeserializeOwned,
-{
-    let args = check(spec.parse_args()?).map_err(|e| e.for_kind(&spec.kind))?;
-    Ok(Configured {
-        factory: factory.clone(),
-        args,
-        spec: spec.clone(),
-    })
 }
 
 impl AttackerRegistry {
@@ -247,11 +211,13 @@ impl AttackerRegistry {
         factory: F,
     ) -> &mut AttackerRegistry {
         let factory = Arc::new(factory);
-        let configure = move |spec: &ComponentSpec, cx: &ConfigContext| {
-            let c = configured(&factory, spec, |a| factory.configure(a, cx))?;
-            Ok(Arc::new(c) as Arc<dyn AttackerSetup>)
-        };
-        self.kinds.insert(kind, Arc::new(configure));
+        self.kinds.register(kind, move |args, spec, cx| {
+            Ok(Arc::new(Configured {
+                args: factory.configure(args, cx)?,
+                factory: factory.clone(),
+                spec: spec.clone(),
+            }) as Arc<dyn AttackerSetup>)
+        });
         self
     }
 
@@ -267,7 +233,7 @@ impl AttackerRegistry {
         spec: &ComponentSpec,
         cx: &ConfigContext,
     ) -> Result<Arc<dyn AttackerSetup>, TaskError> {
-        (self.kinds.get(&spec.kind)?)(spec, cx)
+        self.kinds.configure(spec, cx)
     }
 }
 
@@ -289,11 +255,13 @@ impl CuratorRegistry {
     /// Registers (or replaces) `kind`.
     pub fn register<F: CuratorFactory>(&mut self, kind: &str, factory: F) -> &mut CuratorRegistry {
         let factory = Arc::new(factory);
-        let configure = move |spec: &ComponentSpec, cx: &ConfigContext| {
-            let c = configured(&factory, spec, |a| factory.configure(a, cx))?;
-            Ok(Arc::new(CuratorConfigured(c)) as Arc<dyn CuratorSetup>)
-        };
-        self.kinds.insert(kind, Arc::new(configure));
+        self.kinds.register(kind, move |args, spec, cx| {
+            Ok(Arc::new(CuratorConfigured(Configured {
+                args: factory.configure(args, cx)?,
+                factory: factory.clone(),
+                spec: spec.clone(),
+            })) as Arc<dyn CuratorSetup>)
+        });
         self
     }
 
@@ -308,7 +276,7 @@ impl CuratorRegistry {
         spec: &ComponentSpec,
         cx: &ConfigContext,
     ) -> Result<Arc<dyn CuratorSetup>, TaskError> {
-        (self.kinds.get(&spec.kind)?)(spec, cx)
+        self.kinds.configure(spec, cx)
     }
 }
 

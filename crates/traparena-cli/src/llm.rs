@@ -5,7 +5,7 @@
 //! | variable | role |
 //! |---|---|
 //! | `TRAPARENA_LLM_MODEL`, `TRAPARENA_LLM_BASE_URL`, `TRAPARENA_LLM_API_KEY` | the `llm` agent (model and base URL required) |
-//! | `TRAPARENA_ATTACKER_MODEL`, `..._BASE_URL`, `..._API_KEY` | the `adaptive` and `blind` attackers; each falls back to the `LLM` variable |
+//! | `TRAPARENA_ATTACKER_MODEL`, `..._BASE_URL`, `..._API_KEY` | the `adaptive` attacker (reference or blind); each falls back to the `LLM` variable |
 //! | `TRAPARENA_CURATOR_*` | the curator, likewise |
 //!
 //! An API key falls back only together with the base URL (or when both base URLs are the

@@ -530,7 +530,7 @@ async fn run_one(
     let (line, trajectory) = match (agent, attacker) {
         (Err(e), _) | (_, Err(e)) => (
             ResultLine::infra_failure(&k, &info, seed, e),
-            empty_trajectory(&k),
+            TrajectoryLine::empty(&k),
         ),
         (Ok(mut agent), Ok(mut attacker)) => {
             let config = EpisodeConfig {
@@ -564,7 +564,7 @@ async fn run_one(
                 }
                 Err(e) => (
                     ResultLine::infra_failure(&k, &info, seed, e.to_string()),
-                    empty_trajectory(&k),
+                    TrajectoryLine::empty(&k),
                 ),
             }
         }
@@ -584,16 +584,4 @@ async fn run_one(
     }
     s.progress.finished(&line);
     Ok(())
-}
-
-fn empty_trajectory(k: &EpisodeKey) -> TrajectoryLine {
-    TrajectoryLine {
-        key: k.clone(),
-        accepted: false,
-        susceptible: None,
-        trajectory: Vec::new(),
-        rejected_messages: Vec::new(),
-        attacker_errors: Vec::new(),
-        prompt_hashes: BTreeMap::new(),
-    }
 }

@@ -274,34 +274,55 @@ pub struct EpisodeContext<'a> {
     pub defence: bool,
 }
 
-/// The open table of a role's registered kinds: `T` is the role's type-erased factory.
-/// Registering a kind again replaces it, so research code can override a built-in.
-pub struct Kinds<T: ?Sized> {
+/// How a registered kind turns a spec entry into its configured setup `S`.
+pub type Configure<S> =
+    dyn Fn(&ComponentSpec, &ConfigContext) -> Result<Arc<S>, TaskError> + Send + Sync;
+
+/// The open table of a role's registered kinds, each configuring a setup `S` (the role's
+/// `AgentSetup`, `AttackerSetup`, ...) from a spec entry. Registering a kind again replaces it,
+/// so research code can override a built-in. The role crates wrap it with a `register` that
+/// takes their factory trait.
+pub struct Kinds<S: ?Sized> {
     role: &'static str,
-    kinds: BTreeMap<String, Arc<T>>,
+    kinds: BTreeMap<String, Arc<Configure<S>>>,
 }
 
-impl<T: ?Sized> Kinds<T> {
+impl<S: ?Sized> Kinds<S> {
     /// An empty table for `role` (`agent`, `attacker`, `curator`; used in messages).
-    pub fn new(role: &'static str) -> Kinds<T> {
+    pub fn new(role: &'static str) -> Kinds<S> {
         Kinds {
             role,
             kinds: BTreeMap::new(),
         }
     }
 
-    /// Registers (or replaces) `kind`.
-    pub fn insert(&mut self, kind: impl Into<String>, factory: Arc<T>) {
-        self.kinds.insert(kind.into(), factory);
+    /// Registers (or replaces) `kind`: its arguments are read as `A` (errors name the field),
+    /// then `configure` checks them and makes the setup.
+    pub fn register<A, C>(&mut self, kind: &str, configure: C)
+    where
+        A: DeserializeOwned,
+        C: Fn(A, &ComponentSpec, &ConfigContext) -> Result<Arc<S>, ArgsError>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let f = move |spec: &ComponentSpec, cx: &ConfigContext| {
+            configure(spec.parse_args()?, spec, cx).map_err(|e| e.for_kind(&spec.kind))
+        };
+        self.kinds.insert(kind.to_owned(), Arc::new(f));
     }
 
-    /// The factory of `kind`, or an error listing the registered kinds.
-    pub fn get(&self, kind: &str) -> Result<&Arc<T>, TaskError> {
-        self.kinds.get(kind).ok_or_else(|| TaskError::UnknownKind {
-            role: self.role.to_owned(),
-            kind: kind.to_owned(),
-            known: self.names(),
-        })
+    /// Configures the kind `spec` names, or an error listing the registered kinds.
+    pub fn configure(&self, spec: &ComponentSpec, cx: &ConfigContext) -> Result<Arc<S>, TaskError> {
+        let f = self
+            .kinds
+            .get(&spec.kind)
+            .ok_or_else(|| TaskError::UnknownKind {
+                role: self.role.to_owned(),
+                kind: spec.kind.clone(),
+                known: self.names(),
+            })?;
+        f(spec, cx)
     }
 
     /// The registered kinds, sorted.
@@ -315,7 +336,7 @@ impl<T: ?Sized> Kinds<T> {
     }
 }
 
-impl<T: ?Sized> Clone for Kinds<T> {
+impl<S: ?Sized> Clone for Kinds<S> {
     fn clone(&self) -> Self {
         Kinds {
             role: self.role,
@@ -324,7 +345,7 @@ impl<T: ?Sized> Clone for Kinds<T> {
     }
 }
 
-impl<T: ?Sized> fmt::Debug for Kinds<T> {
+impl<S: ?Sized> fmt::Debug for Kinds<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Kinds")
             .field("role", &self.role)
@@ -403,14 +424,39 @@ mod tests {
     }
 
     #[test]
-    fn unknown_kinds_list_the_registered_ones() {
+    fn unknown_kinds_list_the_registered_ones_and_arguments_are_checked() {
         let mut k: Kinds<str> = Kinds::new("attacker");
-        k.insert("scripted", Arc::from("s"));
-        k.insert("offline", Arc::from("o"));
-        let e = k.get("my_scapegoat").unwrap_err().to_string();
+        k.register("scripted", |p: Persona, _, _| {
+            if p.persona.is_empty() {
+                return Err(ArgsError::new("persona", "is empty"));
+            }
+            Ok(Arc::from(p.persona.as_str()))
+        });
+        k.register("offline", |_: NoArgs, _, _| Ok(Arc::from("o")));
+        let cx = ConfigContext::default();
+        let e = k
+            .configure(&ComponentSpec::new("my_scapegoat"), &cx)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"my_scapegoat\""), "{e}");
         assert!(e.contains("offline, scripted"), "{e}");
-        assert_eq!(&**k.get("offline").unwrap(), "o");
+        assert_eq!(
+            &*k.configure(&ComponentSpec::new("offline"), &cx).unwrap(),
+            "o"
+        );
+        let s = |v| ComponentSpec::new("scripted").with_args(v);
+        let got = k
+            .configure(&s(serde_json::json!({"persona": "u"})), &cx)
+            .unwrap();
+        assert_eq!(&*got, "u");
+        let e = k
+            .configure(&s(serde_json::json!({"persona": ""})), &cx)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("scripted: field `args.persona`: is empty"),
+            "{e}"
+        );
     }
 
     #[test]

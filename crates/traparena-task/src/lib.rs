@@ -30,7 +30,9 @@ mod task;
 mod verdict;
 
 pub use action::{Action, AttackMessage, Claims};
-pub use component::{ArgsError, ComponentSpec, ConfigContext, EpisodeContext, Kinds, NoArgs};
+pub use component::{
+    ArgsError, ComponentSpec, ConfigContext, Configure, EpisodeContext, Kinds, NoArgs,
+};
 pub use error::TaskError;
 pub use observation::{Observation, TestCounts, Usage};
 pub use patch::{ChangedFile, Hunk, Patch};
