@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use traparena_testkit::cli::{Bin, copy_dir, tasks_dir};
+use traparena_testkit::folder::results_summary;
 
 fn tasks_glob(names: &[&str]) -> Vec<String> {
     let dir = tasks_dir();
@@ -46,36 +47,6 @@ fn bin() -> Bin {
 fn traparena(args: &[&str]) -> (i32, String) {
     let out = bin().run(args);
     (out.code, out.stderr)
-}
-
-/// Every line of episodes.jsonl, sorted; and every notes file.
-fn summary(dir: &Path) -> (Vec<String>, Vec<(String, String)>) {
-    let text = std::fs::read_to_string(dir.join("episodes.jsonl")).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    let n = lines.len();
-    lines.sort();
-    lines.dedup();
-    assert_eq!(lines.len(), n, "duplicated episodes in {}", dir.display());
-    let mut notes = Vec::new();
-    let ndir = dir.join("notes");
-    if ndir.is_dir() {
-        let mut stack = vec![ndir.clone()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    notes.push((
-                        p.strip_prefix(dir).unwrap().display().to_string(),
-                        std::fs::read_to_string(&p).unwrap(),
-                    ));
-                }
-            }
-        }
-    }
-    notes.sort();
-    (lines, notes)
 }
 
 /// Starts an experiment in the background.
@@ -140,7 +111,7 @@ fn sigkill_midway_then_resume_equals_an_uninterrupted_run() {
     let spec = write_spec(tmp.path(), true);
     let whole = tmp.path().join("whole");
     run_full(&spec, &whole);
-    let (expected, expected_notes) = summary(&whole);
+    let (expected, expected_notes) = results_summary(&whole);
     assert_eq!(
         expected.len(),
         2 * 3 * 2 + 2 * 3 * 3 * 2,
@@ -165,7 +136,7 @@ fn sigkill_midway_then_resume_equals_an_uninterrupted_run() {
     let (code, err) = resume(&spec, &killed);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("were already done"), "{err}");
-    assert_eq!(summary(&killed), (expected, expected_notes));
+    assert_eq!(results_summary(&killed), (expected, expected_notes));
 }
 
 #[test]
@@ -174,7 +145,7 @@ fn shards_merged_equal_the_unsharded_run_with_the_curator_step_between_rounds() 
     let spec = write_spec(tmp.path(), true);
     let whole = tmp.path().join("whole");
     run_full(&spec, &whole);
-    let expected = summary(&whole);
+    let expected = results_summary(&whole);
     let shards: Vec<PathBuf> = (0..3)
         .map(|i| tmp.path().join(format!("shard{i}")))
         .collect();
@@ -222,7 +193,7 @@ fn shards_merged_equal_the_unsharded_run_with_the_curator_step_between_rounds() 
             copy_dir(&notes, &dir.join("notes"));
         }
     }
-    assert_eq!(summary(&merged_dir), expected);
+    assert_eq!(results_summary(&merged_dir), expected);
     // Merging refuses duplicates.
     let (code, err) = traparena(&[
         "merge",
@@ -347,7 +318,7 @@ fn ctrl_c_keeps_finished_episodes_and_resume_completes() {
     assert!(text.ends_with('\n'), "no torn line after Ctrl-C");
     let (code, err) = resume(&spec, &out);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(summary(&out), summary(&whole));
+    assert_eq!(results_summary(&out), results_summary(&whole));
 }
 
 #[test]

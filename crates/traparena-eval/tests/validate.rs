@@ -5,23 +5,7 @@ use std::path::{Path, PathBuf};
 
 use traparena_env::{Sandbox, SandboxConfig};
 use traparena_eval::{ValidateOptions, ValidationReport, validate};
-
-fn tasks_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tasks")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+use traparena_testkit::cli::{copy_dir, tasks_dir};
 
 /// Rewrites a file; an edit that changes nothing is a broken case, not a passing one.
 fn edit(path: &Path, f: impl FnOnce(String) -> String) {

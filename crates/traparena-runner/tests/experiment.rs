@@ -17,6 +17,8 @@ use traparena_runner::{
     ResultLine, Shard, Silent, merge_results, run_experiment,
 };
 use traparena_task::{Claims, ConfigContext, EpisodeContext, NoArgs};
+use traparena_testkit::cli::copy_dir;
+use traparena_testkit::folder::results_summary;
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
@@ -70,34 +72,6 @@ async fn run(
     run_experiment(resolved, &sandbox(), opts, Arc::new(Silent)).await
 }
 
-/// Every line of episodes.jsonl, sorted (duplicates fail), and every notes file.
-fn summary(dir: &Path) -> (Vec<String>, Vec<(String, String)>) {
-    let text = std::fs::read_to_string(dir.join("episodes.jsonl")).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    let n = lines.len();
-    lines.sort();
-    lines.dedup();
-    assert_eq!(lines.len(), n, "duplicated episodes in {}", dir.display());
-    let mut notes = Vec::new();
-    let mut stack = vec![dir.join("notes")];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                notes.push((rel, std::fs::read_to_string(&p).unwrap()));
-            }
-        }
-    }
-    notes.sort();
-    (lines, notes)
-}
-
 /// Counts finished episodes and wakes a waiter at `at`.
 struct StopAt {
     at: usize,
@@ -126,7 +100,7 @@ async fn a_run_dropped_midway_then_resumed_equals_an_uninterrupted_run() {
     );
     assert_eq!((r.ran, r.infra_errors), (r.planned, 0));
     assert!(r.curated > 0, "the curator ran between rounds");
-    let expected = summary(&whole);
+    let expected = results_summary(&whole);
     assert!(!expected.1.is_empty(), "the curator wrote notes");
 
     // The future is dropped after 12 episodes, the way Ctrl-C drops it in the command.
@@ -141,7 +115,7 @@ async fn a_run_dropped_midway_then_resumed_equals_an_uninterrupted_run() {
         r = run_experiment(&resolved, &sb, &cut_opts, stop.clone()) => panic!("finished before the cut: {r:?}"),
         _ = stop.reached.notified() => {}
     }
-    let partial = summary(&cut).0.len();
+    let partial = results_summary(&cut).0.len();
     assert!(partial >= 12 && partial < expected.0.len(), "{partial}");
     let again = ExperimentOptions {
         resume: true,
@@ -149,7 +123,7 @@ async fn a_run_dropped_midway_then_resumed_equals_an_uninterrupted_run() {
     };
     let r = run(&resolved, &again).await.unwrap();
     assert_eq!(r.already_done as usize, partial);
-    assert_eq!(summary(&cut), expected);
+    assert_eq!(results_summary(&cut), expected);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -158,7 +132,7 @@ async fn a_torn_last_line_is_redone_not_duplicated_and_a_changed_spec_is_refused
     let resolved = resolve(&Registry::builtin(), &spec(false));
     let whole = tmp.path().join("whole");
     run(&resolved, &options(&whole)).await.unwrap();
-    let expected = summary(&whole);
+    let expected = results_summary(&whole);
     let torn = tmp.path().join("torn");
     std::fs::create_dir_all(&torn).unwrap();
     for f in ["spec.json", "manifest.json", "trajectories.jsonl"] {
@@ -178,7 +152,7 @@ async fn a_torn_last_line_is_redone_not_duplicated_and_a_changed_spec_is_refused
     };
     let r = run(&resolved, &resume).await.unwrap();
     assert_eq!(r.already_done, 5);
-    assert_eq!(summary(&torn), expected);
+    assert_eq!(results_summary(&torn), expected);
 
     let mut other = spec(false);
     other.budget = 21;
@@ -194,7 +168,7 @@ async fn shards_merged_with_the_curator_step_between_rounds_equal_the_unsharded_
     let resolved = resolve(&Registry::builtin(), &spec(true));
     let whole = tmp.path().join("whole");
     run(&resolved, &options(&whole)).await.unwrap();
-    let expected = summary(&whole);
+    let expected = results_summary(&whole);
     let shards: Vec<PathBuf> = (0..3).map(|i| tmp.path().join(format!("s{i}"))).collect();
     let mut merged = PathBuf::new();
     for pass in 0..3 {
@@ -218,32 +192,18 @@ async fn shards_merged_with_the_curator_step_between_rounds_equal_the_unsharded_
         };
         run(&resolved, &curate).await.unwrap();
         for dir in &shards {
-            copy_tree(&merged.join("notes"), &dir.join("notes"));
+            if merged.join("notes").is_dir() {
+                copy_dir(&merged.join("notes"), &dir.join("notes"));
+            }
         }
     }
-    assert_eq!(summary(&merged), expected);
+    assert_eq!(results_summary(&merged), expected);
     let e = merge_results(
         &[shards[0].clone(), shards[0].clone()],
         &tmp.path().join("dup"),
     )
     .unwrap_err();
     assert!(e.to_string().contains("is also in"), "{e}");
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    let Ok(entries) = std::fs::read_dir(from) else {
-        return;
-    };
-    std::fs::create_dir_all(to).unwrap();
-    for e in entries {
-        let p = e.unwrap().path();
-        let t = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_tree(&p, &t);
-        } else {
-            std::fs::copy(&p, &t).unwrap();
-        }
-    }
 }
 
 /// Blames the first function it sees and says whether it was given the reference.

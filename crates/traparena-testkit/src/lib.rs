@@ -9,5 +9,6 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod folder;
 pub mod stub;
 pub mod synthetic;
