@@ -304,6 +304,16 @@ fn finite(field: &str, t: f64) -> Result<(), ArgsError> {
     }
 }
 
+/// The sampling arguments every generating kind checks: a temperature of at least 0 and room
+/// for at least one token.
+fn sampling(temperature: f64, max_tokens: u32) -> Result<(), ArgsError> {
+    finite("temperature", temperature)?;
+    if max_tokens == 0 {
+        return Err(ArgsError::new("max_tokens", "must be at least 1"));
+    }
+    Ok(())
+}
+
 /// The `llm` agent kind's arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -380,10 +390,7 @@ impl AgentFactory for LlmAgentKind {
         mut args: LlmAgentArgs,
         cx: &ConfigContext,
     ) -> Result<LlmAgentArgs, ArgsError> {
-        finite("temperature", args.temperature)?;
-        if args.max_tokens == 0 {
-            return Err(ArgsError::new("max_tokens", "must be at least 1"));
-        }
+        sampling(args.temperature, args.max_tokens)?;
         args.wire = Wire::open(&self.0, &args.model, &mut args.cassette, cx)?;
         Ok(args)
     }
@@ -456,10 +463,7 @@ impl AttackerFactory for AdaptiveKind {
         mut args: AdaptiveArgs,
         cx: &ConfigContext,
     ) -> Result<AdaptiveArgs, ArgsError> {
-        finite("temperature", args.temperature)?;
-        if args.max_tokens == 0 {
-            return Err(ArgsError::new("max_tokens", "must be at least 1"));
-        }
+        sampling(args.temperature, args.max_tokens)?;
         args.wire = Wire::open(&self.0, &args.model, &mut args.cassette, cx)?;
         Ok(args)
     }
