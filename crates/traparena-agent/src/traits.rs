@@ -1,6 +1,6 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use traparena_task::{Action, Step, Usage};
+use traparena_task::{Action, AgentCommand, AgentExit, Observation, Step, Usage};
 
 use crate::error::AgentError;
 
@@ -37,6 +37,12 @@ pub struct Turn {
     /// What was changed to get the reply (recorded with the step), one line each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The observation, when the agent carried the step out itself (an agent that runs its
+    /// own tools, see [`Agent::command`]): recorded as the step's observation, and the
+    /// environment runs nothing. `action` is then `None` unless the step maps onto one (a
+    /// final [`Action::Submit`]), and `raw` holds the action as the model stated it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Observation>,
 }
 
 impl Turn {
@@ -48,6 +54,7 @@ impl Turn {
             usage: Usage::default(),
             reasoning: None,
             notes: Vec::new(),
+            observation: None,
         }
     }
 }
@@ -100,5 +107,20 @@ pub trait Agent: Send {
     /// A hash of the prompt templates this agent uses, recorded with every episode.
     fn prompt_hash(&self) -> Option<String> {
         None
+    }
+
+    /// For an agent that runs as its own process and carries out its own tools (an external
+    /// agent): the process the episode starts in its sandbox before the first turn. Its
+    /// turns then report the observations themselves ([`Turn::observation`]). Default: none.
+    fn command(&mut self) -> Result<Option<AgentCommand>, AgentError> {
+        Ok(None)
+    }
+
+    /// The agent's process ended while a turn was awaited: it exited, timed out, or was
+    /// killed. Returns the turn the process ended with, when it ended one (such as a final
+    /// submission); the episode then ends. Default: none.
+    async fn process_ended(&mut self, exit: &AgentExit) -> Result<Option<Turn>, AgentError> {
+        let _ = exit;
+        Ok(None)
     }
 }

@@ -604,6 +604,7 @@ impl Agent for LlmAgent {
             usage,
             reasoning,
             notes,
+            observation: None,
         })
     }
 
