@@ -18,6 +18,7 @@ mod host;
 mod landlock_rules;
 mod lease;
 mod program;
+mod running;
 mod sandbox;
 mod testrun;
 mod tools;
