@@ -65,6 +65,11 @@ impl KillSwitch {
         }
     }
 
+    /// True once the process has ended.
+    pub(crate) fn has_ended(&self) -> bool {
+        self.lock().ended
+    }
+
     /// Kills at the deadline; true unless [`KillSwitch::kill`] came first (or it ended).
     fn kill_at_deadline(&self) -> bool {
         let s = self.lock();

@@ -179,6 +179,13 @@ impl Sandbox {
         sb
     }
 
+    /// This sandbox with other resource limits; the backend chosen is kept.
+    pub(crate) fn with_limits(&self, limits: Limits) -> Sandbox {
+        let mut sb = self.clone();
+        sb.config.limits = limits;
+        sb
+    }
+
     /// This sandbox as `task`'s tests need it: also showing the task's environment and base
     /// interpreter (`Setup::visible_paths`), wherever they lie. The same sandbox for a task
     /// without `setup`.
@@ -493,7 +500,7 @@ impl Sandbox {
     }
 
     /// The check before launching (see [`Sandbox::run`]).
-    fn preflight(&self, m: &Mounts, spec: &RunSpec) -> Result<(), EnvError> {
+    pub(crate) fn preflight(&self, m: &Mounts, spec: &RunSpec) -> Result<(), EnvError> {
         let Some(program) = spec.argv.first() else {
             return Ok(()); // `command` refuses an empty command
         };
