@@ -65,6 +65,14 @@ pub enum EnvError {
         /// git's error output.
         message: String,
     },
+    /// An [`AgentCommand`](traparena_task::AgentCommand) the harness cannot start as given: an
+    /// empty command, a file to write outside the agent's home folder, or a second agent
+    /// process in an environment whose first one still runs.
+    #[error("agent command: {reason}")]
+    AgentCommand {
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Setting up Landlock failed.
     #[error("landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),

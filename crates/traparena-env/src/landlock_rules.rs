@@ -1,12 +1,12 @@
 //! Landlock rules for the builtin backend: reads limited to the system, `/sys` and the harness,
 //! writes to the workspace, the scratch folder and `/dev/shm` (POSIX semaphores), no TCP bind
-//! or connect.
+//! or connect but on the one port of an agent's model-proxy bridge, when it has one.
 
 use std::os::fd::{OwnedFd, RawFd};
 use std::path::PathBuf;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetCreated, RulesetCreatedAttr,
+    ABI, Access, AccessFs, AccessNet, NetPort, RulesetAttr, RulesetCreated, RulesetCreatedAttr,
     path_beneath_rules,
 };
 
@@ -31,8 +31,13 @@ pub(crate) fn supported() -> bool {
     v >= 1
 }
 
-/// Builds the ruleset in the parent, so the child only has to enforce it.
-pub(crate) fn ruleset(m: &Mounts, extra_ro: &[PathBuf]) -> Result<RulesetCreated, EnvError> {
+/// Builds the ruleset in the parent, so the child only has to enforce it. `net_port` is the one
+/// TCP port the process may bind and connect to (its network namespace has only loopback).
+pub(crate) fn ruleset(
+    m: &Mounts,
+    extra_ro: &[PathBuf],
+    net_port: Option<u16>,
+) -> Result<RulesetCreated, EnvError> {
     let read = AccessFs::from_read(ABI_TARGET);
     let all = AccessFs::from_all(ABI_TARGET);
     let existing = |v: Vec<PathBuf>| v.into_iter().filter(|p| p.exists()).collect::<Vec<_>>();
@@ -62,6 +67,13 @@ pub(crate) fn ruleset(m: &Mounts, extra_ro: &[PathBuf]) -> Result<RulesetCreated
             read | AccessFs::WriteFile,
         ))?
         .add_rules(path_beneath_rules(existing(rw), all))?;
+    let ruleset = match net_port {
+        Some(port) => ruleset.add_rule(NetPort::new(
+            port,
+            AccessNet::BindTcp | AccessNet::ConnectTcp,
+        ))?,
+        None => ruleset,
+    };
     Ok(ruleset)
 }
 

@@ -7,22 +7,29 @@
 //!   in it, and a program that cannot start is [`EnvError::Start`].
 //! - [`Workspace`] is a private copy of a task's `repo/`, with exact patch application and the
 //!   candidate diff.
+//! - [`Environment::spawn_agent`] starts an external agent as its own process in the sandbox
+//!   ([`AgentProcess`]), with the workspace as its working folder and no network but the model
+//!   proxy's port on loopback, bridged into the sandbox; [`AgentKiller`] ends it from any thread.
 //! - [`TestRun`] reads a test run through a report pipe filled by the harness's runner shim.
 //! - [`GitRepo`] reads commits, files and trees of a local clone without its history, and
 //!   [`run_host`] runs trusted setup commands (such as building a virtual environment) on the host.
 #![deny(missing_docs)]
 
+mod agent;
+mod bridge;
 mod error;
 mod git;
 mod host;
 mod landlock_rules;
 mod lease;
 mod program;
+mod running;
 mod sandbox;
 mod testrun;
 mod tools;
 mod workspace;
 
+pub use agent::{AgentKiller, AgentProcess};
 pub use error::EnvError;
 pub use git::GitRepo;
 pub use host::{HostCommand, run_host};
@@ -33,5 +40,5 @@ pub use sandbox::{
 };
 pub use testrun::{NamedOutcome, TestOutcome, TestRun, match_names};
 pub use tools::{Environment, ToolLimits};
-pub use traparena_task::TestCounts;
+pub use traparena_task::{AgentCommand, AgentExit, TestCounts};
 pub use workspace::{EXCLUDED_ARTEFACTS, PatchApply, Workspace};

@@ -1,18 +1,17 @@
 //! The process sandbox: runs a command on a workspace with isolation, limits and a timeout.
 
-use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use wait_timeout::ChildExt;
 
 use crate::error::EnvError;
 use crate::lease::UserLease;
+use crate::running::{Drain, Extras, Keep, KillSwitch, Running, pidfd_open};
 
 /// The isolation mechanism a command ran under. Recorded with every result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -177,6 +176,13 @@ impl Sandbox {
                 sb.config.read_only_paths.push(p.clone());
             }
         }
+        sb
+    }
+
+    /// This sandbox with other resource limits; the backend chosen is kept.
+    pub(crate) fn with_limits(&self, limits: Limits) -> Sandbox {
+        let mut sb = self.clone();
+        sb.config.limits = limits;
         sb
     }
 
@@ -445,112 +451,56 @@ impl Sandbox {
     /// exec, or the exec of the backend's launcher) is tried once more, and a second failure
     /// is [`EnvError::Start`] with the operating system's error.
     pub fn run(&self, mounts: &Mounts, spec: &RunSpec) -> Result<ProcessOutcome, EnvError> {
+        Ok(self
+            .start(mounts, spec, &Extras::default())?
+            .wait()?
+            .outcome)
+    }
+
+    /// Starts `spec` on `mounts` as [`Sandbox::run`] does (the same check, launch and retry),
+    /// with `extras`; [`Running::wait`] then waits for it.
+    pub(crate) fn start(
+        &self,
+        mounts: &Mounts,
+        spec: &RunSpec,
+        extras: &Extras,
+    ) -> Result<Running, EnvError> {
         let started = Instant::now();
         self.preflight(mounts, spec)?;
         let mut first_failure = None;
         let Launched { mut child, report } = retry_once(
-            || self.launch(mounts, spec),
+            || self.launch(mounts, spec, extras),
             |e| first_failure = Some(e.to_string()),
         )
         .map_err(|(first, second)| self.start_failure(spec, first, second))?;
-        let program = spec.argv[0].clone();
-        let (report_rx, report_handle) = match report {
-            Some(r) => {
-                let (tx, rx) = mpsc::channel();
-                let cap = self.config.limits.output_bytes;
-                let h = std::thread::spawn(move || {
-                    let _ = tx.send(drain(r, cap));
-                });
-                (Some(rx), Some(h))
-            }
-            None => (None, None),
-        };
         let cap = self.config.limits.output_bytes;
-        let (out_tx, out_rx) = mpsc::channel();
-        let (err_tx, err_rx) = mpsc::channel();
-        let out = child.stdout.take().expect("piped stdout");
-        let err = child.stderr.take().expect("piped stderr");
-        let h_out = std::thread::spawn(move || {
-            let _ = out_tx.send(drain(out, cap));
-        });
-        let h_err = std::thread::spawn(move || {
-            let _ = err_tx.send(drain(err, cap));
-        });
+        let report = report.map(|r| Drain::start(r, cap, Keep::Start));
+        let stdout = Drain::start(child.stdout.take().expect("piped stdout"), cap, extras.keep);
+        let stderr = Drain::start(child.stderr.take().expect("piped stderr"), cap, extras.keep);
         let pid = child.id() as i32;
-        let mut timed_out = false;
-        let status = match child.wait_timeout(spec.timeout) {
-            Ok(Some(status)) => status,
-            Ok(None) => {
-                timed_out = true;
-                kill_group(pid);
-                child.wait().map_err(|source| EnvError::Spawn {
-                    program: program.clone(),
-                    source,
-                })?
-            }
-            Err(source) => {
-                kill_group(pid);
-                let _ = child.wait();
-                return Err(EnvError::Spawn { program, source });
-            }
-        };
-        // Nothing the command started may outlive it. Under bubblewrap and the builtin backend
-        // the pid namespace ends with its first process, taking every other one with it; without
-        // one, the process group and then every process of the sandbox user are killed.
-        kill_group(pid);
-        if self.backend == Backend::None
-            && let Some(uid) = mounts.user
-        {
-            kill_user(uid);
-        }
-        // Without a mount namespace the tested code's semaphores and shared memory land in the
-        // host's /dev/shm; what its user left there goes with the run.
-        if self.backend != Backend::Bubblewrap
-            && let Some(uid) = mounts.user
-        {
-            remove_files_of(Path::new(SHM), uid);
-        }
-        let grace = Duration::from_secs(2);
-        let collect = |rx: mpsc::Receiver<(Vec<u8>, u64, bool)>| rx.recv_timeout(grace).ok();
-        let stdout = collect(out_rx);
-        let stderr = collect(err_rx);
-        let report_bytes = report_rx.and_then(collect);
-        for h in [Some(h_out), Some(h_err), report_handle]
-            .into_iter()
-            .flatten()
-        {
-            if h.is_finished() {
-                let _ = h.join();
-            }
-        }
-        let captured = |c: Option<(Vec<u8>, u64, bool)>| match c {
-            Some((bytes, total, truncated)) => Captured {
-                text: String::from_utf8_lossy(&bytes).into_owned(),
-                total_bytes: total,
-                truncated,
-            },
-            None => Captured {
-                text: String::new(),
-                total_bytes: 0,
-                truncated: true,
-            },
-        };
-        use std::os::unix::process::ExitStatusExt;
-        Ok(ProcessOutcome {
-            exit_code: status.code(),
-            signal: status.signal(),
-            timed_out,
-            stdout: captured(stdout),
-            stderr: captured(stderr),
-            report: report_bytes.map(|(b, _, truncated)| if truncated { Vec::new() } else { b }),
-            duration_ms: started.elapsed().as_millis() as u64,
+        Ok(Running {
+            pidfd: pidfd_open(pid),
+            switch: Arc::new(KillSwitch {
+                pid,
+                state: Mutex::default(),
+            }),
+            child,
+            pid,
+            started,
+            deadline: Instant::now() + spec.timeout,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            report,
+            program: spec.argv[0].clone(),
             backend: self.backend,
-            retried_start: first_failure,
+            user: mounts.user,
+            first_failure,
+            done: false,
         })
     }
 
     /// The check before launching (see [`Sandbox::run`]).
-    fn preflight(&self, m: &Mounts, spec: &RunSpec) -> Result<(), EnvError> {
+    pub(crate) fn preflight(&self, m: &Mounts, spec: &RunSpec) -> Result<(), EnvError> {
         let Some(program) = spec.argv.first() else {
             return Ok(()); // `command` refuses an empty command
         };
@@ -577,7 +527,12 @@ impl Sandbox {
 
     /// Starts the process once: a fresh command, report pipe and Landlock ruleset each time,
     /// so a second attempt is set up exactly like the first.
-    fn launch(&self, mounts: &Mounts, spec: &RunSpec) -> Result<Launched, LaunchError> {
+    fn launch(
+        &self,
+        mounts: &Mounts,
+        spec: &RunSpec,
+        extras: &Extras,
+    ) -> Result<Launched, LaunchError> {
         let (mut cmd, _) = self.command(mounts, spec).map_err(LaunchError::Setup)?;
         let limits = self.config.limits.clone();
         let report = if spec.report_pipe {
@@ -589,9 +544,13 @@ impl Sandbox {
         // The builtin backend never runs unrestricted: no ruleset, no launch.
         let ruleset = match self.backend {
             Backend::Builtin => Some(
-                crate::landlock_rules::ruleset(mounts, &self.config.read_only_paths)
-                    .and_then(crate::landlock_rules::into_fd)
-                    .map_err(LaunchError::Setup)?,
+                crate::landlock_rules::ruleset(
+                    mounts,
+                    &self.config.read_only_paths,
+                    extras.net_port,
+                )
+                .and_then(crate::landlock_rules::into_fd)
+                .map_err(LaunchError::Setup)?,
             ),
             _ => None,
         };
@@ -921,77 +880,6 @@ fn set_limits(l: &Limits) -> std::io::Result<()> {
     set(libc::RLIMIT_NPROC, l.processes)?;
     set(libc::RLIMIT_CORE, 0)?;
     Ok(())
-}
-
-fn kill_group(pid: i32) {
-    #[allow(unsafe_code)]
-    // SAFETY: kill has no memory-safety preconditions.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
-}
-
-/// Kills every process of the sandbox user (catches children that left the process group):
-/// a short-lived process running as that user sends SIGKILL to every process it may signal,
-/// which on Linux excludes itself.
-fn kill_user(uid: u32) {
-    let mut c = Command::new("/bin/true");
-    c.uid(uid).gid(uid);
-    #[allow(unsafe_code)]
-    // SAFETY: kill is async-signal-safe.
-    unsafe {
-        c.pre_exec(|| {
-            libc::kill(-1, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    c.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let _ = c.status();
-}
-
-/// Removes the entries of `dir` (not below it) owned by `uid`, folders with what they hold.
-/// Best effort: it runs after every process of `uid` has ended, and a failure only leaves files.
-fn remove_files_of(dir: &Path, uid: u32) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        // Never follows a link: a link is removed itself, a folder without crossing links.
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.uid() == uid && meta.is_dir() => {
-                let _ = std::fs::remove_dir_all(&path);
-            }
-            Ok(meta) if meta.uid() == uid => {
-                let _ = std::fs::remove_file(&path);
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Reads a stream to its end, keeping at most `cap` bytes.
-fn drain(mut r: impl Read, cap: usize) -> (Vec<u8>, u64, bool) {
-    let mut kept = Vec::new();
-    let mut total = 0u64;
-    let mut buf = [0u8; 64 * 1024];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                total += n as u64;
-                let room = cap.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        }
-    }
-    let truncated = total > kept.len() as u64;
-    (kept, total, truncated)
 }
 
 #[cfg(test)]

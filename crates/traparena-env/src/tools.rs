@@ -3,9 +3,11 @@
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use traparena_task::{Action, Observation, Task, TestSpec};
+use traparena_task::{Action, AgentCommand, Observation, Task, TestSpec};
 
+use crate::agent::AgentProcess;
 use crate::error::{EnvError, io};
+use crate::running::KillSwitch;
 use crate::sandbox::{Backend, Sandbox};
 use crate::testrun::TestRun;
 use crate::workspace::{EXCLUDED_ARTEFACTS, Workspace};
@@ -49,8 +51,11 @@ pub struct Environment {
     submitted: bool,
     last_test: Option<TestRun>,
     /// Whether anything may have changed the workspace: an edit or write, or a test run (tested
-    /// code can write files). Nothing else can, so a clean workspace has an empty diff.
+    /// code can write files), or an agent process. Nothing else can, so a clean workspace has
+    /// an empty diff.
     dirty: bool,
+    /// The last agent process started here, to refuse a second one while it runs.
+    agent: Option<std::sync::Arc<KillSwitch>>,
 }
 
 impl Environment {
@@ -76,6 +81,7 @@ impl Environment {
             submitted: false,
             last_test: None,
             dirty: false,
+            agent: None,
         })
     }
 
@@ -106,6 +112,48 @@ impl Environment {
             return Ok(String::new());
         }
         self.workspace.diff()
+    }
+
+    /// Starts an external agent as its own process in this environment's sandbox: the same
+    /// backend, resource limits (with at least `cmd.timeout` of CPU time), sandbox user, check
+    /// of `argv[0]` before the launch and kill of the whole process tree as a test run, with
+    /// the workspace as its working folder and standard input from `/dev/null`.
+    ///
+    /// - Its home folder (`HOME`, [`HOME_PLACEHOLDER`]) is `home` in the scratch folder,
+    ///   outside the workspace (`/tmp/home` under bubblewrap), owned by the sandbox user;
+    ///   `cmd.files` are written there first (a path leaving it is
+    ///   [`EnvError::AgentCommand`]). The placeholders in `argv` and `env` become the folders
+    ///   as the process sees them (`/workspace` and `/tmp/home` under bubblewrap, the host's
+    ///   paths otherwise); `cmd.read_only_paths` are shown read-only for this process.
+    /// - Network: with `cmd.proxy_port`, the process reaches `127.0.0.1:<port>` — the model
+    ///   proxy on the host — at that same address, and nothing else. Under bubblewrap and the
+    ///   builtin backend a forwarder run by `/usr/bin/python3` listens there inside the
+    ///   sandbox (bringing loopback up) and forwards to a Unix socket in the harness folder,
+    ///   which the harness forwards to the host's port; the builtin backend's Landlock rules
+    ///   allow TCP on that port alone. Without a port there is no network (as for tests).
+    ///   The backend `none` isolates nothing: the process reaches the host's network.
+    /// - It edits the workspace directly, so [`Environment::candidate_patch`] diffs it from
+    ///   now on, without the files matching `cmd.exclude` ([`Workspace::exclude`]).
+    ///
+    /// One agent process at a time: a second one while the first still runs is
+    /// [`EnvError::AgentCommand`]. A program that cannot start is [`EnvError::Start`]. Run no
+    /// public tests through [`Environment::step`] while it runs: they share its sandbox user,
+    /// and a test run's cleanup ends that user's processes (backend none) and removes its
+    /// files in `/dev/shm` (builtin).
+    ///
+    /// [`HOME_PLACEHOLDER`]: traparena_task::process::HOME_PLACEHOLDER
+    pub fn spawn_agent(&mut self, cmd: &AgentCommand) -> Result<AgentProcess, EnvError> {
+        if let Some(switch) = &self.agent
+            && !switch.has_ended()
+        {
+            return Err(EnvError::AgentCommand {
+                reason: "an agent process of this environment is still running".into(),
+            });
+        }
+        let process = crate::agent::spawn(&self.sandbox, &mut self.workspace, cmd)?;
+        self.agent = Some(process.switch());
+        self.dirty = true;
+        Ok(process)
     }
 
     /// Carries out one action. Refused or failing actions are observations with `error` set;

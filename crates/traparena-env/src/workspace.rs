@@ -41,7 +41,12 @@ pub struct Workspace {
     git_dir: PathBuf,
     baseline: Option<String>,
     patches: usize,
-    _lease: Option<crate::lease::UserLease>,
+    /// Patterns of files that are not part of the candidate patch, beyond
+    /// [`EXCLUDED_ARTEFACTS`] (an agent process's own caches).
+    excludes: Vec<String>,
+    /// Shared with the agent processes started on this workspace, so that its user id stays
+    /// leased while one of them may still run.
+    lease: Option<std::sync::Arc<crate::lease::UserLease>>,
 }
 
 /// The result of applying a patch: data, not an error, when the patch does not apply.
@@ -90,7 +95,8 @@ impl Workspace {
             origin: std::path::absolute(repo).map_err(io("resolve", repo))?,
             baseline: None,
             patches: 0,
-            _lease: lease,
+            excludes: Vec::new(),
+            lease: lease.map(std::sync::Arc::new),
         })
     }
 
@@ -102,6 +108,28 @@ impl Workspace {
     /// The folders a sandboxed run on this workspace uses.
     pub fn mounts(&self) -> &Mounts {
         &self.mounts
+    }
+
+    /// The lease of this workspace's sandbox user, when it has one.
+    pub(crate) fn lease(&self) -> Option<std::sync::Arc<crate::lease::UserLease>> {
+        self.lease.clone()
+    }
+
+    /// Keeps files matching `patterns` (gitignore lines, such as `.cache/` or `*.traj.json`)
+    /// out of [`Workspace::diff`] from now on, as build artefacts are. They only hide files the
+    /// original codebase does not have: a change to one of its files, or its removal, is
+    /// always part of the diff. Empty patterns and negations (`!...`, which could bring
+    /// artefacts back) are ignored.
+    pub fn exclude(&mut self, patterns: &[String]) {
+        for line in patterns.iter().flat_map(|p| p.lines()) {
+            let line = line.trim();
+            if !line.is_empty()
+                && !line.starts_with('!')
+                && !self.excludes.iter().any(|e| e == line)
+            {
+                self.excludes.push(line.to_owned());
+            }
+        }
     }
 
     /// The codebase this workspace was copied from.
@@ -226,6 +254,9 @@ impl Workspace {
             Some(b) => b.clone(),
             None => {
                 self.init_git()?;
+                // The original is read with the build artefacts excluded only, so that what it
+                // holds stays tracked whatever an agent excludes.
+                self.write_exclude(false)?;
                 let index = self.git_dir.join("base-index");
                 run_git(
                     git_in(&root, &self.git_dir, &self.origin, &index).args(["add", "-A", "."]),
@@ -237,6 +268,7 @@ impl Workspace {
                 tree
             }
         };
+        self.write_exclude(true)?;
         let index = self.git_dir.join("index");
         let ws = self.mounts.workspace.clone();
         run_git(git_in(&root, &self.git_dir, &ws, &index).args(["read-tree", &base]))?;
@@ -260,11 +292,24 @@ impl Workspace {
                 .args(["init", "-q", "--bare"])
                 .arg(&self.git_dir),
         )?;
+        let info = self.git_dir.join("info");
+        std::fs::create_dir_all(&info).map_err(io("create folder", &info))
+    }
+
+    /// Writes the exclude list git reads: the build artefacts, and with `extra` the patterns
+    /// of [`Workspace::exclude`].
+    fn write_exclude(&self, extra: bool) -> Result<(), EnvError> {
         let exclude = self.git_dir.join("info").join("exclude");
-        std::fs::create_dir_all(self.git_dir.join("info"))
-            .map_err(io("create folder", &exclude))?;
-        let mut text = EXCLUDED_ARTEFACTS.join("\n");
-        text.push('\n');
+        let mut text = String::new();
+        let extra = if extra { &self.excludes[..] } else { &[] };
+        for line in EXCLUDED_ARTEFACTS
+            .iter()
+            .copied()
+            .chain(extra.iter().map(String::as_str))
+        {
+            text.push_str(line);
+            text.push('\n');
+        }
         std::fs::write(&exclude, text).map_err(io("write", &exclude))
     }
 }

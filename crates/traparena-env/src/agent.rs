@@ -1,0 +1,333 @@
+//! Agent processes: an external agent (a coding agent program) running in an episode's sandbox
+//! for as long as it works, with the workspace as its working folder and, for a network, only
+//! the model proxy.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use traparena_task::process::fill_placeholders;
+use traparena_task::{AgentCommand, AgentExit};
+
+use crate::bridge::Bridge;
+use crate::error::{EnvError, io};
+use crate::lease::UserLease;
+use crate::running::{Extras, Keep, KillSwitch, Running};
+use crate::sandbox::{Backend, RunSpec, Sandbox};
+use crate::workspace::Workspace;
+
+/// The interpreter that runs the sandbox side of the network bridge.
+pub(crate) const BRIDGE_PYTHON: &str = "/usr/bin/python3";
+const SHIM_NET: &str = include_str!("shims/tp_agent_net.py");
+const SHIM_NET_NAME: &str = "tp_agent_net.py";
+/// The agent's home folder, under the scratch folder (so `/tmp/home` under bubblewrap).
+const HOME_DIR: &str = "home";
+
+/// An agent process running in an episode's sandbox, started by
+/// [`Environment::spawn_agent`](crate::Environment::spawn_agent).
+///
+/// [`AgentProcess::wait`] waits for it to end; [`AgentKiller::kill`] ends it from another
+/// thread. Dropping it unwaited kills it: its process tree, and its network bridge, never
+/// outlive it.
+#[derive(Debug)]
+pub struct AgentProcess {
+    // Fields drop in this order: the process tree first, then the bridge it used, then the
+    // lease of its user id.
+    running: Running,
+    bridge: Option<Bridge>,
+    home: PathBuf,
+    _lease: Option<Arc<UserLease>>,
+}
+
+/// Kills an agent process's whole tree, from any thread (see [`AgentProcess::killer`]).
+///
+/// Killing is idempotent, and does nothing once the process has ended.
+#[derive(Debug, Clone)]
+pub struct AgentKiller {
+    switch: Arc<KillSwitch>,
+}
+
+impl AgentKiller {
+    /// Kills the process and everything it started; [`AgentProcess::wait`] then returns with
+    /// [`AgentExit::killed`] set. Nothing when it has already ended.
+    pub fn kill(&self) {
+        self.switch.kill();
+    }
+}
+
+impl AgentProcess {
+    /// A handle that kills this process from any thread, also while [`AgentProcess::wait`]
+    /// blocks.
+    pub fn killer(&self) -> AgentKiller {
+        AgentKiller {
+            switch: self.running.switch(),
+        }
+    }
+
+    /// The agent's home folder on the host.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    pub(crate) fn switch(&self) -> Arc<KillSwitch> {
+        self.running.switch()
+    }
+
+    /// Blocks until the process ends by itself, reaches its timeout (its tree is killed:
+    /// [`AgentExit::timed_out`]) or is killed ([`AgentExit::killed`]). When it returns,
+    /// nothing the process started is left running (as after [`Sandbox::run`]) and its network
+    /// bridge is closed. `Err` only when waiting for it failed.
+    ///
+    /// Under an isolating backend with a model proxy, a process that a signal ended shows as
+    /// exit status 128 + the signal (it ran as the child of the sandbox's network forwarder).
+    /// Its standard output and error are cut to their *last* [`Limits::output_bytes`] bytes
+    /// each.
+    ///
+    /// [`Limits::output_bytes`]: crate::Limits::output_bytes
+    pub fn wait(self) -> Result<AgentExit, EnvError> {
+        let AgentProcess {
+            running,
+            bridge,
+            home,
+            _lease,
+        } = self;
+        let finished = running.wait();
+        if let Some(b) = bridge {
+            b.stop();
+        }
+        let finished = finished?;
+        let out = finished.outcome;
+        Ok(AgentExit {
+            exit_code: out.exit_code,
+            signal: out.signal,
+            timed_out: out.timed_out,
+            killed: finished.killed,
+            stdout: out.stdout.text,
+            stderr: out.stderr.text,
+            home,
+        })
+    }
+}
+
+/// Starts `cmd` on `workspace` under `sandbox` (see
+/// [`Environment::spawn_agent`](crate::Environment::spawn_agent)).
+pub(crate) fn spawn(
+    sandbox: &Sandbox,
+    workspace: &mut Workspace,
+    cmd: &AgentCommand,
+) -> Result<AgentProcess, EnvError> {
+    let Some(program) = cmd.argv.first() else {
+        return Err(EnvError::AgentCommand {
+            reason: "the command is empty".into(),
+        });
+    };
+    let mounts = workspace.mounts().clone();
+    let mut limits = sandbox.config().limits.clone();
+    // An agent works for its whole episode, not for one test run.
+    limits.cpu_seconds = limits
+        .cpu_seconds
+        .max(cmd.timeout.as_secs().saturating_add(1));
+    let sandbox = sandbox
+        .with_read_only_paths(&cmd.read_only_paths)
+        .with_limits(limits);
+    let home = mounts.scratch.join(HOME_DIR);
+    make_home(&home, mounts.user)?;
+    for (rel, content) in &cmd.files {
+        write_home_file(&home, rel, content, mounts.user)?;
+    }
+    workspace.exclude(&cmd.exclude);
+
+    let ws = sandbox.visible_workspace(&mounts).into_owned();
+    let seen_home = match sandbox.backend() {
+        Backend::Bubblewrap => format!("/tmp/{HOME_DIR}"),
+        _ => home.to_string_lossy().into_owned(),
+    };
+    let fill = |s: &str| fill_placeholders(s, &ws, &seen_home);
+    let argv: Vec<String> = cmd.argv.iter().map(|a| fill(a)).collect();
+    let mut env = vec![("HOME".to_owned(), seen_home.clone())];
+    env.extend(cmd.env.iter().map(|(k, v)| (k.clone(), fill(v))));
+    let agent = RunSpec {
+        argv,
+        env,
+        timeout: cmd.timeout,
+        report_pipe: false,
+    };
+    // The agent's own program, checked as a test command's is (the bridge's interpreter is
+    // checked by the launch itself).
+    sandbox.preflight(&mounts, &agent)?;
+
+    let bridged = match (sandbox.backend(), cmd.proxy_port) {
+        (Backend::Bubblewrap | Backend::Builtin, Some(port)) => Some(port),
+        // No isolation: the process reaches the host's loopback, the proxy with it.
+        (Backend::None, _) | (_, None) => None,
+    };
+    let (spec, bridge) = match bridged {
+        None => (agent, None),
+        Some(port) => {
+            static NEXT: AtomicU64 = AtomicU64::new(0);
+            let shim = mounts.harness.join(SHIM_NET_NAME);
+            std::fs::write(&shim, SHIM_NET).map_err(io("write", &shim))?;
+            // Short: a socket's path has at most 107 bytes, and the harness folder's is the
+            // host's under the builtin backend. The folder is this workspace's alone.
+            let name = format!("proxy-{}.sock", NEXT.fetch_add(1, Ordering::Relaxed));
+            let bridge = Bridge::start(&mounts.harness.join(&name), port, mounts.user)?;
+            let harness = sandbox.visible_harness(&mounts).into_owned();
+            let mut argv = vec![
+                BRIDGE_PYTHON.to_owned(),
+                "-I".into(),
+                "-S".into(),
+                format!("{harness}/{SHIM_NET_NAME}"),
+                port.to_string(),
+                format!("{harness}/{name}"),
+                "--".into(),
+            ];
+            argv.extend(agent.argv);
+            (RunSpec { argv, ..agent }, Some(bridge))
+        }
+    };
+    let extras = Extras {
+        net_port: bridged,
+        keep: Keep::End,
+    };
+    let running = sandbox
+        .start(&mounts, &spec, &extras)
+        .map_err(|e| match e {
+            EnvError::Start {
+                program: p,
+                backend,
+                reason,
+                source,
+            } if bridged.is_some() && p == BRIDGE_PYTHON => EnvError::Start {
+                program: p,
+                backend,
+                reason: format!("{reason} (it runs the network bridge of `{program}`)"),
+                source,
+            },
+            e => e,
+        })?;
+    Ok(AgentProcess {
+        running,
+        bridge,
+        home,
+        _lease: workspace.lease(),
+    })
+}
+
+/// Creates the home folder (owned by `user`); a link or file in its place is removed first
+/// (tested code may have left one in the scratch folder).
+fn make_home(home: &Path, user: Option<u32>) -> Result<(), EnvError> {
+    ensure_dir(home, user)
+}
+
+/// `dir` as a real folder (not a link), created for `user` when missing.
+fn ensure_dir(dir: &Path, user: Option<u32>) -> Result<(), EnvError> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(_) => std::fs::remove_file(dir).map_err(io("remove", dir))?,
+        Err(_) => {}
+    }
+    std::fs::create_dir(dir).map_err(io("create folder", dir))?;
+    if let Some(uid) = user {
+        std::os::unix::fs::chown(dir, Some(uid), Some(uid)).map_err(io("chown", dir))?;
+    }
+    Ok(())
+}
+
+/// Writes one of [`AgentCommand::files`] into `home`, never through a link: every folder on the
+/// way is a real one (a link or file in the way is replaced), and so is the file. No process of
+/// the sandbox user runs meanwhile (the environment starts one agent process at a time, and
+/// every test run's processes end with it), so nothing can swap a link in between.
+fn write_home_file(
+    home: &Path,
+    rel: &str,
+    content: &[u8],
+    user: Option<u32>,
+) -> Result<(), EnvError> {
+    let refused = |why: &str| EnvError::AgentCommand {
+        reason: format!("file {rel:?}: {why}"),
+    };
+    if rel.contains('\0') {
+        return Err(refused("the path contains a NUL byte"));
+    }
+    let mut parts = Vec::new();
+    for c in Path::new(rel).components() {
+        match c {
+            Component::Normal(s) => parts.push(s),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(refused("the path must not contain `..`")),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(refused(
+                    "the path must be relative to the agent's home folder",
+                ));
+            }
+        }
+    }
+    let Some((name, folders)) = parts.split_last() else {
+        return Err(refused("the path names no file"));
+    };
+    let mut dir = home.to_path_buf();
+    for f in folders {
+        dir.push(f);
+        ensure_dir(&dir, user)?;
+    }
+    let target = dir.join(name);
+    if let Ok(m) = std::fs::symlink_metadata(&target) {
+        if m.is_dir() {
+            std::fs::remove_dir_all(&target).map_err(io("remove", &target))?;
+        } else {
+            std::fs::remove_file(&target).map_err(io("remove", &target))?;
+        }
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&target)
+        .map_err(io("create", &target))?;
+    file.write_all(content).map_err(io("write", &target))?;
+    if let Some(uid) = user {
+        std::os::unix::fs::fchown(&file, Some(uid), Some(uid)).map_err(io("chown", &target))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_files_stay_in_the_home_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        make_home(&home, None).unwrap();
+        for bad in ["/etc/x", "../x", "a/../../x", "a/../b", "", ".", "a\0b"] {
+            let e = write_home_file(&home, bad, b"x", None).unwrap_err();
+            assert!(matches!(e, EnvError::AgentCommand { .. }), "{bad:?}: {e}");
+        }
+        assert!(!dir.path().join("x").exists());
+        write_home_file(&home, "./conf/a.yaml", b"a: 1\n", None).unwrap();
+        assert_eq!(std::fs::read(home.join("conf/a.yaml")).unwrap(), b"a: 1\n");
+    }
+
+    #[test]
+    fn links_in_the_way_of_home_files_are_replaced_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("f"), "keep").unwrap();
+        let home = dir.path().join("home");
+        std::os::unix::fs::symlink(&outside, &home).unwrap();
+        make_home(&home, None).unwrap();
+        assert!(!std::fs::symlink_metadata(&home).unwrap().is_symlink());
+        std::os::unix::fs::symlink(&outside, home.join("d")).unwrap();
+        std::os::unix::fs::symlink(outside.join("f"), home.join("f")).unwrap();
+        write_home_file(&home, "d/f", b"new", None).unwrap();
+        write_home_file(&home, "f", b"new", None).unwrap();
+        assert_eq!(std::fs::read_to_string(outside.join("f")).unwrap(), "keep");
+        assert_eq!(std::fs::read_to_string(home.join("d/f")).unwrap(), "new");
+        assert_eq!(std::fs::read_to_string(home.join("f")).unwrap(), "new");
+    }
+}
