@@ -2,12 +2,10 @@
 //! `llm` curator. They share one client (and so one concurrency limit) per endpoint and one
 //! open cassette per file.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use traparena_agent::{Agent, AgentError, AgentFactory, AgentRegistry};
 use traparena_attack::{
     Access, AttackError, Attacker, AttackerFactory, AttackerRegistry, Curator, CuratorFactory,
@@ -17,280 +15,21 @@ use traparena_task::{ArgsError, ConfigContext, EpisodeContext};
 
 use crate::agent::{HistoryLimits, LlmAgent, LlmAgentConfig, Protocol};
 use crate::attacker::{AttackerVariant, LlmAttacker, LlmAttackerConfig};
-use traparena_model::{
-    Cassette, CassetteMode, ChatClient, ChatModel, EndpointConfig, MaxTokensField, Recorder,
-};
+pub use traparena_model::spec::ModelPool;
+pub use traparena_model::spec::{CassetteSpec, ModelSpec};
+use traparena_model::spec::{SpecError, Wire};
 
 use crate::curator::{LlmCurator, LlmCuratorConfig};
 
-/// A model endpoint, the `model` argument of every model-backed kind.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelSpec {
-    /// Model name sent to the server.
-    pub model: String,
-    /// OpenAI-compatible base URL (`http://host:port/v1`); may be left out only when a
-    /// cassette is replayed.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub base_url: String,
-    /// Name of the secret (the `traparena` command: the environment variable) holding the API
-    /// key, if the server needs one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key_env: Option<String>,
-    /// Most calls in flight to this endpoint (shared by every component that names it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_concurrency: Option<usize>,
-    /// The model's context window in tokens; requests are fitted into it (asked of the server
-    /// when unset: vLLM and SGLang `/v1/models`, llama.cpp `/props`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_window: Option<u32>,
-    /// Seconds one call may take (default 600).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_s: Option<u64>,
-    /// Retries of a failed call (default 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_retries: Option<u32>,
-    /// Backoff before the first retry, in milliseconds (default 1,000; doubles up to 30 s).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backoff_ms: Option<u64>,
-    /// Send `max_completion_tokens` instead of `max_tokens` (hosted reasoning models).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub max_completion_tokens: bool,
-    /// Send no temperature (models that take only their default).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub omit_temperature: bool,
-}
-
-impl ModelSpec {
-    fn key(&self) -> String {
-        format!(
-            "{}|{}|{}",
-            self.base_url,
-            self.model,
-            self.api_key_env.as_deref().unwrap_or("")
-        )
-    }
-}
-
-/// Record and replay of a component's model calls: the `cassette` argument.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CassetteSpec {
-    /// The cassette file (JSONL; relative to the spec's folder).
-    pub path: PathBuf,
-    /// `auto` (default: replay what is recorded, call for the rest), `record` or `replay`
-    /// (no model server needed or contacted).
-    #[serde(default = "auto")]
-    pub mode: CassetteMode,
-}
-
-fn auto() -> CassetteMode {
-    CassetteMode::Auto
-}
-
-/// What the model-backed kinds share: clients by endpoint, open cassettes by file, context
-/// windows asked of the servers.
-#[derive(Default)]
-struct Pool {
-    clients: Mutex<BTreeMap<String, Arc<ChatClient>>>,
-    cassettes: Mutex<BTreeMap<PathBuf, Arc<Cassette>>>,
-    windows: Mutex<BTreeMap<String, Option<u32>>>,
-}
-
-impl Pool {
-    /// Checks `model` and opens (or reuses) its client; `replay` allows a missing base URL.
-    fn client(
-        &self,
-        model: &ModelSpec,
-        replay: bool,
-        cx: &ConfigContext,
-    ) -> Result<Option<Arc<ChatClient>>, ArgsError> {
-        if model.model.trim().is_empty() {
-            return Err(ArgsError::new("model.model", "names no model"));
-        }
-        if model.base_url.is_empty() {
-            return if replay {
-                Ok(None)
-            } else {
-                Err(ArgsError::new(
-                    "model.base_url",
-                    "is missing (only a replayed cassette needs no server)",
-                ))
-            };
-        }
-        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(c) = clients.get(&model.key()) {
-            return Ok(Some(c.clone()));
-        }
-        let mut cfg = EndpointConfig::new(model.base_url.clone(), model.model.clone());
-        if let Some(var) = &model.api_key_env {
-            let key = cx.secret(var).ok_or_else(|| {
-                ArgsError::new(
-                    "model.api_key_env",
-                    format!("{var} (the API key of model {}) is not set", model.model),
-                )
-            })?;
-            cfg = cfg.with_api_key(key);
-        }
-        if let Some(n) = model.max_concurrency {
-            cfg.max_concurrency = n.max(1);
-        }
-        if let Some(s) = model.timeout_s {
-            cfg.timeout = std::time::Duration::from_secs(s.max(1));
-        }
-        if let Some(n) = model.max_retries {
-            cfg.max_retries = n;
-        }
-        if let Some(ms) = model.backoff_ms {
-            cfg.backoff_base = std::time::Duration::from_millis(ms);
-            cfg.backoff_max = cfg.backoff_max.max(cfg.backoff_base);
-        }
-        if model.max_completion_tokens {
-            cfg.max_tokens_field = MaxTokensField::MaxCompletionTokens;
-        }
-        cfg.omit_temperature = model.omit_temperature;
-        let client =
-            Arc::new(ChatClient::new(cfg).map_err(|e| ArgsError::new("model", e.to_string()))?);
-        clients.insert(model.key(), client.clone());
-        Ok(Some(client))
-    }
-
-    /// Opens (or reuses) the cassette of `spec`, its path read against the spec's folder.
-    fn cassette(
-        &self,
-        spec: &mut CassetteSpec,
-        cx: &ConfigContext,
-    ) -> Result<Arc<Cassette>, ArgsError> {
-        spec.path = cx.resolve(&spec.path);
-        if spec.mode == CassetteMode::Replay && !spec.path.is_file() {
-            return Err(ArgsError::new(
-                "cassette.path",
-                format!(
-                    "{}: no such cassette to replay (record one with mode record or auto)",
-                    spec.path.display()
-                ),
-            ));
-        }
-        let mut open = self
-            .cassettes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(c) = open.get(&spec.path) {
-            return Ok(c.clone());
-        }
-        let c = Cassette::shared(&spec.path)
-            .map_err(|e| ArgsError::new("cassette.path", e.to_string()))?;
-        open.insert(spec.path.clone(), c.clone());
-        Ok(c)
-    }
-
-    /// Asks the server of `model` for its context window once; says what it found.
-    async fn probe(&self, model: &ModelSpec, client: &ChatClient) -> Vec<String> {
-        let key = model.key();
-        if model.context_window.is_some()
-            || self
-                .windows
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .contains_key(&key)
-        {
-            return Vec::new();
-        }
-        let (found, line) = match client.context_window().await {
-            Ok(Some(n)) => (
-                Some(n),
-                format!(
-                    "{}: context window {n} tokens (asked of the server)",
-                    model.model
-                ),
-            ),
-            Ok(None) => (
-                None,
-                format!(
-                    "warning: {}: the server does not say its context window; requests are not fitted to one (set `context_window`)",
-                    model.model
-                ),
-            ),
-            Err(e) => (
-                None,
-                format!(
-                    "warning: {}: could not ask the server for its context window: {e}",
-                    model.model
-                ),
-            ),
-        };
-        self.windows
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, found);
-        vec![line]
-    }
-
-    fn window(&self, model: &ModelSpec) -> Option<u32> {
-        model.context_window.or_else(|| {
-            self.windows
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&model.key())
-                .copied()
-                .flatten()
-        })
-    }
-}
-
-/// The model a component talks to in one scope: the client, behind a recorder when a cassette
-/// is given.
-#[derive(Clone, Default)]
-struct Wire {
-    client: Option<Arc<ChatClient>>,
-    cassette: Option<(Arc<Cassette>, CassetteMode)>,
-}
-
-impl Wire {
-    fn open(
-        pool: &Pool,
-        model: &ModelSpec,
-        cassette: &mut Option<CassetteSpec>,
-        cx: &ConfigContext,
-    ) -> Result<Wire, ArgsError> {
-        let replay = cassette
-            .as_ref()
-            .is_some_and(|c| c.mode == CassetteMode::Replay);
-        let client = pool.client(model, replay, cx)?;
-        let cassette = match cassette {
-            Some(c) => Some((pool.cassette(c, cx)?, c.mode)),
-            None => None,
-        };
-        Ok(Wire { client, cassette })
-    }
-
-    fn model(&self, name: &str, scope: String) -> Result<Arc<dyn ChatModel>, String> {
-        let client = || {
-            self.client
-                .clone()
-                .map(|c| c as Arc<dyn ChatModel>)
-                .ok_or_else(|| format!("no base URL for model {name}"))
-        };
-        Ok(match &self.cassette {
-            None => client()?,
-            Some((c, CassetteMode::Replay)) => {
-                Arc::new(Recorder::replay_only(name, c.clone(), scope))
-            }
-            Some((c, mode)) => Arc::new(Recorder::new(client()?, c.clone(), *mode, scope)),
-        })
-    }
-}
-
-impl std::fmt::Debug for Wire {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Wire")
-            .field("client", &self.client.as_ref().map(|c| c.url().to_owned()))
-            .field(
-                "cassette",
-                &self.cassette.as_ref().map(|(c, m)| (c.path(), m)),
-            )
-            .finish()
-    }
+/// Opens a component's wire, its argument errors as the kind's.
+fn open_wire(
+    pool: &ModelPool,
+    model: &ModelSpec,
+    cassette: &mut Option<CassetteSpec>,
+    cx: &ConfigContext,
+) -> Result<Wire, ArgsError> {
+    Wire::open(pool, model, cassette, &cx.base_dir, &|name| cx.secret(name))
+        .map_err(|SpecError { field, message }| ArgsError::new(field, message))
 }
 
 fn finite(field: &str, t: f64) -> Result<(), ArgsError> {
@@ -353,7 +92,7 @@ fn one_k() -> u32 {
 }
 
 /// The `llm` agent kind: a model repairs through the seven actions.
-struct LlmAgentKind(Arc<Pool>);
+struct LlmAgentKind(Arc<ModelPool>);
 
 #[async_trait]
 impl AgentFactory for LlmAgentKind {
@@ -391,13 +130,12 @@ impl AgentFactory for LlmAgentKind {
         cx: &ConfigContext,
     ) -> Result<LlmAgentArgs, ArgsError> {
         sampling(args.temperature, args.max_tokens)?;
-        args.wire = Wire::open(&self.0, &args.model, &mut args.cassette, cx)?;
+        args.wire = open_wire(&self.0, &args.model, &mut args.cassette, cx)?;
         Ok(args)
     }
 
     async fn prepare(&self, args: &LlmAgentArgs) -> Result<Vec<String>, AgentError> {
-        let replay = matches!(args.wire.cassette, Some((_, CassetteMode::Replay)));
-        Ok(match (&args.wire.client, replay) {
+        Ok(match (args.wire.client(), args.wire.replays()) {
             (Some(c), false) => self.0.probe(&args.model, c).await,
             _ => Vec::new(),
         })
@@ -431,7 +169,7 @@ fn reference() -> Access {
 }
 
 /// The `adaptive` attacker kind: a model that reads the live trajectory.
-struct AdaptiveKind(Arc<Pool>);
+struct AdaptiveKind(Arc<ModelPool>);
 
 impl AttackerFactory for AdaptiveKind {
     type Args = AdaptiveArgs;
@@ -464,7 +202,7 @@ impl AttackerFactory for AdaptiveKind {
         cx: &ConfigContext,
     ) -> Result<AdaptiveArgs, ArgsError> {
         sampling(args.temperature, args.max_tokens)?;
-        args.wire = Wire::open(&self.0, &args.model, &mut args.cassette, cx)?;
+        args.wire = open_wire(&self.0, &args.model, &mut args.cassette, cx)?;
         Ok(args)
     }
 }
@@ -486,7 +224,7 @@ pub struct LlmCuratorArgs {
 }
 
 /// The `llm` curator kind: a model rewrites the notes between rounds.
-struct LlmCuratorKind(Arc<Pool>);
+struct LlmCuratorKind(Arc<ModelPool>);
 
 impl CuratorFactory for LlmCuratorKind {
     type Args = LlmCuratorArgs;
@@ -514,7 +252,7 @@ impl CuratorFactory for LlmCuratorKind {
         if let Some(t) = args.temperature {
             finite("temperature", t)?;
         }
-        args.wire = Wire::open(&self.0, &args.model, &mut None, cx)?;
+        args.wire = open_wire(&self.0, &args.model, &mut None, cx)?;
         Ok(args)
     }
 }
@@ -527,7 +265,17 @@ pub fn register(
     attackers: &mut AttackerRegistry,
     curators: &mut CuratorRegistry,
 ) {
-    let pool = Arc::new(Pool::default());
+    register_with(agents, attackers, curators, Arc::new(ModelPool::default()));
+}
+
+/// [`register`], sharing `pool` (its clients and cassettes) with other model-backed kinds,
+/// such as `traparena-external`'s `external` agent.
+pub fn register_with(
+    agents: &mut AgentRegistry,
+    attackers: &mut AttackerRegistry,
+    curators: &mut CuratorRegistry,
+    pool: Arc<ModelPool>,
+) {
     agents.register("llm", LlmAgentKind(pool.clone()));
     attackers.register("adaptive", AdaptiveKind(pool.clone()));
     curators.register("llm", LlmCuratorKind(pool));

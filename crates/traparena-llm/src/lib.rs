@@ -62,7 +62,8 @@ pub use attacker::{
     AttackerVariant, LlmAttacker, LlmAttackerConfig, message_schema, summarize_history,
 };
 pub use components::{
-    AdaptiveArgs, CassetteSpec, LlmAgentArgs, LlmCuratorArgs, ModelSpec, register,
+    AdaptiveArgs, CassetteSpec, LlmAgentArgs, LlmCuratorArgs, ModelPool, ModelSpec, register,
+    register_with,
 };
 pub use curator::{LlmCurator, LlmCuratorConfig, notes_schema};
 pub use error::LlmError;

@@ -79,6 +79,7 @@ mod extract;
 mod model;
 mod reasoning;
 mod scripted;
+pub mod spec;
 mod textcalls;
 mod types;
 
