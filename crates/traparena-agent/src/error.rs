@@ -6,6 +6,10 @@ pub enum AgentError {
     /// A model call failed after its retries.
     #[error("model call failed: {0}")]
     Model(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The harness could not run the agent (its process, its model proxy): an infrastructure
+    /// error of the episode, like a failed model call, never a failed repair.
+    #[error("{0}")]
+    Infrastructure(String),
     /// The agent cannot act on this task.
     #[error("{0}")]
     Unsupported(String),

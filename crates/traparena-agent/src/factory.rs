@@ -171,6 +171,14 @@ impl AgentRegistry {
         self
     }
 
+    /// Lets `KIND:VALUE` name `kind` with its argument `arg` set to `VALUE`:
+    /// `external:mini-swe-agent` for `{"kind": "external", "args": {"profile":
+    /// "mini-swe-agent"}}` (see [`Kinds::shorthand`]).
+    pub fn shorthand(&mut self, kind: &str, arg: &str) -> &mut AgentRegistry {
+        self.kinds.shorthand(kind, arg);
+        self
+    }
+
     /// The registered kinds, sorted.
     pub fn kinds(&self) -> Vec<String> {
         self.kinds.names()

@@ -111,8 +111,10 @@ pub trait Agent: Send {
 
     /// For an agent that runs as its own process and carries out its own tools (an external
     /// agent): the process the episode starts in its sandbox before the first turn. Its
-    /// turns then report the observations themselves ([`Turn::observation`]). Default: none.
-    fn command(&mut self) -> Result<Option<AgentCommand>, AgentError> {
+    /// turns then report the observations themselves ([`Turn::observation`]). `view` is the
+    /// view of the first turn (task, description, budget). Default: none.
+    async fn command(&mut self, view: &AgentView<'_>) -> Result<Option<AgentCommand>, AgentError> {
+        let _ = view;
         Ok(None)
     }
 

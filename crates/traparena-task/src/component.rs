@@ -216,6 +216,10 @@ pub struct ConfigContext {
     pub base_dir: PathBuf,
     /// Looks a named secret up (`None`: not set).
     pub secrets: Arc<SecretLookup>,
+    /// Where external agents are installed, one folder per profile (the `traparena` command:
+    /// `$TRAPARENA_AGENTS_DIR`, else `/opt/traparena/agents`); `None`: an external agent
+    /// must name its installation itself.
+    pub agents_dir: Option<PathBuf>,
 }
 
 impl ConfigContext {
@@ -224,7 +228,14 @@ impl ConfigContext {
         ConfigContext {
             base_dir: base_dir.into(),
             secrets: Arc::new(|_| None),
+            agents_dir: None,
         }
+    }
+
+    /// The same context, with external agents installed under `dir`.
+    pub fn with_agents_dir(mut self, dir: impl Into<PathBuf>) -> ConfigContext {
+        self.agents_dir = Some(dir.into());
+        self
     }
 
     /// The same context, looking secrets up with `lookup`.
@@ -251,6 +262,7 @@ impl fmt::Debug for ConfigContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ConfigContext")
             .field("base_dir", &self.base_dir)
+            .field("agents_dir", &self.agents_dir)
             .finish_non_exhaustive()
     }
 }
@@ -285,6 +297,7 @@ pub type Configure<S> =
 pub struct Kinds<S: ?Sized> {
     role: &'static str,
     kinds: BTreeMap<String, Arc<Configure<S>>>,
+    shorthands: BTreeMap<String, String>,
 }
 
 impl<S: ?Sized> Kinds<S> {
@@ -293,7 +306,34 @@ impl<S: ?Sized> Kinds<S> {
         Kinds {
             role,
             kinds: BTreeMap::new(),
+            shorthands: BTreeMap::new(),
         }
+    }
+
+    /// Lets `KIND:VALUE` name `kind` with its argument `arg` set to `VALUE` (other arguments
+    /// as given): `external:mini-swe-agent` reads as
+    /// `{"kind": "external", "args": {"profile": "mini-swe-agent"}}`.
+    pub fn shorthand(&mut self, kind: &str, arg: &str) {
+        self.shorthands.insert(kind.to_owned(), arg.to_owned());
+    }
+
+    /// `spec` with a shorthand name (see [`Kinds::shorthand`]) spelled out; `None` when it
+    /// uses none.
+    pub fn expand(&self, spec: &ComponentSpec) -> Option<ComponentSpec> {
+        if self.kinds.contains_key(&spec.kind) {
+            return None;
+        }
+        let (kind, value) = spec.kind.split_once(':')?;
+        let arg = self.shorthands.get(kind)?;
+        let mut args = match &spec.args {
+            Value::Object(m) => m.clone(),
+            _ => serde_json::Map::new(),
+        };
+        args.insert(arg.clone(), Value::String(value.to_owned()));
+        Some(ComponentSpec {
+            kind: kind.to_owned(),
+            args: Value::Object(args),
+        })
     }
 
     /// Registers (or replaces) `kind`: its arguments are read as `A` (errors name the field),
@@ -314,6 +354,8 @@ impl<S: ?Sized> Kinds<S> {
 
     /// Configures the kind `spec` names, or an error listing the registered kinds.
     pub fn configure(&self, spec: &ComponentSpec, cx: &ConfigContext) -> Result<Arc<S>, TaskError> {
+        let expanded = self.expand(spec);
+        let spec = expanded.as_ref().unwrap_or(spec);
         let f = self
             .kinds
             .get(&spec.kind)
@@ -341,6 +383,7 @@ impl<S: ?Sized> Clone for Kinds<S> {
         Kinds {
             role: self.role,
             kinds: self.kinds.clone(),
+            shorthands: self.shorthands.clone(),
         }
     }
 }
@@ -457,6 +500,31 @@ mod tests {
             e.contains("scripted: field `args.persona`: is empty"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_declared_shorthand_spells_out_its_argument() {
+        let mut k: Kinds<str> = Kinds::new("agent");
+        k.register("external", |p: Persona, _, _| {
+            Ok(Arc::from(p.persona.as_str()))
+        });
+        let cx = ConfigContext::default();
+        let short = ComponentSpec::new("external:mini");
+        assert!(
+            k.configure(&short, &cx).is_err(),
+            "no shorthand declared yet"
+        );
+        k.shorthand("external", "persona");
+        assert_eq!(&*k.configure(&short, &cx).unwrap(), "mini");
+        let with_args = short.clone().with_args(serde_json::json!({"rate": 0.5}));
+        let expanded = k.expand(&with_args).unwrap();
+        assert_eq!(expanded.kind, "external");
+        assert_eq!(
+            expanded.args,
+            serde_json::json!({"persona": "mini", "rate": 0.5})
+        );
+        assert!(k.expand(&ComponentSpec::new("other:x")).is_none());
+        assert!(k.expand(&ComponentSpec::new("external")).is_none());
     }
 
     #[test]
