@@ -12,7 +12,7 @@ use traparena_attack::{
 use traparena_env::{Environment, Sandbox, SandboxConfig, ToolLimits};
 use traparena_eval::Evaluator;
 use traparena_eval::analysis::repo_symbols;
-use traparena_task::{Location, Observation, Step, Task};
+use traparena_task::{AgentExit, Location, Observation, Step, Task};
 
 use crate::error::RunError;
 use crate::record::{AttackerFailure, EpisodeRecord, EpisodeUsage, RejectedMessage};
@@ -286,7 +286,43 @@ async fn run_episode(
     let mut submitted = false;
     let mut attacker_alive = attacker.is_some();
 
-    for index in 1..=cfg.budget {
+    // An agent that runs as its own process (an external agent) is started before its first
+    // turn; its turns then race against the process's end.
+    let first_view = AgentView {
+        task_id: &task.spec.id,
+        description: &task.spec.description,
+        steps_taken: 0,
+        budget: cfg.budget,
+        history: &[],
+    };
+    let mut process = match AssertUnwindSafe(agent.command(&first_view))
+        .catch_unwind()
+        .await
+    {
+        Ok(Ok(Some(command))) => {
+            match with_env(&mut env, move |e| e.spawn_agent(&command)).await? {
+                Ok(p) => Some(Running::start(p)),
+                Err(e) if e.is_start_failure() => {
+                    infra_error = Some(format!("cannot start the agent's process: {e}"));
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(Ok(None)) => None,
+        Ok(Err(e)) => {
+            infra_error = Some(format!("cannot set the agent up: {e}"));
+            None
+        }
+        Err(panic) => {
+            agent_error = Some(format!("the agent panicked: {}", panic_text(&panic)));
+            None
+        }
+    };
+    let mut agent_exit = None;
+    let ready = infra_error.is_none() && agent_error.is_none();
+
+    for index in (1..=cfg.budget).take_while(|_| ready) {
         let view = AgentView {
             task_id: &task.spec.id,
             description: &task.spec.description,
@@ -294,14 +330,66 @@ async fn run_episode(
             budget: cfg.budget,
             history: &steps,
         };
-        let turn = match AssertUnwindSafe(agent.act(&view)).catch_unwind().await {
+        let act = AssertUnwindSafe(agent.act(&view)).catch_unwind();
+        let next = match process.as_mut().filter(|p| p.exit.is_none()) {
+            Some(p) => tokio::select! {
+                biased;
+                r = act => Next::Turn(r),
+                exit = &mut p.wait => Next::Ended(exit),
+            },
+            None => Next::Turn(act.await),
+        };
+        let outcome = match next {
+            Next::Turn(r) => r,
+            Next::Ended(exit) => {
+                let exit = exit.map_err(|e| RunError::Join(e.to_string()))??;
+                if let Some(p) = process.as_mut() {
+                    p.exit = Some(exit.clone());
+                }
+                let ended = AssertUnwindSafe(agent.process_ended(&exit))
+                    .catch_unwind()
+                    .await;
+                match ended {
+                    Ok(Ok(Some(turn))) => Ok(Ok(turn)),
+                    Ok(Ok(None)) => Ok(Err(AgentError::Unsupported(format!(
+                        "the agent's process ended ({})",
+                        exit.describe()
+                    )))),
+                    Ok(Err(e)) => Ok(Err(e)),
+                    Err(panic) => Err(panic),
+                }
+            }
+        };
+        let turn = match outcome {
             Ok(Ok(t)) => t,
             Ok(Err(AgentError::Model(e))) => {
                 infra_error = Some(format!("agent model call failed: {e}"));
                 break;
             }
+            Ok(Err(AgentError::Infrastructure(e))) => {
+                infra_error = Some(format!("the agent could not be run: {e}"));
+                break;
+            }
             Ok(Err(e)) => {
-                agent_error = Some(e.to_string());
+                // The process ended without a turn: before the model was ever asked it never
+                // ran (infrastructure); after, it stopped without submitting (the agent's own).
+                match process.as_ref().and_then(|p| p.exit.as_ref()) {
+                    Some(exit) if steps.is_empty() => {
+                        infra_error = Some(format!(
+                            "the agent's process ended before its first model call ({}){}",
+                            exit.describe(),
+                            tail_of(&exit.stderr)
+                        ));
+                    }
+                    Some(exit) => {
+                        agent_error = Some(format!(
+                            "the agent's process ended without submitting ({}){}",
+                            exit.describe(),
+                            tail_of(&exit.stderr)
+                        ));
+                    }
+                    None => agent_error = Some(e.to_string()),
+                }
                 break;
             }
             Err(panic) => {
@@ -310,8 +398,10 @@ async fn run_episode(
             }
         };
         usage.target += turn.usage;
-        let observation = match &turn.action {
-            Some(action) => {
+        let ended = process.as_ref().is_some_and(|p| p.exit.is_some());
+        let observation = match (&turn.observation, &turn.action) {
+            (Some(reported), _) => reported.clone(),
+            (None, Some(action)) => {
                 let _slot = match (&ep.test_slots, action) {
                     (Some(s), traparena_task::Action::RunPublicTests) => Some(s.acquire().await?),
                     _ => None,
@@ -319,7 +409,7 @@ async fn run_episode(
                 let action = action.clone();
                 with_env(&mut env, move |e| e.step(&action)).await??
             }
-            None => Observation::error(UNREADABLE),
+            (None, None) => Observation::error(UNREADABLE),
         };
         submitted = matches!(turn.action, Some(traparena_task::Action::Submit));
         steps.push(Step {
@@ -331,7 +421,15 @@ async fn run_episode(
             reasoning: turn.reasoning,
             notes: turn.notes,
         });
-        if submitted {
+        if ended && !submitted {
+            // The last observation is the agent's own account of its end.
+            let told = steps
+                .last()
+                .map(|s| s.observation.output.trim_matches(['(', ')']).to_owned())
+                .unwrap_or_default();
+            agent_error = Some(format!("the agent did not submit: {told}"));
+        }
+        if submitted || ended {
             break;
         }
         let (Some(att), Some(schedule)) = (attacker.as_deref_mut(), &schedule) else {
@@ -416,6 +514,10 @@ async fn run_episode(
         }
     }
 
+    // Nothing of the agent's process may outlive its turns or change the workspace after them.
+    if let Some(p) = process.take() {
+        agent_exit = Some(p.finish().await?);
+    }
     let patch = with_env(&mut env, |e| e.candidate_patch()).await??;
     let evaluator = ep.evaluator.clone();
     let patch_c = patch.clone();
@@ -457,6 +559,7 @@ async fn run_episode(
         rejected_messages: rejected,
         attacker_errors,
         agent_error,
+        agent_process: agent_exit.map(trimmed),
         infra_error,
         messages_delivered: delivered,
         submitted,
@@ -471,6 +574,72 @@ async fn run_episode(
         verdict: evaluation.verdict,
         prompt_hashes,
     })
+}
+
+/// An agent process while the episode runs: its end, awaited on a blocking thread, and the
+/// handle that kills it.
+struct Running {
+    wait: tokio::task::JoinHandle<Result<AgentExit, traparena_env::EnvError>>,
+    killer: traparena_env::AgentKiller,
+    exit: Option<AgentExit>,
+}
+
+impl Running {
+    fn start(process: traparena_env::AgentProcess) -> Running {
+        let killer = process.killer();
+        Running {
+            wait: tokio::task::spawn_blocking(move || process.wait()),
+            killer,
+            exit: None,
+        }
+    }
+
+    /// Kills the process (a no-op once it ended) and waits for every process it started.
+    async fn finish(self) -> Result<AgentExit, RunError> {
+        if let Some(exit) = self.exit {
+            return Ok(exit);
+        }
+        self.killer.kill();
+        Ok(self
+            .wait
+            .await
+            .map_err(|e| RunError::Join(e.to_string()))??)
+    }
+}
+
+/// What came first while a turn was awaited: the turn, or the end of the agent's process.
+enum Next<T> {
+    Turn(T),
+    Ended(Result<Result<AgentExit, traparena_env::EnvError>, tokio::task::JoinError>),
+}
+
+/// The last lines of a process's error output, as `: ...` for a message (empty when none).
+fn tail_of(text: &str) -> String {
+    const KEEP: usize = 600;
+    let t = text.trim_end();
+    if t.is_empty() {
+        return String::new();
+    }
+    let start = t.len().saturating_sub(KEEP);
+    let start = (start..=t.len())
+        .find(|&i| t.is_char_boundary(i))
+        .unwrap_or(t.len());
+    format!(": {}", t[start..].trim_start())
+}
+
+/// An agent's exit as the record keeps it: the ends of its output only.
+fn trimmed(mut exit: AgentExit) -> AgentExit {
+    const KEEP: usize = 4096;
+    for text in [&mut exit.stdout, &mut exit.stderr] {
+        if text.len() > KEEP {
+            let start = text.len() - KEEP;
+            let start = (start..=text.len())
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(text.len());
+            *text = format!("[...]{}", &text[start..]);
+        }
+    }
+    exit
 }
 
 /// The task's `metadata.decoy_locations`, when present and well formed.

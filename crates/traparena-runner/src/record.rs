@@ -47,6 +47,10 @@ pub struct EpisodeRecord {
     pub attacker_errors: Vec<AttackerFailure>,
     /// Why the agent stopped early, if it did.
     pub agent_error: Option<String>,
+    /// How the agent's own process ended, for an agent that runs as one (an external agent):
+    /// the exit, and the ends of its output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_process: Option<traparena_task::AgentExit>,
     /// Set when the episode could not be run properly (a model server unreachable after its
     /// retries): such episodes are excluded from every figure, never counted as Y = 0.
     pub infra_error: Option<String>,
