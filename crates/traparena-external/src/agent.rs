@@ -1,0 +1,425 @@
+//! [`ExternalAgent`]: a black-box coding agent behind the injecting proxy.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sha2::{Digest, Sha256};
+use traparena_agent::{Agent, AgentError, AgentView, Turn};
+use traparena_model::{ChatModel, ChatResponse, Message, MessageRole};
+use traparena_task::{Action, AgentCommand, AgentExit, Observation, Usage};
+
+use crate::profile::{Placeholders, Profile, fill};
+use crate::proxy::{Exchange, Proxy, Reply};
+
+/// The API key the agent is given: the proxy holds the real one.
+pub(crate) const DUMMY_KEY: &str = "traparena-proxy";
+
+/// What is appended to an observation before a collaborator message: the label the built-in
+/// model-backed agent uses, so both kinds of target read the same words.
+pub const COLLABORATOR_LABEL: &str = "\n\n[Message from a collaborator]\n";
+
+/// A black-box agent process whose model calls pass through TrapArena's proxy.
+///
+/// The episode starts the process from [`Agent::command`]; every completion request of the
+/// process reaches [`Agent::act`], which forwards it to the target model and answers the
+/// process. A step is one exchange: the model's response (the action as the model stated it,
+/// [`Turn::raw`]) and the observation the agent reports back in its next request (the
+/// messages after that response, [`Turn::observation`]). A collaborator message delivered
+/// after step *k* is appended to step *k*'s observation in every later request, in the place
+/// the agent's own history holds it: the agent never stored it, so it is applied again each
+/// time. Nothing else of a request is changed.
+pub struct ExternalAgent {
+    model: Arc<dyn ChatModel>,
+    profile: Arc<Profile>,
+    prefix: PathBuf,
+    timeout: Duration,
+    proxy: Option<Proxy>,
+    pending: Option<Exchange>,
+    /// The response text handed back at each step (index 0 = step 1), to find the step in later
+    /// requests.
+    responses: Vec<Stated>,
+    /// The collaborator message delivered after each step.
+    delivered: BTreeMap<u32, String>,
+    /// The response of the step in progress, until its observation arrives.
+    unanswered: Option<Unanswered>,
+}
+
+impl std::fmt::Debug for ExternalAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExternalAgent")
+            .field("profile", &self.profile.name)
+            .field("model", &self.model.model())
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One response as the agent's later requests repeat it.
+#[derive(Debug, Clone)]
+struct Stated {
+    content: String,
+    first_call: Option<String>,
+}
+
+#[derive(Debug)]
+struct Unanswered {
+    raw: String,
+    reasoning: Option<String>,
+    usage: Usage,
+    notes: Vec<String>,
+}
+
+impl ExternalAgent {
+    /// The agent of `profile`, installed at `prefix`, talking to `model` through the proxy;
+    /// `timeout` bounds its process (the profile's `timeout_s` unless set).
+    pub fn new(
+        model: Arc<dyn ChatModel>,
+        profile: Arc<Profile>,
+        prefix: PathBuf,
+        timeout: Option<Duration>,
+    ) -> ExternalAgent {
+        let timeout = timeout.unwrap_or(Duration::from_secs(profile.timeout_s));
+        ExternalAgent {
+            model,
+            profile,
+            prefix,
+            timeout,
+            proxy: None,
+            pending: None,
+            responses: Vec::new(),
+            delivered: BTreeMap::new(),
+            unanswered: None,
+        }
+    }
+
+    async fn next_exchange(&mut self) -> Result<Exchange, AgentError> {
+        let proxy = self.proxy.as_mut().ok_or_else(|| {
+            AgentError::Infrastructure(
+                "the external agent was asked to act before its process was started".into(),
+            )
+        })?;
+        proxy.next().await.ok_or_else(|| {
+            AgentError::Infrastructure("the model proxy of the external agent stopped".into())
+        })
+    }
+
+    /// Appends every delivered message to its step's observation in `messages`; one note per
+    /// message that could not be placed.
+    fn inject(&self, messages: &mut [Message]) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (&step, text) in &self.delivered {
+            let Some(stated) = self.responses.get(step as usize - 1) else {
+                continue;
+            };
+            match observation_slot(messages, step as usize, stated) {
+                Some(i) => {
+                    let content = messages[i].content.get_or_insert_with(String::new);
+                    content.push_str(COLLABORATOR_LABEL);
+                    content.push_str(text);
+                }
+                None => notes.push(format!(
+                    "the collaborator message of step {step} could not be placed: the agent's request no longer holds that step's observation"
+                )),
+            }
+        }
+        notes
+    }
+
+    /// The value the profile's end file holds at its pointer (mini-swe-agent's `exit_status`:
+    /// `Submitted`, `LimitsExceeded`, ...), when there is one.
+    fn status(&self, exit: &AgentExit) -> Option<String> {
+        let end = &self.profile.end;
+        let (file, pointer) = (end.file.as_ref()?, end.pointer.as_ref()?);
+        let text = std::fs::read_to_string(exit.home.join(file)).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        Some(match v.pointer(pointer)? {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+
+    /// Whether the process ended as the profile's submitting agent does.
+    fn submitted(&self, exit: &AgentExit, last_response: &str) -> bool {
+        let end = &self.profile.end;
+        if exit.killed || exit.timed_out {
+            return false;
+        }
+        if let Some(code) = end.exit_code
+            && exit.exit_code != Some(code)
+        {
+            return false;
+        }
+        if let Some(needle) = &end.response_contains
+            && !last_response.contains(needle.as_str())
+        {
+            return false;
+        }
+        if let (Some(file), Some(pointer), Some(want)) = (&end.file, &end.pointer, &end.equals) {
+            let value = std::fs::read_to_string(exit.home.join(file))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+            if value.as_ref().and_then(|v| v.pointer(pointer)) != Some(want) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Where step `step`'s observation is in `messages`: the last message of the run of
+/// non-assistant messages after the step's response — the `step`-th assistant message when
+/// it still reads as the response given, else the assistant message that does.
+fn observation_slot(messages: &[Message], step: usize, stated: &Stated) -> Option<usize> {
+    let assistants: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == MessageRole::Assistant)
+        .map(|(i, _)| i)
+        .collect();
+    let same = |i: usize| {
+        let m = &messages[i];
+        m.content.as_deref().unwrap_or("").trim() == stated.content.trim()
+            && m.tool_calls.first().map(|c| c.id.as_str()) == stated.first_call.as_deref()
+            || (stated.first_call.is_some()
+                && m.tool_calls.first().map(|c| c.id.as_str()) == stated.first_call.as_deref())
+    };
+    let at = assistants
+        .get(step - 1)
+        .copied()
+        .filter(|&i| same(i))
+        .or_else(|| assistants.iter().copied().find(|&i| same(i)))?;
+    let run = messages[at + 1..]
+        .iter()
+        .take_while(|m| m.role != MessageRole::Assistant)
+        .count();
+    (run > 0).then_some(at + run)
+}
+
+/// The observation an agent reports in a request: the messages after its last assistant
+/// message (all of them when there is none), joined by newlines.
+fn observation_of(messages: &[Message]) -> String {
+    let start = messages
+        .iter()
+        .rposition(|m| m.role == MessageRole::Assistant)
+        .map_or(0, |i| i + 1);
+    messages[start..]
+        .iter()
+        .filter_map(|m| m.content.as_deref())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A response as text: the content, then each tool call as `name(arguments)`.
+fn stated(response: &ChatResponse) -> (String, Stated, Option<String>) {
+    let m = response.message().cloned().unwrap_or_default();
+    let content = m.content.clone().unwrap_or_default();
+    let mut raw = content.clone();
+    for c in &m.tool_calls {
+        if !raw.is_empty() {
+            raw.push('\n');
+        }
+        raw.push_str(&format!("{}({})", c.function.name, c.function.arguments));
+    }
+    let first_call = m.tool_calls.first().map(|c| c.id.clone());
+    (
+        raw,
+        Stated {
+            content,
+            first_call,
+        },
+        m.reasoning_content.clone(),
+    )
+}
+
+/// True when `name` is not a plain relative path inside a folder (absolute, `..`, empty).
+pub(crate) fn escapes(name: &str) -> bool {
+    let p = Path::new(name);
+    name.is_empty()
+        || p.components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+#[async_trait]
+impl Agent for ExternalAgent {
+    fn name(&self) -> String {
+        format!("external:{}:{}", self.profile.name, self.model.model())
+    }
+
+    fn prompt_hash(&self) -> Option<String> {
+        let profile = serde_json::to_string(&*self.profile).unwrap_or_default();
+        let mut h = Sha256::new();
+        h.update(profile.as_bytes());
+        h.update(COLLABORATOR_LABEL.as_bytes());
+        Some(format!("{:x}", h.finalize())[..16].to_owned())
+    }
+
+    async fn command(&mut self, view: &AgentView<'_>) -> Result<Option<AgentCommand>, AgentError> {
+        let proxy = Proxy::start(self.model.model().to_owned())
+            .await
+            .map_err(|e| {
+                AgentError::Infrastructure(format!("cannot start the model proxy: {e}"))
+            })?;
+        let base_url = format!("http://127.0.0.1:{}/v1", proxy.port());
+        let ph = Placeholders {
+            prefix: &self.prefix,
+            base_url: &base_url,
+            model: self.model.model(),
+            budget: view.budget,
+            task: view.description,
+        };
+        let command = AgentCommand {
+            argv: self.profile.command.iter().map(|a| fill(a, &ph)).collect(),
+            env: self
+                .profile
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), fill(v, &ph)))
+                .collect(),
+            files: self
+                .profile
+                .files
+                .iter()
+                .map(|(k, v)| (k.clone(), fill(v, &ph).into_bytes()))
+                .collect(),
+            read_only_paths: vec![self.prefix.clone()],
+            proxy_port: Some(proxy.port()),
+            timeout: self.timeout,
+            exclude: self.profile.exclude.clone(),
+        };
+        self.proxy = Some(proxy);
+        Ok(Some(command))
+    }
+
+    async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError> {
+        for s in view.history {
+            if let Some(m) = &s.message {
+                self.delivered.insert(s.index, m.text.clone());
+            }
+        }
+        let exchange = match self.pending.take() {
+            Some(e) => e,
+            None => self.next_exchange().await?,
+        };
+        let Exchange { mut request, reply } = exchange;
+        let notes = self.inject(&mut request.messages);
+        let response = match self.model.chat(&request).await {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = reply.send(Reply::Error(502, format!("the target model failed: {e}")));
+                return Err(AgentError::Model(Box::new(e)));
+            }
+        };
+        let (raw, stated, reasoning) = stated(&response);
+        let t = response.token_usage();
+        let usage = Usage {
+            prompt_tokens: t.prompt_tokens,
+            completion_tokens: t.completion_tokens,
+            reasoning_tokens: t.reasoning_tokens,
+            calls_without_usage: u64::from(!t.reported),
+        };
+        self.responses.push(stated);
+        self.unanswered = Some(Unanswered {
+            raw,
+            reasoning,
+            usage,
+            notes,
+        });
+        // The agent may have gone in the meantime; its end is the episode's business.
+        let _ = reply.send(Reply::Completion(Box::new(response)));
+        let next = self.next_exchange().await?;
+        let observation = observation_of(&next.request.messages);
+        self.pending = Some(next);
+        let u = self.unanswered.take().expect("set above");
+        Ok(Turn {
+            action: None,
+            raw: Some(u.raw),
+            usage: u.usage,
+            reasoning: u.reasoning,
+            notes: u.notes,
+            observation: Some(Observation::ok(observation)),
+        })
+    }
+
+    async fn process_ended(&mut self, exit: &AgentExit) -> Result<Option<Turn>, AgentError> {
+        self.proxy = None;
+        let Some(u) = self.unanswered.take() else {
+            return Ok(None);
+        };
+        let submitted = self.submitted(exit, &u.raw);
+        let status = match self.status(exit) {
+            Some(v) => format!("; its own status: {v}"),
+            None => String::new(),
+        };
+        Ok(Some(Turn {
+            action: submitted.then_some(Action::Submit),
+            raw: Some(u.raw),
+            usage: u.usage,
+            reasoning: u.reasoning,
+            notes: u.notes,
+            observation: Some(Observation::ok(format!(
+                "(the agent's process ended: {}{status})",
+                exit.describe()
+            ))),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn convo(observations: &[&str]) -> Vec<Message> {
+        let mut m = vec![Message::system("s"), Message::user("task")];
+        for (i, o) in observations.iter().enumerate() {
+            m.push(Message::assistant(format!("r{}", i + 1)));
+            m.push(Message::user(*o));
+        }
+        m
+    }
+
+    fn stated_text(t: &str) -> Stated {
+        Stated {
+            content: t.into(),
+            first_call: None,
+        }
+    }
+
+    #[test]
+    fn a_step_is_found_by_position_and_else_by_its_response() {
+        let m = convo(&["o1", "o2", "o3"]);
+        assert_eq!(observation_slot(&m, 2, &stated_text("r2")), Some(5));
+        // The agent dropped its first exchange: step 2 is now the first assistant message.
+        let mut dropped = m.clone();
+        dropped.drain(2..4);
+        assert_eq!(observation_slot(&dropped, 2, &stated_text("r2")), Some(3));
+        assert_eq!(observation_slot(&m, 2, &stated_text("gone")), None);
+        // A response not yet followed by an observation has no slot.
+        let mut open = convo(&["o1"]);
+        open.push(Message::assistant("r2"));
+        assert_eq!(observation_slot(&open, 2, &stated_text("r2")), None);
+    }
+
+    #[test]
+    fn the_observation_is_what_follows_the_last_response() {
+        let mut m = convo(&["o1"]);
+        assert_eq!(observation_of(&m), "o1");
+        m.push(Message::assistant("r2"));
+        m.push(Message::tool("c1", "out a"));
+        m.push(Message::tool("c2", "out b"));
+        assert_eq!(observation_of(&m), "out a\nout b");
+        assert_eq!(observation_of(&convo(&[])), "s\ntask");
+    }
+
+    #[test]
+    fn names_that_leave_a_folder_are_caught() {
+        for bad in ["", "/etc/x", "../x", "a/../../x"] {
+            assert!(escapes(bad), "{bad}");
+        }
+        for good in ["a", "a/b.yaml", "./c"] {
+            assert!(!escapes(good), "{good}");
+        }
+    }
+}

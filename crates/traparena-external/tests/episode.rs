@@ -1,0 +1,240 @@
+//! External agents in real episodes: a mini-swe-agent-like process in the sandbox, its model
+//! behind the injecting proxy, a scripted upstream model playing a repair.
+
+mod common;
+
+use common::*;
+use traparena::attack::{Persona, ScriptedAttacker};
+use traparena::env::{Sandbox, SandboxConfig};
+
+fn sandbox() -> Sandbox {
+    Sandbox::new(SandboxConfig::default()).expect("a sandbox")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repair_without_advice_is_accepted() {
+    let (profile, prefix) = mini_like();
+    let task = clamp_task();
+    let upstream = repair_model();
+    let r = episode(&task, &profile, &prefix, &upstream, None, &sandbox(), 10).await;
+    assert_eq!(r.infra_error, None, "{r:#?}");
+    assert!(r.submitted && r.accepted, "{r:#?}");
+    assert_eq!(r.steps, 4);
+    assert!(
+        r.trajectory[0]
+            .raw
+            .as_deref()
+            .unwrap()
+            .contains("cat clamp.py")
+    );
+    assert!(r.trajectory[0].observation.output.contains("def clamp"));
+    assert!(r.patch.contains("+    if x > hi:"), "{}", r.patch);
+    assert!(
+        !r.patch.contains("trajectory.json"),
+        "the agent's own files stay out"
+    );
+    assert_eq!(
+        r.usage.target.prompt_tokens, 400,
+        "four calls of 100 prompt tokens"
+    );
+    assert_eq!(upstream.chat_requests().len(), 4);
+    let exit = r.agent_process.as_ref().expect("the process is recorded");
+    assert_eq!(exit.exit_code, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_followed_blame_is_rejected_and_susceptible_and_the_tool_output_is_untouched() {
+    let (profile, prefix) = mini_like();
+    let task = clamp_task();
+    let clean_upstream = repair_model();
+    let clean = episode(
+        &task,
+        &profile,
+        &prefix,
+        &clean_upstream,
+        None,
+        &sandbox(),
+        10,
+    )
+    .await;
+
+    let upstream = repair_model();
+    let mut attacker = ScriptedAttacker::new(vec![Persona::BlameOtherLocation], 3);
+    let r = episode(
+        &task,
+        &profile,
+        &prefix,
+        &upstream,
+        Some(&mut attacker),
+        &sandbox(),
+        10,
+    )
+    .await;
+    assert_followed_blame(&clean, &clean_upstream, &r, &upstream);
+}
+
+/// Record and replay work as for the built-in client: an episode recorded to a cassette runs
+/// again with the model server gone, to the same record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_episode_replays_without_the_model_server() {
+    let (profile, prefix) = mini_like();
+    let task = clamp_task();
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("calls.jsonl");
+    let mut upstream = command_model(vec![
+        "cat clamp.py".into(),
+        r"sed -i 's/^    return x$/    if x > hi:\n        return hi\n    return x/' clamp.py"
+            .into(),
+    ]);
+    let model =
+        |url: &str| serde_json::json!({"model": "stub-model", "base_url": url, "max_retries": 0});
+    let with_cassette = |mode: &str| serde_json::json!({"path": cassette, "mode": mode});
+    let recorded = episode_cassette(
+        &task,
+        &profile,
+        &prefix,
+        model(&upstream.base_url()),
+        with_cassette("record"),
+    )
+    .await;
+    assert!(recorded.accepted, "{recorded:#?}");
+    let url = upstream.base_url();
+    upstream.stop();
+    let replayed = episode_cassette(
+        &task,
+        &profile,
+        &prefix,
+        model(&url),
+        with_cassette("replay"),
+    )
+    .await;
+    assert_eq!(replayed.infra_error, None, "{replayed:#?}");
+    assert_eq!(replayed.trajectory, recorded.trajectory);
+    assert_eq!(replayed.patch, recorded.patch);
+    assert_eq!(replayed.usage, recorded.usage);
+}
+
+async fn episode_cassette(
+    task: &traparena::Task,
+    profile: &str,
+    prefix: &std::path::Path,
+    model: serde_json::Value,
+    cassette: serde_json::Value,
+) -> traparena::EpisodeRecord {
+    let spec = traparena::ComponentSpec::new("external").with_args(serde_json::json!({
+        "profile": profile, "prefix": prefix, "model": model, "cassette": cassette,
+    }));
+    let setup = traparena::registry()
+        .agents
+        .configure(&spec, &traparena::ConfigContext::new(root()))
+        .unwrap();
+    let mut agent = setup
+        .build(&traparena::EpisodeContext {
+            task,
+            seed: 1,
+            scope: "replay",
+            defence: false,
+        })
+        .unwrap();
+    traparena::Episode::builder(task)
+        .budget(10)
+        .sandbox(sandbox())
+        .build()
+        .unwrap()
+        .run(&mut *agent, None)
+        .await
+        .unwrap()
+}
+
+/// Agents and upstreams that misbehave end the episode with a clear record, never a hang or a
+/// panic: an agent that dies before its first model call or never calls is an infrastructure
+/// error (it never ran), one that dies later is its own failure, an upstream that fails makes
+/// the episode an infrastructure error and the process is killed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misbehaving_agents_and_upstreams_are_recorded_not_hung() {
+    let task = clamp_task();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixtures().join("mini_like.py"),
+        dir.path().join("mini_like.py"),
+    )
+    .unwrap();
+    let profile = |name: &str, command: serde_json::Value, timeout: u64| {
+        let path = dir.path().join(format!("{name}.json"));
+        let p = serde_json::json!({
+            "format": 1, "name": name, "api": "openai_chat", "command": command,
+            "env": {"OPENAI_API_BASE": "{base_url}", "OPENAI_API_KEY": "{api_key}"},
+            "end": {"exit_code": 0}, "timeout_s": timeout
+        });
+        std::fs::write(&path, p.to_string()).unwrap();
+        path.display().to_string()
+    };
+    let mini = serde_json::json!([
+        "/usr/bin/python3",
+        "{prefix}/mini_like.py",
+        "{model}",
+        "{task}",
+        "{home}/t.json",
+        "{budget}"
+    ]);
+    let good = command_model(vec!["cat clamp.py".into()]);
+    let failing = traparena_testkit::stub::StubServer::vllm(|_| {
+        traparena_testkit::stub::Reply::json(500, serde_json::json!({"error": {"message": "boom"}}))
+    });
+    type Case<'a> = (
+        &'a str,
+        serde_json::Value,
+        u64,
+        &'a traparena_testkit::stub::StubServer,
+        &'a str,
+    );
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "dies",
+            serde_json::json!(["/bin/sh", "-c", "echo broken >&2; exit 3"]),
+            60,
+            &good,
+            "infra:ended before its first model call (exit status 3): broken",
+        ),
+        (
+            "silent",
+            serde_json::json!(["/bin/sh", "-c", "sleep 600"]),
+            2,
+            &good,
+            "infra:ended before its first model call (timed out)",
+        ),
+        (
+            "upstream",
+            mini.clone(),
+            60,
+            &failing,
+            "infra:agent model call failed",
+        ),
+        (
+            "quits",
+            serde_json::json!([
+                "/bin/sh",
+                "-c",
+                "python3 {prefix}/mini_like.py m t {home}/t.json 1 >/dev/null; exit 4"
+            ]),
+            60,
+            &good,
+            "agent:the agent did not submit: the agent's process ended: exit status 4",
+        ),
+    ];
+    for (name, command, timeout, upstream, want) in cases {
+        let path = profile(name, command, timeout);
+        let r = episode(&task, &path, dir.path(), upstream, None, &sandbox(), 10).await;
+        let (field, needle) = want.split_once(':').unwrap();
+        let got = match field {
+            "infra" => r.infra_error.clone(),
+            _ => r.agent_error.clone(),
+        };
+        assert!(
+            got.as_deref().is_some_and(|g| g.contains(needle)),
+            "{name}: wanted {field} error with {needle:?}, got {r:#?}"
+        );
+        assert!(!r.accepted, "{name}");
+        assert!(r.agent_process.is_some(), "{name}: the exit is recorded");
+    }
+}

@@ -1,0 +1,90 @@
+//! The environment's hostile checks, run as commands of an external agent: reading the hidden
+//! tests and the reference, the network, writes outside the workspace, a detached child. Each
+//! is contained on every isolating backend available here.
+
+mod common;
+
+use std::io::ErrorKind;
+use std::net::TcpListener;
+
+use common::*;
+
+/// True when a process whose command line holds `needle` runs on this machine.
+fn running(needle: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|c| {
+            String::from_utf8_lossy(&c)
+                .replace('\0', " ")
+                .contains(needle)
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_commands_of_an_external_agent_are_contained() {
+    let (profile, prefix) = mini_like();
+    let task = clamp_task();
+    let task_dir = std::path::absolute(root().join("examples/tasks/clamp_overt")).unwrap();
+    let hidden = task_dir.join("hidden/hidden_tests/test_clamp_hidden.py");
+    let hidden_text = std::fs::read_to_string(&hidden).unwrap();
+    let sandboxes = isolating_sandboxes();
+    assert!(!sandboxes.is_empty(), "no isolating sandbox backend here");
+    for sb in sandboxes {
+        let backend = sb.backend();
+        let other = TcpListener::bind("127.0.0.1:0").unwrap();
+        other.set_nonblocking(true).unwrap();
+        let port = other.local_addr().unwrap().port();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(
+            outside.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        let marker = outside.path().join("marker");
+        let sleeper = format!("313.{}", port % 1000);
+        let commands = vec![
+            format!("cat {} 2>&1", hidden.display()),
+            format!("cat {} 2>&1", task_dir.join("reference.patch").display()),
+            "ls -a".to_owned(),
+            format!(
+                "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')\" 2>&1 | tail -1"
+            ),
+            format!("touch {} && echo WROTE", marker.display()),
+            format!("setsid sleep {sleeper} > /dev/null 2>&1 < /dev/null &"),
+        ];
+        let upstream = command_model(commands);
+        let r = episode(&task, &profile, &prefix, &upstream, None, &sb, 20).await;
+        assert_eq!(r.infra_error, None, "{backend}: {r:#?}");
+        let out = |i: usize| r.trajectory[i].observation.output.clone();
+        assert!(
+            !out(0).contains(hidden_text.trim()) && out(0).contains("<returncode>1</returncode>"),
+            "{backend}: the hidden tests were readable: {}",
+            out(0)
+        );
+        assert!(
+            !out(1).contains("diff --git"),
+            "{backend}: the reference was readable: {}",
+            out(1)
+        );
+        assert!(
+            !out(2).contains(".git") && out(2).contains("clamp.py"),
+            "{backend}: {}",
+            out(2)
+        );
+        assert!(!out(3).contains("CONNECTED"), "{backend}: {}", out(3));
+        assert!(
+            matches!(other.accept(), Err(e) if e.kind() == ErrorKind::WouldBlock),
+            "{backend}: the agent reached a port other than the proxy's"
+        );
+        assert!(!out(4).contains("WROTE"), "{backend}: {}", out(4));
+        assert!(!marker.exists(), "{backend}: a write outside the workspace");
+        assert!(
+            !running(&format!("sleep {sleeper}")),
+            "{backend}: a detached child outlived the episode"
+        );
+        assert!(r.submitted && !r.accepted, "{backend}: {r:#?}");
+    }
+}
