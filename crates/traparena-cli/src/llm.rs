@@ -156,6 +156,16 @@ pub fn agent_args(args: &LlmArgs) -> Result<Value, String> {
     Ok(out)
 }
 
+/// The `external` agent's model (the one its proxy forwards to) from the flags and
+/// `TRAPARENA_LLM_*`, as for the `llm` agent.
+pub fn external_args(args: &LlmArgs) -> Result<Value, String> {
+    let mut out = json!({"model": args.model(endpoint("LLM", args.replay())?)});
+    if let Some(c) = args.cassette() {
+        out["cassette"] = c;
+    }
+    Ok(out)
+}
+
 /// The `adaptive` attacker's arguments from the flags and `TRAPARENA_ATTACKER_*` (falling back
 /// to `TRAPARENA_LLM_*`).
 pub fn attacker_args(args: &LlmArgs) -> Result<Value, String> {

@@ -17,8 +17,22 @@ use traparena::task::{ComponentSpec, ConfigContext, Task};
 /// The context components are configured in: relative paths against `base_dir`, secrets
 /// (API keys named by `api_key_env`) from the environment.
 fn config_context(base_dir: &std::path::Path) -> ConfigContext {
-    ConfigContext::new(base_dir).with_secrets(|name| std::env::var(name).ok())
+    ConfigContext::new(base_dir)
+        .with_secrets(|name| std::env::var(name).ok())
+        .with_agents_dir(agents_dir())
 }
+
+/// Where external agents are installed: `$TRAPARENA_AGENTS_DIR`, else `/opt/traparena/agents`
+/// (where `scripts/install-mini-swe-agent.sh` puts mini-swe-agent; under `/opt`, which every
+/// sandbox backend shows and a sandbox user may enter, unlike root's home).
+fn agents_dir() -> PathBuf {
+    std::env::var_os("TRAPARENA_AGENTS_DIR")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from(DEFAULT_AGENTS_DIR), PathBuf::from)
+}
+
+/// See [`agents_dir`].
+const DEFAULT_AGENTS_DIR: &str = "/opt/traparena/agents";
 
 /// Measure how coding agents hold up under misleading collaborator advice.
 #[derive(Debug, Parser)]
@@ -58,8 +72,9 @@ enum Cmd {
         /// The task folder.
         #[arg(long)]
         task: PathBuf,
-        /// The agent: a registered kind (gold, credulous, hardcoder, replay, llm) or a JSON
-        /// object {"kind": ..., "args": {...}}.
+        /// The agent: a registered kind (gold, credulous, hardcoder, replay, llm,
+        /// external:PROFILE such as external:mini-swe-agent) or a JSON object {"kind": ...,
+        /// "args": {...}}.
         #[arg(long)]
         agent: String,
         /// An argument of the agent's kind, KEY=VALUE (VALUE is read as JSON when it parses,
@@ -215,14 +230,18 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             json,
             llm,
         } => {
-            let agent = match component(&agent, &agent_args, "llm", || llm::agent_args(&llm)) {
+            let agent = match component(&agent, &agent_args, |kind| match kind {
+                "llm" => Some(llm::agent_args(&llm)),
+                "external" => Some(llm::external_args(&llm)),
+                _ => None,
+            }) {
                 Ok(c) => c,
                 Err(e) => return bad_input(&e),
             };
             let attacker = match attacker.as_str() {
                 "none" if attacker_args.is_empty() => None,
-                _ => match component(&attacker, &attacker_args, "adaptive", || {
-                    llm::attacker_args(&llm)
+                _ => match component(&attacker, &attacker_args, |kind| {
+                    (kind == "adaptive").then(|| llm::attacker_args(&llm))
                 }) {
                     Ok(c) => Some(c),
                     Err(e) => return bad_input(&e),
@@ -345,16 +364,21 @@ fn validate_all(tasks: &[PathBuf], sb: &Sandbox, opts: &ValidateOptions) -> Vec<
 fn component(
     text: &str,
     args: &[String],
-    model_kind: &str,
-    defaults: impl FnOnce() -> Result<serde_json::Value, String>,
+    defaults: impl FnOnce(&str) -> Option<Result<serde_json::Value, String>>,
 ) -> Result<ComponentSpec, String> {
     let mut spec = if text.trim_start().starts_with('{') {
         serde_json::from_str::<ComponentSpec>(text).map_err(|e| format!("{text}: {e}"))?
     } else {
         ComponentSpec::new(text)
     };
-    if spec.kind == model_kind {
-        let mut base = defaults()?;
+    // A model-backed kind (also in its short form, `external:PROFILE`) gets its model from
+    // the flags and the environment; what the command line names itself wins.
+    let base_kind = spec
+        .kind
+        .split_once(':')
+        .map_or(spec.kind.as_str(), |(k, _)| k);
+    if let Some(base) = defaults(base_kind) {
+        let mut base = base?;
         if let (Some(b), Some(given)) = (base.as_object_mut(), spec.args.as_object()) {
             b.extend(given.clone());
         }
@@ -384,8 +408,12 @@ struct RunOptions {
 
 /// Why a component named on the command line is refused, with a hint for the old
 /// `kind:ARGUMENT` form.
-fn refused(role: &str, spec: &ComponentSpec, e: &dyn std::fmt::Display) -> String {
-    let Some((kind, arg)) = spec.kind.split_once(':') else {
+fn refused(role: &str, spec: &ComponentSpec, e: &traparena::task::TaskError) -> String {
+    // Only a name no kind answers to can be the old form (`external:PROFILE` is a short form
+    // the registry reads itself).
+    let (Some((kind, arg)), traparena::task::TaskError::UnknownKind { .. }) =
+        (spec.kind.split_once(':'), e)
+    else {
         return e.to_string();
     };
     let key = match kind {

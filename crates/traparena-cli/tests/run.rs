@@ -156,7 +156,7 @@ fn replay_agent_and_bad_input() {
     let cases: [(&[&str], &[&str]); 4] = [
         (
             &["--agent", "wizard"],
-            &["unknown agent kind \"wizard\"", "credulous, gold"],
+            &["unknown agent kind \"wizard\"", "credulous, external, gold"],
         ),
         (
             &["--agent", "gold", "--attacker", "scripted:flatterer"],

@@ -21,6 +21,7 @@
 //! | [`results`] | `traparena-results` | the results folder's format: the lines of `episodes.jsonl` and `trajectories.jsonl`, the manifest, versioned reading and writing |
 //! | [`model`] | `traparena-model` | the OpenAI-compatible model client, record and replay, reading replies |
 //! | [`llm`] | `traparena-llm` | the model-backed agent, attacker and curator, their prompts and registry kinds |
+//! | [`external`] | `traparena-external` | external agents (mini-swe-agent, ...) as black-box processes behind the injecting model proxy; agent profiles |
 //! | [`stats`] | `traparena-stats` | paired effects with bootstrap intervals, rates, power |
 //! | [`report`] | `traparena-report` | the paper-style tables from a results folder |
 //! | [`import`] | `traparena-import` | HumanEvalFix and SWE-bench importers, predictions export |
@@ -247,6 +248,8 @@ pub use traparena_env as env;
 #[doc(inline)]
 pub use traparena_eval as eval;
 #[doc(inline)]
+pub use traparena_external as external;
+#[doc(inline)]
 pub use traparena_import as import;
 #[doc(inline)]
 pub use traparena_llm as llm;
@@ -306,12 +309,21 @@ pub use traparena_task::{
     Verdict,
 };
 
-/// Every built-in kind: the agents `gold`, `credulous`, `hardcoder`, `replay` and `llm`; the
-/// attackers `scripted`, `truthful`, `offline` and `adaptive`; the curators `tally` and
-/// `llm`. Register your own on the result (`registry.attackers.register("mine", MyKind)`).
+/// Every built-in kind: the agents `gold`, `credulous`, `hardcoder`, `replay`, `llm` and
+/// `external` (`external:mini-swe-agent`); the attackers `scripted`, `truthful`, `offline`
+/// and `adaptive`; the curators `tally` and `llm`. Register your own on the result
+/// (`registry.attackers.register("mine", MyKind)`).
 pub fn registry() -> Registry {
     let mut r = Registry::builtin();
-    traparena_llm::register(&mut r.agents, &mut r.attackers, &mut r.curators);
+    // One pool: an endpoint's `max_concurrency` holds across every kind that names it.
+    let pool = std::sync::Arc::new(traparena_model::spec::ModelPool::default());
+    traparena_llm::register_with(
+        &mut r.agents,
+        &mut r.attackers,
+        &mut r.curators,
+        pool.clone(),
+    );
+    traparena_external::register_with(&mut r.agents, pool);
     r
 }
 
