@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 
 use traparena_task::process::fill_placeholders;
 use traparena_task::{AgentCommand, AgentExit};
@@ -14,7 +14,7 @@ use traparena_task::{AgentCommand, AgentExit};
 use crate::bridge::Bridge;
 use crate::error::{EnvError, io};
 use crate::lease::UserLease;
-use crate::running::{Extras, Keep, KillSwitch, Running};
+use crate::running::{Extras, Finished, Keep, KillSwitch};
 use crate::sandbox::{Backend, RunSpec, Sandbox};
 use crate::workspace::Workspace;
 
@@ -33,12 +33,33 @@ const HOME_DIR: &str = "home";
 /// outlive it.
 #[derive(Debug)]
 pub struct AgentProcess {
-    // Fields drop in this order: the process tree first, then the bridge it used, then the
-    // lease of its user id.
-    running: Running,
+    // Fields drop in this order: the process tree first (see `Drop`), then the bridge it
+    // used, then the lease of its user id.
+    keeper: Option<Keeper>,
+    switch: Arc<KillSwitch>,
     bridge: Option<Bridge>,
     home: PathBuf,
     _lease: Option<Arc<UserLease>>,
+}
+
+/// The thread that launched the process and waits for it. It must live exactly as long as the
+/// process: bubblewrap's `--die-with-parent` (and any `PR_SET_PDEATHSIG`) fires when the
+/// *thread* that forked it ends, so a launch from a short-lived thread — a pooled blocking
+/// thread that retires after a few idle seconds — would kill an agent that is still working.
+#[derive(Debug)]
+struct Keeper {
+    thread: std::thread::JoinHandle<()>,
+    finished: mpsc::Receiver<Result<Finished, EnvError>>,
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        if let Some(k) = self.keeper.take() {
+            self.switch.kill();
+            let _ = k.finished.recv();
+            let _ = k.thread.join();
+        }
+    }
 }
 
 /// Kills an agent process's whole tree, from any thread (see [`AgentProcess::killer`]).
@@ -62,7 +83,7 @@ impl AgentProcess {
     /// blocks.
     pub fn killer(&self) -> AgentKiller {
         AgentKiller {
-            switch: self.running.switch(),
+            switch: self.switch.clone(),
         }
     }
 
@@ -72,7 +93,7 @@ impl AgentProcess {
     }
 
     pub(crate) fn switch(&self) -> Arc<KillSwitch> {
-        self.running.switch()
+        self.switch.clone()
     }
 
     /// Blocks until the process ends by itself, reaches its timeout (its tree is killed:
@@ -86,17 +107,19 @@ impl AgentProcess {
     /// each.
     ///
     /// [`Limits::output_bytes`]: crate::Limits::output_bytes
-    pub fn wait(self) -> Result<AgentExit, EnvError> {
-        let AgentProcess {
-            running,
-            bridge,
-            home,
-            _lease,
-        } = self;
-        let finished = running.wait();
-        if let Some(b) = bridge {
+    pub fn wait(mut self) -> Result<AgentExit, EnvError> {
+        let keeper = self.keeper.take().expect("a process is waited for once");
+        let finished = keeper.finished.recv().unwrap_or_else(|_| {
+            Err(EnvError::AgentCommand {
+                reason: "the thread that waited for the agent process ended without a result"
+                    .into(),
+            })
+        });
+        let _ = keeper.thread.join();
+        if let Some(b) = self.bridge.take() {
             b.stop();
         }
+        let home = std::mem::take(&mut self.home);
         let finished = finished?;
         let out = finished.outcome;
         Ok(AgentExit {
@@ -191,24 +214,54 @@ pub(crate) fn spawn(
         net_port: bridged,
         keep: Keep::End,
     };
-    let running = sandbox
-        .start(&mounts, &spec, &extras)
-        .map_err(|e| match e {
-            EnvError::Start {
-                program: p,
-                backend,
-                reason,
-                source,
-            } if bridged.is_some() && p == BRIDGE_PYTHON => EnvError::Start {
-                program: p,
-                backend,
-                reason: format!("{reason} (it runs the network bridge of `{program}`)"),
-                source,
-            },
-            e => e,
+    let (started_tx, started_rx) = mpsc::channel();
+    let (finished_tx, finished_rx) = mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("tp-agent".into())
+        .spawn(move || match sandbox.start(&mounts, &spec, &extras) {
+            Ok(running) => {
+                let _ = started_tx.send(Ok(running.switch()));
+                let _ = finished_tx.send(running.wait());
+            }
+            Err(e) => {
+                let _ = started_tx.send(Err(e));
+            }
+        })
+        .map_err(|e| EnvError::Spawn {
+            program: program.clone(),
+            source: e,
         })?;
+    let started = started_rx.recv().unwrap_or_else(|_| {
+        Err(EnvError::AgentCommand {
+            reason: "the thread that launches the agent process ended without a result".into(),
+        })
+    });
+    let switch = match started {
+        Ok(switch) => switch,
+        Err(e) => {
+            let _ = thread.join();
+            return Err(match e {
+                EnvError::Start {
+                    program: p,
+                    backend,
+                    reason,
+                    source,
+                } if bridged.is_some() && p == BRIDGE_PYTHON => EnvError::Start {
+                    program: p,
+                    backend,
+                    reason: format!("{reason} (it runs the network bridge of `{program}`)"),
+                    source,
+                },
+                e => e,
+            });
+        }
+    };
     Ok(AgentProcess {
-        running,
+        keeper: Some(Keeper {
+            thread,
+            finished: finished_rx,
+        }),
+        switch,
         bridge,
         home,
         _lease: workspace.lease(),

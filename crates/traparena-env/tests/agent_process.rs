@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use traparena_env::{Backend, EnvError, Environment, Sandbox, ToolLimits};
 use traparena_task::{AgentCommand, AgentExit};
+use traparena_testkit::procs::survivors;
 
 /// Tests that count the bridge's threads and sockets take this exclusively; every other test
 /// shares it, so that none of their bridges is counted.
@@ -58,27 +59,6 @@ fn containing_backends() -> Vec<Sandbox> {
         .into_iter()
         .chain(root.then_some(none))
         .collect()
-}
-
-fn processes_with(marker: &str) -> usize {
-    let mut n = 0;
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmd).contains(marker)
-        {
-            n += 1;
-        }
-    }
-    n
-}
-
-/// The processes whose command line holds `marker`, once those being killed are gone.
-fn survivors(marker: &str) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while processes_with(marker) > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    processes_with(marker)
 }
 
 /// A tiny HTTP/1.1 server on the host's loopback standing in for the model proxy: it answers
@@ -696,4 +676,34 @@ fn many_spawns_leave_no_bridge_thread_socket_or_socket_file() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(open_sockets(), sockets);
+}
+
+/// An agent started from a thread that then ends (the runner starts it from a pooled blocking
+/// thread, which retires after a few idle seconds) keeps running: bubblewrap's
+/// `--die-with-parent` fires when the thread that forked it ends, so the launch must not be
+/// tied to the caller's thread.
+#[test]
+fn an_agent_outlives_the_thread_that_started_it() {
+    let _g = shared();
+    for sb in every_backend() {
+        let (_tmp, task) = make_task(10);
+        let mut env = Environment::new(&task, &sb, ToolLimits::default()).unwrap();
+        let cmd = sh("sleep 2; echo done");
+        let process = std::thread::spawn(move || {
+            let p = env.spawn_agent(&cmd).unwrap();
+            // Long enough for the launcher to have set itself up (bubblewrap arms its
+            // parent-death signal early), short of the agent's end.
+            std::thread::sleep(Duration::from_millis(500));
+            (p, env)
+        });
+        let (process, _env) = process.join().unwrap();
+        let exit = process.wait().unwrap();
+        assert_eq!(
+            (exit.exit_code, exit.signal, exit.killed),
+            (Some(0), None, false),
+            "{:?}: {exit:?}",
+            sb.backend()
+        );
+        assert_eq!(exit.stdout.trim(), "done", "{:?}", sb.backend());
+    }
 }
