@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use common::{out_dir, print_ratio, root};
 use criterion::Criterion;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use traparena::model::{ChatClient, ChatModel, ChatRequest, EndpointConfig, Message};
 use traparena::runner::{ExperimentOptions, ExperimentSpec, ResolvedSpec, Silent, run_experiment};
 use traparena::{ConfigContext, Sandbox, SandboxConfig};
@@ -26,65 +25,15 @@ use traparena::{ConfigContext, Sandbox, SandboxConfig};
 const LATENCY: Duration = Duration::from_millis(200);
 const CALLS: usize = 5;
 
-/// A stub OpenAI-compatible server: every reply waits 200 ms; the agent lists the workspace
-/// until its fifth turn, then submits.
-async fn serve(listener: tokio::net::TcpListener) {
-    loop {
-        let Ok((mut sock, _)) = listener.accept().await else {
-            return;
-        };
-        tokio::spawn(async move {
-            let mut buf = Vec::new();
-            loop {
-                let mut chunk = [0u8; 16 * 1024];
-                let head_end = loop {
-                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        break i + 4;
-                    }
-                    match sock.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                };
-                let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
-                let len: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse().ok())
-                    .unwrap_or(0);
-                while buf.len() < head_end + len {
-                    match sock.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-                let body: serde_json::Value =
-                    serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or_default();
-                buf.drain(..head_end + len);
-                let turns = body["messages"]
-                    .as_array()
-                    .map_or(0, |m| m.iter().filter(|x| x["role"] == "assistant").count());
-                let action = if turns + 1 >= CALLS {
-                    r#"{"action": "submit"}"#
-                } else {
-                    r#"{"action": "list"}"#
-                };
-                tokio::time::sleep(LATENCY).await;
-                let reply = serde_json::json!({
-                    "id": "stub", "object": "chat.completion", "model": "stub",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": action}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 8, "total_tokens": 108}
-                })
-                .to_string();
-                let resp = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}",
-                    reply.len()
-                );
-                if sock.write_all(resp.as_bytes()).await.is_err() {
-                    return;
-                }
-            }
-        });
+/// The stub's answer: the agent lists the workspace until its fifth turn, then submits.
+fn list_then_submit(body: &serde_json::Value) -> String {
+    let turns = body["messages"]
+        .as_array()
+        .map_or(0, |m| m.iter().filter(|x| x["role"] == "assistant").count());
+    if turns + 1 >= CALLS {
+        r#"{"action": "submit"}"#.into()
+    } else {
+        r#"{"action": "list"}"#.into()
     }
 }
 
@@ -127,7 +76,7 @@ fn main() {
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-    rt.spawn(serve(listener));
+    rt.spawn(common::serve(listener, LATENCY, list_then_submit));
     let mut cfg = EndpointConfig::new(base_url.clone(), "stub");
     cfg.max_concurrency = 2000;
     let client = Arc::new(ChatClient::new(cfg).unwrap());

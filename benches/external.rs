@@ -21,7 +21,6 @@ use criterion::Criterion;
 use traparena::external::{ExternalAgent, Profile};
 use traparena::model::{ChatClient, ChatModel, ChatRequest, EndpointConfig, Message};
 use traparena::{Agent, AgentView};
-use traparena_testkit::stub::{Reply, StubServer, completion_body};
 
 const CALLS: usize = 50;
 
@@ -53,18 +52,14 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let upstream = StubServer::vllm(|_| {
-        Reply::json(
-            200,
-            completion_body(
-                serde_json::json!({"role": "assistant", "content": "THOUGHT: go.\n\n```mswea_bash_command\nls\n```"}),
-                "stop",
-                100,
-                10,
-            ),
-        )
-    });
-    let target = client(&upstream.base_url());
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    rt.spawn(common::serve(listener, Duration::ZERO, |_| {
+        "THOUGHT: go.\n\n```mswea_bash_command\nls\n```".into()
+    }));
+    let target = client(&base_url);
     let profile = Arc::new(
         Profile::load("mini-swe-agent", std::path::Path::new(".")).expect("the bundled profile"),
     );
@@ -96,22 +91,21 @@ fn main() {
                     budget: CALLS as u32,
                     history: &[],
                 };
-                let t = Instant::now();
-                rt.block_on(async {
+                total += rt.block_on(async {
                     let command = agent.command(&view).await.unwrap().unwrap();
                     let port = command.proxy_port.unwrap();
+                    let agent_client = client(&format!("http://127.0.0.1:{port}/v1"));
+                    let t = Instant::now();
                     // One call more than the turns: a turn ends when the next request arrives.
-                    let agent_side = tokio::spawn(conversation(
-                        client(&format!("http://127.0.0.1:{port}/v1")),
-                        CALLS + 1,
-                    ));
+                    let agent_side = tokio::spawn(conversation(agent_client, CALLS + 1));
                     for _ in 0..CALLS {
                         agent.act(&view).await.unwrap();
                     }
+                    let elapsed = t.elapsed();
                     drop(agent);
                     let _ = agent_side.await;
+                    elapsed
                 });
-                total += t.elapsed();
             }
             total
         })

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use traparena_env::{Environment, ToolLimits};
 use traparena_task::{Action, Observation};
+use traparena_testkit::procs::survivors;
 
 fn write(env: &mut Environment, path: &str, content: &str) -> Observation {
     env.step(&Action::Write {
@@ -246,18 +247,6 @@ fn tcp_to_loopback_is_blocked() {
     }
 }
 
-fn processes_with(marker: &str) -> usize {
-    let mut n = 0;
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmd).contains(marker)
-        {
-            n += 1;
-        }
-    }
-    n
-}
-
 #[test]
 fn setsid_children_are_killed() {
     let sandboxes: Vec<_> = isolating_sandboxes()
@@ -280,12 +269,8 @@ fn setsid_children_are_killed() {
             sb.backend(),
             obs.output
         );
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while processes_with(&format!("sleep\0{marker}")) > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
         assert_eq!(
-            processes_with(&format!("sleep\0{marker}")),
+            survivors(&format!("sleep\0{marker}")),
             0,
             "{:?}: a setsid child survived",
             sb.backend()

@@ -4,7 +4,6 @@
 mod common;
 
 use common::*;
-use traparena::attack::{Persona, ScriptedAttacker};
 use traparena::env::{Sandbox, SandboxConfig};
 
 fn sandbox() -> Sandbox {
@@ -45,31 +44,7 @@ async fn a_repair_without_advice_is_accepted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_followed_blame_is_rejected_and_susceptible_and_the_tool_output_is_untouched() {
     let (profile, prefix) = mini_like();
-    let task = clamp_task();
-    let clean_upstream = repair_model();
-    let clean = episode(
-        &task,
-        &profile,
-        &prefix,
-        &clean_upstream,
-        None,
-        &sandbox(),
-        10,
-    )
-    .await;
-
-    let upstream = repair_model();
-    let mut attacker = ScriptedAttacker::new(vec![Persona::BlameOtherLocation], 3);
-    let r = episode(
-        &task,
-        &profile,
-        &prefix,
-        &upstream,
-        Some(&mut attacker),
-        &sandbox(),
-        10,
-    )
-    .await;
+    let (clean, clean_upstream, r, upstream) = blame_pair(&profile, &prefix, &sandbox()).await;
     assert_followed_blame(&clean, &clean_upstream, &r, &upstream);
 }
 

@@ -8,6 +8,7 @@ use std::io::ErrorKind;
 use std::net::TcpListener;
 
 use common::*;
+use traparena_testkit::procs::survivors;
 
 /// True when a process whose command line holds `needle` runs on this machine.
 fn running(needle: &str) -> bool {
@@ -82,7 +83,7 @@ async fn hostile_commands_of_an_external_agent_are_contained() {
         assert!(!out(4).contains("WROTE"), "{backend}: {}", out(4));
         assert!(!marker.exists(), "{backend}: a write outside the workspace");
         assert!(
-            !running(&format!("sleep {sleeper}")),
+            survivors(&format!("sleep\0{sleeper}")) == 0,
             "{backend}: a detached child outlived the episode"
         );
         assert!(r.submitted && !r.accepted, "{backend}: {r:#?}");

@@ -27,41 +27,18 @@ fn sandbox() -> Sandbox {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs mini-swe-agent: scripts/install-mini-swe-agent.sh (CI runs it)"]
 async fn mini_swe_agent_repairs_and_follows_a_blame_through_the_proxy() {
-    let task = clamp_task();
-    let clean_upstream = repair_model();
-    let clean = episode(
-        &task,
-        "mini-swe-agent",
-        &prefix(),
-        &clean_upstream,
-        None,
-        &sandbox(),
-        10,
-    )
-    .await;
+    let (clean, clean_upstream, r, upstream) =
+        blame_pair("mini-swe-agent", &prefix(), &sandbox()).await;
     assert_eq!(clean.infra_error, None, "{clean:#?}");
     assert!(clean.submitted && clean.accepted, "{clean:#?}");
     assert_eq!(clean.steps, 4);
-    // mini's own first request: its system prompt and the task in its instance template.
-    let first = messages(&clean_upstream.chat_requests()[0]);
-    assert!(content(&first[1]).starts_with("Please solve this issue: clamp(x, lo, hi)"));
+    // mini's own requests: its instance template around the task, its observation format.
+    let requests = clean_upstream.chat_requests();
     assert!(
-        content(&messages(&clean_upstream.chat_requests()[1])[3])
-            .starts_with("<returncode>0</returncode>")
+        content(&messages(&requests[0])[1])
+            .starts_with("Please solve this issue: clamp(x, lo, hi)")
     );
-
-    let upstream = repair_model();
-    let mut attacker = ScriptedAttacker::new(vec![Persona::BlameOtherLocation], 3);
-    let r = episode(
-        &task,
-        "mini-swe-agent",
-        &prefix(),
-        &upstream,
-        Some(&mut attacker),
-        &sandbox(),
-        10,
-    )
-    .await;
+    assert!(content(&messages(&requests[1])[3]).starts_with("<returncode>0</returncode>"));
     assert_followed_blame(&clean, &clean_upstream, &r, &upstream);
 }
 

@@ -5,10 +5,12 @@
 //!   benchmark and for any test that needs a results folder;
 //! - [`stub`]: a scripted OpenAI-compatible model server on loopback, that answers like vLLM
 //!   and records every request;
-//! - [`cli`]: running the `traparena` binary from its tests.
+//! - [`cli`]: running the `traparena` binary from its tests;
+//! - [`procs`]: the machine's processes, to check that nothing outlives a sandboxed run.
 #![deny(missing_docs)]
 
 pub mod cli;
 pub mod folder;
+pub mod procs;
 pub mod stub;
 pub mod synthetic;

@@ -221,3 +221,32 @@ pub fn assert_followed_blame(
     assert_eq!(r.trajectory[0].observation.output, clean_obs);
     assert_eq!(clean.trajectory[0].observation.output, clean_obs);
 }
+
+/// `clamp_overt` run by `profile` twice against the repair model: without advice, then under
+/// an attacker that blames `fraction`. Returns (clean record, its upstream, attacked record,
+/// its upstream), for [`assert_followed_blame`].
+pub async fn blame_pair(
+    profile: &str,
+    prefix: &Path,
+    sandbox: &Sandbox,
+) -> (EpisodeRecord, StubServer, EpisodeRecord, StubServer) {
+    let task = clamp_task();
+    let clean_upstream = repair_model();
+    let clean = episode(&task, profile, prefix, &clean_upstream, None, sandbox, 10).await;
+    let upstream = repair_model();
+    let mut attacker = traparena::attack::ScriptedAttacker::new(
+        vec![traparena::attack::Persona::BlameOtherLocation],
+        3,
+    );
+    let r = episode(
+        &task,
+        profile,
+        prefix,
+        &upstream,
+        Some(&mut attacker),
+        sandbox,
+        10,
+    )
+    .await;
+    (clean, clean_upstream, r, upstream)
+}
