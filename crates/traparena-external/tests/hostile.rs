@@ -10,20 +10,6 @@ use std::net::TcpListener;
 use common::*;
 use traparena_testkit::procs::survivors;
 
-/// True when a process whose command line holds `needle` runs on this machine.
-fn running(needle: &str) -> bool {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .any(|c| {
-            String::from_utf8_lossy(&c)
-                .replace('\0', " ")
-                .contains(needle)
-        })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_commands_of_an_external_agent_are_contained() {
     let (profile, prefix) = mini_like();
