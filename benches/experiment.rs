@@ -11,6 +11,8 @@
 //! Run with `cargo bench -p traparena --bench experiment`.
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -76,7 +78,7 @@ fn main() {
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-    rt.spawn(common::serve(listener, LATENCY, list_then_submit));
+    rt.spawn(serve::serve(listener, LATENCY, list_then_submit));
     let mut cfg = EndpointConfig::new(base_url.clone(), "stub");
     cfg.max_concurrency = 2000;
     let client = Arc::new(ChatClient::new(cfg).unwrap());

@@ -12,6 +12,8 @@
 //! Run with `cargo bench -p traparena --bench external`.
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,7 +58,7 @@ fn main() {
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-    rt.spawn(common::serve(listener, Duration::ZERO, |_| {
+    rt.spawn(serve::serve(listener, Duration::ZERO, |_| {
         "THOUGHT: go.\n\n```mswea_bash_command\nls\n```".into()
     }));
     let target = client(&base_url);
