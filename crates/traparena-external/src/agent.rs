@@ -130,19 +130,22 @@ impl ExternalAgent {
 
     /// The value the profile's end file holds at its pointer (mini-swe-agent's `exit_status`:
     /// `Submitted`, `LimitsExceeded`, ...), when there is one.
-    fn status(&self, exit: &AgentExit) -> Option<String> {
+    fn status(&self, exit: &AgentExit) -> Option<serde_json::Value> {
         let end = &self.profile.end;
         let (file, pointer) = (end.file.as_ref()?, end.pointer.as_ref()?);
         let text = std::fs::read_to_string(exit.home.join(file)).ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        Some(match v.pointer(pointer)? {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
+        v.pointer(pointer).cloned()
     }
 
-    /// Whether the process ended as the profile's submitting agent does.
-    fn submitted(&self, exit: &AgentExit, last_response: &str) -> bool {
+    /// Whether the process ended as the profile's submitting agent does; `status` is what
+    /// [`ExternalAgent::status`] read.
+    fn submitted(
+        &self,
+        exit: &AgentExit,
+        last_response: &str,
+        status: Option<&serde_json::Value>,
+    ) -> bool {
         let end = &self.profile.end;
         if exit.killed || exit.timed_out {
             return false;
@@ -157,13 +160,10 @@ impl ExternalAgent {
         {
             return false;
         }
-        if let (Some(file), Some(pointer), Some(want)) = (&end.file, &end.pointer, &end.equals) {
-            let value = std::fs::read_to_string(exit.home.join(file))
-                .ok()
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-            if value.as_ref().and_then(|v| v.pointer(pointer)) != Some(want) {
-                return false;
-            }
+        if let Some(want) = &end.equals
+            && status != Some(want)
+        {
+            return false;
         }
         true
     }
@@ -179,12 +179,13 @@ fn observation_slot(messages: &[Message], step: usize, stated: &Stated) -> Optio
         .filter(|(_, m)| m.role == MessageRole::Assistant)
         .map(|(i, _)| i)
         .collect();
+    // The same response: the same first tool call, and (for a reply without tool calls, or
+    // one whose calls carry no id) the same text.
     let same = |i: usize| {
         let m = &messages[i];
-        m.content.as_deref().unwrap_or("").trim() == stated.content.trim()
-            && m.tool_calls.first().map(|c| c.id.as_str()) == stated.first_call.as_deref()
-            || (stated.first_call.is_some()
-                && m.tool_calls.first().map(|c| c.id.as_str()) == stated.first_call.as_deref())
+        m.tool_calls.first().map(|c| c.id.as_str()) == stated.first_call.as_deref()
+            && (stated.first_call.is_some()
+                || m.content.as_deref().unwrap_or("").trim() == stated.content.trim())
     };
     let at = assistants
         .get(step - 1)
@@ -348,8 +349,10 @@ impl Agent for ExternalAgent {
         let Some(u) = self.unanswered.take() else {
             return Ok(None);
         };
-        let submitted = self.submitted(exit, &u.raw);
-        let status = match self.status(exit) {
+        let status = self.status(exit);
+        let submitted = self.submitted(exit, &u.raw, status.as_ref());
+        let status = match status {
+            Some(serde_json::Value::String(s)) => format!("; its own status: {s}"),
             Some(v) => format!("; its own status: {v}"),
             None => String::new(),
         };

@@ -60,6 +60,8 @@ impl Proxy {
             let mut connections = tokio::task::JoinSet::new();
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
+                    // Out of descriptors, say: wait rather than spin on the failing accept.
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                     continue;
                 };
                 let (tx, model) = (tx.clone(), model.clone());

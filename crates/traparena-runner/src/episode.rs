@@ -382,11 +382,11 @@ async fn run_episode(
                         ));
                     }
                     Some(exit) => {
-                        agent_error = Some(format!(
-                            "the agent's process ended without submitting ({}){}",
+                        agent_error = Some(did_not_submit(&format!(
+                            "the agent's process ended: {}{}",
                             exit.describe(),
                             tail_of(&exit.stderr)
-                        ));
+                        )));
                     }
                     None => agent_error = Some(e.to_string()),
                 }
@@ -425,9 +425,8 @@ async fn run_episode(
             // The last observation is the agent's own account of its end.
             let told = steps
                 .last()
-                .map(|s| s.observation.output.trim_matches(['(', ')']).to_owned())
-                .unwrap_or_default();
-            agent_error = Some(format!("the agent did not submit: {told}"));
+                .map_or("", |s| s.observation.output.trim_matches(['(', ')']));
+            agent_error = Some(did_not_submit(told));
         }
         if submitted || ended {
             break;
@@ -613,18 +612,28 @@ enum Next<T> {
     Ended(Result<Result<AgentExit, traparena_env::EnvError>, tokio::task::JoinError>),
 }
 
+/// Why an episode whose agent process ended without a submission stopped: `account` is how
+/// it ended (the agent's own last observation, or the process's exit).
+fn did_not_submit(account: &str) -> String {
+    format!("the agent did not submit: {account}")
+}
+
+/// The last `keep` bytes of `text` (fewer, to start on a whole character).
+fn last_bytes(text: &str, keep: usize) -> &str {
+    let start = text.len().saturating_sub(keep);
+    let start = (start..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    &text[start..]
+}
+
 /// The last lines of a process's error output, as `: ...` for a message (empty when none).
 fn tail_of(text: &str) -> String {
-    const KEEP: usize = 600;
     let t = text.trim_end();
     if t.is_empty() {
         return String::new();
     }
-    let start = t.len().saturating_sub(KEEP);
-    let start = (start..=t.len())
-        .find(|&i| t.is_char_boundary(i))
-        .unwrap_or(t.len());
-    format!(": {}", t[start..].trim_start())
+    format!(": {}", last_bytes(t, 600).trim_start())
 }
 
 /// An agent's exit as the record keeps it: the ends of its output only.
@@ -632,11 +641,7 @@ fn trimmed(mut exit: AgentExit) -> AgentExit {
     const KEEP: usize = 4096;
     for text in [&mut exit.stdout, &mut exit.stderr] {
         if text.len() > KEEP {
-            let start = text.len() - KEEP;
-            let start = (start..=text.len())
-                .find(|&i| text.is_char_boundary(i))
-                .unwrap_or(text.len());
-            *text = format!("[...]{}", &text[start..]);
+            *text = format!("[...]{}", last_bytes(text, KEEP));
         }
     }
     exit
