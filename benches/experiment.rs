@@ -74,11 +74,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-    rt.spawn(serve::serve(listener, LATENCY, list_then_submit));
+    let base_url = serve::start(&rt, LATENCY, list_then_submit);
     let mut cfg = EndpointConfig::new(base_url.clone(), "stub");
     cfg.max_concurrency = 2000;
     let client = Arc::new(ChatClient::new(cfg).unwrap());

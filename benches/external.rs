@@ -54,13 +54,9 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-    rt.spawn(serve::serve(listener, Duration::ZERO, |_| {
+    let base_url = serve::start(&rt, Duration::ZERO, |_| {
         "THOUGHT: go.\n\n```mswea_bash_command\nls\n```".into()
-    }));
+    });
     let target = client(&base_url);
     let profile = Arc::new(
         Profile::load("mini-swe-agent", std::path::Path::new(".")).expect("the bundled profile"),

@@ -1,6 +1,21 @@
 //! A stub OpenAI-compatible server for the benchmarks that talk to a model (only those that
 //! link tokio include it).
 
+/// Starts [`serve`] on a free loopback port of `rt`; returns its base URL
+/// (`http://127.0.0.1:PORT/v1`).
+pub fn start(
+    rt: &tokio::runtime::Runtime,
+    latency: std::time::Duration,
+    respond: fn(&serde_json::Value) -> String,
+) -> String {
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    rt.spawn(serve(listener, latency, respond));
+    base_url
+}
+
 /// A stub OpenAI-compatible server on `listener` (keep-alive HTTP/1.1, any number of
 /// connections): every reply waits `latency`, and its content is `respond(request body)`.
 pub async fn serve(
