@@ -110,11 +110,27 @@ async fn a_run_dropped_midway_then_resumed_equals_an_uninterrupted_run() {
         done: AtomicUsize::new(0),
         reached: Notify::new(),
     });
+    // On a runtime of its own, dropped afterwards as the command's exit drops it: that waits
+    // for the writes already handed to blocking threads, so the folder is counted only once
+    // nothing more can land in it.
     let (sb, cut_opts) = (sandbox(), options(&cut));
-    tokio::select! {
-        r = run_experiment(&resolved, &sb, &cut_opts, stop.clone()) => panic!("finished before the cut: {r:?}"),
-        _ = stop.reached.notified() => {}
-    }
+    let cut_resolved = resolved.clone();
+    tokio::task::spawn_blocking(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            tokio::select! {
+                r = run_experiment(&cut_resolved, &sb, &cut_opts, stop.clone()) => panic!("finished before the cut: {r:?}"),
+                _ = stop.reached.notified() => {}
+            }
+        });
+        drop(rt);
+    })
+    .await
+    .unwrap();
     let partial = results_summary(&cut).0.len();
     assert!(partial >= 12 && partial < expected.0.len(), "{partial}");
     let again = ExperimentOptions {
