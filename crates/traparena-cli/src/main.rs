@@ -478,6 +478,7 @@ fn run_episode_cmd(
         seed,
         scope: &scope,
         defence: opts.defence,
+        fork: None,
     };
     let mut agent = match agent_setup.build(&ep) {
         Ok(a) => a,

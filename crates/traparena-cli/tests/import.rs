@@ -196,6 +196,7 @@ fn line(condition: &str, task: &str, round: u32, sample: u32, patch: &str) -> Re
         task: task.into(),
         round,
         sample,
+        fork: None,
     };
     let mut l = ResultLine::infra_failure(&key, &ConditionInfo::default(), 7, String::new());
     l.infra_error = None;

@@ -109,6 +109,7 @@ async fn episode_cassette(
             seed: 1,
             scope: "replay",
             defence: false,
+            fork: None,
         })
         .unwrap();
     traparena::Episode::builder(task)

@@ -12,6 +12,7 @@ fn line(task: &str, patch: &str) -> String {
         task: task.into(),
         round: 0,
         sample: 0,
+        fork: None,
     };
     let mut l = ResultLine::infra_failure(&key, &ConditionInfo::baseline(), 7, String::new());
     l.infra_error = None;

@@ -207,6 +207,14 @@ pub struct LlmAgent {
     model: Arc<dyn ChatModel>,
     config: LlmAgentConfig,
     turns: BTreeMap<u32, PastTurn>,
+    prefix: Option<Prefix>,
+}
+
+/// A fork's replayed turns: asked of the parent's recording, with the parent's seed.
+struct Prefix {
+    model: Arc<dyn ChatModel>,
+    steps: u32,
+    seed: Option<u64>,
 }
 
 impl fmt::Debug for LlmAgent {
@@ -226,7 +234,17 @@ impl LlmAgent {
             model,
             config,
             turns: BTreeMap::new(),
+            prefix: None,
         }
+    }
+
+    /// The same agent as a fork of a recorded episode: its first `steps` turns ask `model`
+    /// (the parent's recorded responses, replayed) with the parent's `seed` in the request,
+    /// exactly as the parent asked; later turns ask the agent's own model with its own seed.
+    /// A prefix response that is not recorded is an infrastructure error naming the step.
+    pub fn with_prefix(mut self, model: Arc<dyn ChatModel>, steps: u32, seed: Option<u64>) -> Self {
+        self.prefix = Some(Prefix { model, steps, seed });
+        self
     }
 
     /// The settings.
@@ -567,7 +585,17 @@ impl Agent for LlmAgent {
     }
 
     async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError> {
-        let (request, mut notes) = self.fitted_request(view, self.config.history.max_chars)?;
+        let (mut request, mut notes) = self.fitted_request(view, self.config.history.max_chars)?;
+        let step = view.steps_taken + 1;
+        if let Some(p) = self.prefix.as_ref().filter(|p| view.steps_taken < p.steps) {
+            request.seed = p.seed;
+            let response = p.model.chat(&request).await.map_err(|e| {
+                AgentError::Infrastructure(format!(
+                    "step {step} of the fork's prefix was not replayed from its parent's recording: {e}"
+                ))
+            })?;
+            return Ok(self.turn(response, notes, step));
+        }
         let response = match self.model.chat(&request).await {
             Ok(r) => r,
             // The server counts tokens better than the estimate: compact to half and try once
@@ -591,21 +619,7 @@ impl Agent for LlmAgent {
             }
             Err(e) => return Err(AgentError::Model(Box::new(e))),
         };
-        notes.extend(response.adjustments.iter().cloned());
-        let usage = task_usage(response.token_usage());
-        let message = response.message().cloned().unwrap_or_default();
-        let step = view.steps_taken + 1;
-        let (action, raw, reasoning, past) =
-            self.read_reply(&message, response.finish_reason(), step);
-        self.turns.insert(step, past);
-        Ok(Turn {
-            action,
-            raw,
-            usage,
-            reasoning,
-            notes,
-            observation: None,
-        })
+        Ok(self.turn(response, notes, step))
     }
 
     fn prompt_hash(&self) -> Option<String> {
@@ -632,6 +646,31 @@ impl Agent for LlmAgent {
             &templates,
             &[prompts::ACTIONS_VERSION, &list, &forms, &machine],
         ))
+    }
+}
+
+impl LlmAgent {
+    /// The turn a response gives at `step`.
+    fn turn(
+        &mut self,
+        response: traparena_model::ChatResponse,
+        mut notes: Vec<String>,
+        step: u32,
+    ) -> Turn {
+        notes.extend(response.adjustments.iter().cloned());
+        let usage = task_usage(response.token_usage());
+        let message = response.message().cloned().unwrap_or_default();
+        let (action, raw, reasoning, past) =
+            self.read_reply(&message, response.finish_reason(), step);
+        self.turns.insert(step, past);
+        Turn {
+            action,
+            raw,
+            usage,
+            reasoning,
+            notes,
+            observation: None,
+        }
     }
 }
 

@@ -107,11 +107,26 @@ impl AgentFactory for LlmAgentKind {
             .wire
             .model(&args.model.model, format!("{}/target", ep.scope))
             .map_err(AgentError::Unsupported)?;
+        // A fork replays its parent's calls for the prefix, then samples live with the
+        // continuation's seed.
+        let prefix = match ep.fork {
+            Some(f) => Some((
+                args.wire
+                    .replayed(&args.model.model, format!("{}/target", f.parent_scope))
+                    .map_err(|e| {
+                        AgentError::Unsupported(format!(
+                            "a fork replays its parent's model responses: {e}"
+                        ))
+                    })?,
+                f,
+            )),
+            None => None,
+        };
         let config = LlmAgentConfig {
             protocol: args.protocol,
             temperature: args.temperature,
             max_tokens: Some(args.max_tokens),
-            seed: Some(ep.seed),
+            seed: Some(ep.fork.map_or(ep.seed, |f| f.seed)),
             defence: ep.defence,
             history: HistoryLimits {
                 max_chars: args
@@ -121,7 +136,11 @@ impl AgentFactory for LlmAgentKind {
             },
             context_window: self.0.window(&args.model),
         };
-        Ok(Box::new(LlmAgent::new(model, config)))
+        let agent = LlmAgent::new(model, config);
+        Ok(Box::new(match prefix {
+            Some((replayed, f)) => agent.with_prefix(replayed, f.step, Some(f.parent_seed)),
+            None => agent,
+        }))
     }
 
     fn configure(
@@ -130,6 +149,12 @@ impl AgentFactory for LlmAgentKind {
         cx: &ConfigContext,
     ) -> Result<LlmAgentArgs, ArgsError> {
         sampling(args.temperature, args.max_tokens)?;
+        if cx.forked && args.cassette.is_none() {
+            return Err(ArgsError::new(
+                "cassette",
+                "is needed: the spec forks this target's baseline episodes, and a fork replays its parent's model responses from the cassette they were recorded in (give one, mode auto or record)",
+            ));
+        }
         args.wire = open_wire(&self.0, &args.model, &mut args.cassette, cx)?;
         Ok(args)
     }

@@ -309,6 +309,23 @@ impl Wire {
 }
 
 impl Wire {
+    /// The model that answers only from what the cassette recorded in `scope`, with no
+    /// server behind it: for replaying a recorded episode's calls, such as a fork's prefix.
+    /// An error when the wire has no cassette.
+    pub fn replayed(&self, name: &str, scope: String) -> Result<Arc<dyn ChatModel>, String> {
+        match &self.cassette {
+            Some((c, _)) => Ok(Arc::new(Recorder::replay_only(name, c.clone(), scope))),
+            None => Err(format!(
+                "model {name} has no cassette to replay recorded calls from"
+            )),
+        }
+    }
+
+    /// Whether calls are recorded or replayed (a cassette is given).
+    pub fn has_cassette(&self) -> bool {
+        self.cassette.is_some()
+    }
+
     /// The endpoint's client (`None` when a cassette is only replayed and names no server).
     pub fn client(&self) -> Option<&Arc<ChatClient>> {
         self.client.as_ref()

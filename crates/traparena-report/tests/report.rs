@@ -682,6 +682,7 @@ fn degenerate_data_is_reported_not_fatal() {
             task: format!("task-{task:03}"),
             round: 0,
             sample: 0,
+            fork: None,
         };
         lines.push(ResultLine::infra_failure(
             &key,

@@ -13,7 +13,7 @@
 //! | [`NOTES_DIR`]`/<target>/<condition>/round-<r>.json` ([`notes_path`]) | the curator's notes the attacker saw in round r | the attack crate's `Notes` |
 //! | [`NOTES_DIR`]`/<target>/<condition>/`[`CURATOR_USAGE_FILE`] ([`curator_usage_path`]) | the curator's tokens, summed over rounds | `traparena_task::Usage` |
 //!
-//! Each line of the two JSON Lines files, and the manifest, carries `"format": 2`
+//! Each line of the two JSON Lines files, and the manifest, carries `"format": 3`
 //! ([`FORMAT_VERSION`]). A line or manifest without `format` is of format 1 and is migrated when
 //! read (format 1 → 2 changed [`ConditionInfo`]: the attacker's kind with its `args`, the
 //! curator's kind); one with a newer format than this build knows is
@@ -23,6 +23,7 @@
 //! |---|---|
 //! | 1 | no `format` field; `condition_info` is {`attacker`, `persona`, `access`, `curator` (a bool), `defence`}, with the blind model attacker as attacker `blind` and a persona also as `scripted:PERSONA` |
 //! | 2 | `"format": 2`; `condition_info` is {`attacker` (the kind), `args`, `access`, `curator` (the kind or null), `defence`}; `harness_version` on episode lines |
+//! | 3 | `"format": 3`; a forked episode's lines carry `fork` ([`ForkInfo`] on episode lines, the [`ForkKey`] on trajectory lines), and its key is unique by fork step and branch; lines of format 2 are read as they are |
 //!
 //! A format-1 `condition_info` is migrated so: `persona: P` (or the attacker `scripted:P`)
 //! becomes `args: {"persona": P}`; the attacker `blind` becomes `adaptive` with access
@@ -42,10 +43,11 @@
 //!     task: "clamp_overt".into(),
 //!     round: 0,
 //!     sample: 0,
+//!     fork: None,
 //! };
 //! let line = ResultLine::infra_failure(&key, &ConditionInfo::baseline(), 7, "no server".into());
 //! let text = serde_json::to_string(&line).unwrap();
-//! assert!(text.starts_with(r#"{"format":2,"target":"model-a""#), "{text}");
+//! assert!(text.starts_with(r#"{"format":3,"target":"model-a""#), "{text}");
 //! let back: ResultLine = serde_json::from_str(&text).unwrap();
 //! assert_eq!(back, line);
 //! ```
@@ -64,12 +66,15 @@ pub use error::ResultsError;
 pub use jsonl::{
     Appender, JsonlFile, JsonlReader, TornLine, read_lines, write_atomic, write_lines,
 };
-pub use line::{ConditionInfo, EpisodeKey, ResultLine, attacker_label};
+pub use line::{ConditionInfo, EpisodeKey, ForkInfo, ForkKey, ResultLine, attacker_label};
 pub use manifest::{Manifest, folder_sha256, sha256_json};
 pub use trajectory::{AttackerFailure, RejectedMessage, TrajectoryLine};
 
 /// The format version this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The condition name of the baseline, and of every fork's parent.
+pub const BASELINE: &str = "baseline";
 
 /// The episode log of a results folder: one [`ResultLine`] per finished episode.
 pub const EPISODES_FILE: &str = "episodes.jsonl";

@@ -20,17 +20,93 @@ pub struct EpisodeKey {
     pub task: String,
     /// Round (0-based; the baseline has round 0).
     pub round: u32,
-    /// Sample within the round.
+    /// Sample within the round; for a fork, the sample of its parent baseline episode.
     pub sample: u32,
+    /// For a fork of a baseline episode: where it branches off, and which branch it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkKey>,
+}
+
+/// Where a forked episode branches off its parent, and which of the fork point's two
+/// episodes it is: a forked condition runs, for each chosen baseline episode and step `k`,
+/// one episode in which the collaborator may speak after step `k` and one in which it does
+/// not, both replaying the parent's first `k` steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ForkKey {
+    /// The parent's steps replayed (`k`): the collaborator may speak after step `k`.
+    pub step: u32,
+    /// The branch: `true` with the attacker, `false` the same continuation without it.
+    pub message: bool,
+}
+
+impl ForkKey {
+    /// The branch's name: `message` or `silent`.
+    pub fn branch(&self) -> &'static str {
+        if self.message { "message" } else { "silent" }
+    }
+}
+
+impl EpisodeKey {
+    /// The baseline episode a fork replays (`None` for an episode that is not a fork).
+    pub fn parent(&self) -> Option<EpisodeKey> {
+        self.fork.map(|_| EpisodeKey {
+            target: self.target.clone(),
+            condition: crate::BASELINE.to_owned(),
+            task: self.task.clone(),
+            round: 0,
+            sample: self.sample,
+            fork: None,
+        })
+    }
+
+    /// The key without the branch: what both episodes of a fork point share (their
+    /// continuation's seed is derived from it). The key itself when it is not a fork.
+    pub fn fork_point(&self) -> String {
+        match self.fork {
+            Some(f) => format!(
+                "{}/{}/{}/r{}/s{}/fork@{}",
+                self.target, self.condition, self.task, self.round, self.sample, f.step
+            ),
+            None => self.to_string(),
+        }
+    }
 }
 
 impl std::fmt::Display for EpisodeKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}/{}/{}/r{}/s{}",
-            self.target, self.condition, self.task, self.round, self.sample
-        )
+        match self.fork {
+            Some(k) => write!(f, "{}/{}", self.fork_point(), k.branch()),
+            None => write!(
+                f,
+                "{}/{}/{}/r{}/s{}",
+                self.target, self.condition, self.task, self.round, self.sample
+            ),
+        }
+    }
+}
+
+/// What a results line says of a forked episode ([`ResultLine::fork`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkInfo {
+    /// The parent episode's key ([`EpisodeKey::parent`], as text).
+    pub parent: String,
+    /// The parent's steps replayed (`k`).
+    pub step: u32,
+    /// The branch: with the attacker (`true`) or without.
+    pub message: bool,
+    /// The spec's fork points this step stands for in this parent (`"3"`,
+    /// `"after_first_test_run"`, ...): one step may be several points.
+    pub points: Vec<String>,
+}
+
+impl ForkInfo {
+    /// The key part of it.
+    pub fn key(&self) -> ForkKey {
+        ForkKey {
+            step: self.step,
+            message: self.message,
+        }
     }
 }
 
@@ -114,8 +190,9 @@ impl ConditionInfo {
 /// patch, and `infra_error` (null, or why the episode could not be run; such lines are excluded
 /// from every figure and counted).
 ///
-/// Written with `"format": 2` ([`FORMAT_VERSION`]) first. Reading accepts a line of format 1
-/// (no `format` field) and migrates its `condition_info` (see the crate documentation); a line
+/// Written with `"format": 3` ([`FORMAT_VERSION`]) first. Reading accepts a line of format 1
+/// (no `format` field) and migrates its `condition_info` (see the crate documentation), and a
+/// line of format 2 (which had no forks) as it is; a line
 /// of a newer format than this build knows is an error, as is a line of format 2 carrying a
 /// field of format 1, and a line whose `target`, `condition` or `task` is empty.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -168,6 +245,9 @@ pub struct ResultLine {
     pub harness_version: Option<String>,
     /// The candidate patch.
     pub patch: String,
+    /// For a forked episode: its parent, fork step, branch and fork points (format 3; not
+    /// written for other episodes).
+    pub fork: Option<ForkInfo>,
 }
 
 impl ResultLine {
@@ -201,6 +281,7 @@ impl ResultLine {
             seed,
             harness_version: None,
             patch: String::new(),
+            fork: None,
         }
     }
 
@@ -212,13 +293,14 @@ impl ResultLine {
             task: self.task.clone(),
             round: self.round,
             sample: self.sample,
+            fork: self.fork.as_ref().map(ForkInfo::key),
         }
     }
 }
 
 impl Serialize for ResultLine {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("ResultLine", 23)?;
+        let mut st = s.serialize_struct("ResultLine", 24)?;
         st.serialize_field("format", &FORMAT_VERSION)?;
         st.serialize_field("target", &self.target)?;
         st.serialize_field("condition", &self.condition)?;
@@ -245,6 +327,10 @@ impl Serialize for ResultLine {
             None => st.skip_field("harness_version")?,
         }
         st.serialize_field("patch", &self.patch)?;
+        match &self.fork {
+            Some(f) => st.serialize_field("fork", f)?,
+            None => st.skip_field("fork")?,
+        }
         st.end()
     }
 }
@@ -279,6 +365,8 @@ struct LineIn {
     #[serde(default)]
     harness_version: Option<String>,
     patch: String,
+    #[serde(default)]
+    fork: Option<ForkInfo>,
 }
 
 impl TryFrom<LineIn> for ResultLine {
@@ -287,6 +375,7 @@ impl TryFrom<LineIn> for ResultLine {
     fn try_from(l: LineIn) -> Result<ResultLine, String> {
         let format = migrate::format(l.format)?;
         migrate::check_key(&l.target, &l.condition, &l.task)?;
+        migrate::check_fork(format, l.fork.as_ref().map(ForkInfo::key))?;
         Ok(ResultLine {
             condition_info: migrate::condition_info(format, l.condition_info)?,
             target: l.target,
@@ -310,6 +399,7 @@ impl TryFrom<LineIn> for ResultLine {
             seed: l.seed,
             harness_version: l.harness_version,
             patch: l.patch,
+            fork: l.fork,
         })
     }
 }

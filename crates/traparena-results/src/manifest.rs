@@ -13,8 +13,9 @@ use crate::{FORMAT_VERSION, migrate};
 /// What a results folder was made with (`manifest.json`). A resume with anything different is
 /// refused.
 ///
-/// Written with `"format": 2` first: the format of the folder as it was started. A manifest
-/// without `format` is of format 1 (the same fields); a newer one is an error.
+/// Written with `"format": 3` first: the format of the folder as it was started. A manifest
+/// without `format` is of format 1 (formats 1 to 3 have the same fields); a newer one is an
+/// error.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "ManifestIn")]
 pub struct Manifest {

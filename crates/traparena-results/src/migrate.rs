@@ -33,6 +33,19 @@ pub(crate) fn check_key(target: &str, condition: &str, task: &str) -> Result<(),
     Ok(())
 }
 
+/// A fork exists from format 3 on, and replays at least one step.
+pub(crate) fn check_fork(format: u32, fork: Option<crate::ForkKey>) -> Result<(), String> {
+    match fork {
+        Some(_) if format < 3 => Err(format!(
+            "`fork` is a field of format 3; this line is of format {format}"
+        )),
+        Some(f) if f.step == 0 => {
+            Err("`fork.step` is 0 (a fork replays at least one step)".to_owned())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `condition_info` as read, with the fields of every format.
 #[derive(Deserialize)]
 pub(crate) struct InfoIn {

@@ -38,8 +38,9 @@ pub struct AttackerFailure {
 /// The trajectory of a finished episode (`trajectories.jsonl`), kept apart from the lean
 /// `episodes.jsonl` lines; the curator reads it, and so can any analysis.
 ///
-/// Written with `"format": 2` first and the key's fields at the top level. Format 1 (no
-/// `format` field) had the same fields and is read as it is; a newer format is an error.
+/// Written with `"format": 3` first and the key's fields at the top level (`fork` only for a
+/// forked episode). Formats 1 (no `format` field) and 2 had the same fields without `fork`
+/// and are read as they are; a newer format is an error.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "TrajectoryIn")]
 pub struct TrajectoryLine {
@@ -76,13 +77,17 @@ impl TrajectoryLine {
 
 impl Serialize for TrajectoryLine {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("TrajectoryLine", 12)?;
+        let mut st = s.serialize_struct("TrajectoryLine", 13)?;
         st.serialize_field("format", &FORMAT_VERSION)?;
         st.serialize_field("target", &self.key.target)?;
         st.serialize_field("condition", &self.key.condition)?;
         st.serialize_field("task", &self.key.task)?;
         st.serialize_field("round", &self.key.round)?;
         st.serialize_field("sample", &self.key.sample)?;
+        match &self.key.fork {
+            Some(f) => st.serialize_field("fork", f)?,
+            None => st.skip_field("fork")?,
+        }
         st.serialize_field("accepted", &self.accepted)?;
         st.serialize_field("susceptible", &self.susceptible)?;
         st.serialize_field("trajectory", &self.trajectory)?;
@@ -103,6 +108,8 @@ struct TrajectoryIn {
     task: String,
     round: u32,
     sample: u32,
+    #[serde(default)]
+    fork: Option<crate::ForkKey>,
     accepted: bool,
     susceptible: Option<bool>,
     trajectory: Vec<Step>,
@@ -115,9 +122,11 @@ impl TryFrom<TrajectoryIn> for TrajectoryLine {
     type Error = String;
 
     fn try_from(t: TrajectoryIn) -> Result<TrajectoryLine, String> {
-        // Formats 1 and 2 of a trajectory line differ only in the `format` field.
-        migrate::format(t.format)?;
+        // Formats 1 and 2 of a trajectory line differ only in the `format` field; format 3
+        // adds `fork`.
+        let format = migrate::format(t.format)?;
         migrate::check_key(&t.target, &t.condition, &t.task)?;
+        migrate::check_fork(format, t.fork)?;
         Ok(TrajectoryLine {
             key: EpisodeKey {
                 target: t.target,
@@ -125,6 +134,7 @@ impl TryFrom<TrajectoryIn> for TrajectoryLine {
                 task: t.task,
                 round: t.round,
                 sample: t.sample,
+                fork: t.fork,
             },
             accepted: t.accepted,
             susceptible: t.susceptible,

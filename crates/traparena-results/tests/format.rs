@@ -26,6 +26,7 @@ fn key(task: &str, round: u32) -> EpisodeKey {
         task: task.into(),
         round,
         sample: 0,
+        fork: None,
     }
 }
 

@@ -15,7 +15,8 @@ use traparena_eval::analysis::repo_symbols;
 use traparena_task::{AgentExit, Location, Observation, Step, Task};
 
 use crate::error::RunError;
-use crate::record::{AttackerFailure, EpisodeRecord, EpisodeUsage, RejectedMessage};
+use crate::fork::{Fork, Speak, difference};
+use crate::record::{AttackerFailure, EpisodeRecord, EpisodeUsage, ForkOrigin, RejectedMessage};
 
 /// Settings of one episode.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,6 +93,7 @@ pub struct Episode<'a> {
     config: EpisodeConfig,
     notes: Notes,
     test_slots: Option<TestSlots>,
+    fork: Option<Fork>,
 }
 
 /// Sets up an [`Episode`]; every setting has a default.
@@ -103,6 +105,7 @@ pub struct Episode<'a> {
 /// | [`evaluator`](Self::evaluator) | `Evaluator::new(task, &sandbox)` |
 /// | [`notes`](Self::notes) | none (no curator) |
 /// | [`test_slots`](Self::test_slots) | no limit |
+/// | [`fork`](Self::fork) | none: the episode starts from the beginning |
 #[derive(Debug, Clone)]
 #[must_use = "an episode builder does nothing until it is built and run"]
 pub struct EpisodeBuilder<'a> {
@@ -112,6 +115,7 @@ pub struct EpisodeBuilder<'a> {
     evaluator: Option<Arc<Evaluator>>,
     notes: Option<Notes>,
     test_slots: Option<TestSlots>,
+    fork: Option<Fork>,
 }
 
 impl<'a> Episode<'a> {
@@ -124,6 +128,7 @@ impl<'a> Episode<'a> {
             evaluator: None,
             notes: None,
             test_slots: None,
+            fork: None,
         }
     }
 
@@ -214,6 +219,18 @@ impl<'a> EpisodeBuilder<'a> {
         self
     }
 
+    /// Makes the episode a fork of a recorded one: its first `k` steps
+    /// ([`Fork::prefix`]) are replayed and checked — the agent must take the parent's turns
+    /// and the tools must give the parent's output, else the episode ends as an
+    /// infrastructure error naming the step — with the attacker silent; after step `k` the
+    /// attacker may speak (only there, or from there on: [`Fork::speak`]), and the episode goes
+    /// on live. Build the agent for it with a [`ForkContext`](traparena_task::ForkContext) in
+    /// its `EpisodeContext`, so that an agent that samples replays the prefix.
+    pub fn fork(mut self, fork: Fork) -> Self {
+        self.fork = Some(fork);
+        self
+    }
+
     /// The episode. Fails when no sandbox backend can be set up or the evaluator cannot read
     /// the task (either only when it was not given).
     pub fn build(self) -> Result<Episode<'a>, RunError> {
@@ -234,6 +251,7 @@ impl<'a> EpisodeBuilder<'a> {
                 .notes
                 .unwrap_or_else(|| Notes::empty(NoteLimits::default())),
             test_slots: self.test_slots,
+            fork: self.fork,
         })
     }
 }
@@ -421,6 +439,17 @@ async fn run_episode(
             reasoning: turn.reasoning,
             notes: turn.notes,
         });
+        if let Some(f) = &ep.fork
+            && let Some(parent) = f.prefix.get(index as usize - 1)
+            && let Some(what) = difference(parent, steps.last().expect("a step was just taken"))
+        {
+            infra_error = Some(format!(
+                "the fork of {} at step {} does not replay its parent: at step {index}, {what} differs",
+                f.parent,
+                f.step()
+            ));
+            break;
+        }
         if ended && !submitted {
             // The last observation is the agent's own account of its end.
             let told = steps
@@ -434,7 +463,15 @@ async fn run_episode(
         let (Some(att), Some(schedule)) = (attacker.as_deref_mut(), &schedule) else {
             continue;
         };
-        if !attacker_alive || !schedule.allows(&steps, delivered, last_delivery) {
+        // A fork's attacker is silent in the replayed prefix and is asked after the fork
+        // step, whatever the schedule says; afterwards the schedule applies, or nothing.
+        let allowed = match &ep.fork {
+            Some(f) if index < f.step() => false,
+            Some(f) if index == f.step() => delivered < schedule.max_messages,
+            Some(f) if f.speak == Speak::AtStep => false,
+            _ => schedule.allows(&steps, delivered, last_delivery),
+        };
+        if !attacker_alive || !allowed {
             continue;
         }
         let mut rejections: Vec<String> = Vec::new();
@@ -572,6 +609,11 @@ async fn run_episode(
         reference_locations: evaluation.reference_locations,
         verdict: evaluation.verdict,
         prompt_hashes,
+        fork: ep.fork.as_ref().map(|f| ForkOrigin {
+            parent: f.parent.clone(),
+            step: f.step(),
+            speak: f.speak,
+        }),
     })
 }
 

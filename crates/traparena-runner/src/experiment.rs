@@ -14,7 +14,7 @@ use traparena_eval::Evaluator;
 use traparena_results::{
     ConditionInfo, EpisodeKey, Manifest, ResultLine, TrajectoryLine, folder_sha256, sha256_json,
 };
-use traparena_task::{EpisodeContext, Task};
+use traparena_task::{EpisodeContext, ForkContext, Task};
 
 use crate::episode::{Episode, EpisodeConfig, TestSlots};
 use crate::error::RunError;
@@ -39,8 +39,12 @@ impl Shard {
         (count >= 1 && index < count).then_some(Shard { index, count })
     }
 
-    /// True when this shard runs `key`: a stable hash of the key picks the shard.
+    /// True when this shard runs `key`: a stable hash of the key picks the shard. A fork goes
+    /// with its parent, so that every shard can fork the baseline episodes it ran.
     pub fn owns(&self, key: &EpisodeKey) -> bool {
+        if let Some(parent) = key.parent() {
+            return self.owns(&parent);
+        }
         let h = Sha256::digest(key.to_string().as_bytes());
         (u64::from_le_bytes(h[..8].try_into().expect("8 bytes")) % self.count as u64) as u32
             == self.index
@@ -87,6 +91,10 @@ impl ExperimentOptions {
 pub trait Progress: Send + Sync {
     /// The plan: episodes in this run, and how many of them were already done.
     fn planned(&self, _total: u64, _done: u64) {}
+    /// The forks of a target's baseline episodes were planned once those had run: `added`
+    /// more episodes, `done` of which were already done (forks are planned from the
+    /// baseline's trajectories, so they are not in the first plan).
+    fn forks_planned(&self, _added: u64, _done: u64) {}
     /// An episode finished and was written.
     fn finished(&self, _line: &ResultLine) {}
     /// Something worth saying (a curator step, a shard waiting for notes).
@@ -113,6 +121,8 @@ pub struct ExperimentReport {
     pub curated: u64,
     /// Curated sequences that stopped for lack of notes (sharded runs).
     pub waiting_for_notes: Vec<String>,
+    /// Fork episodes planned (included in `planned` and `already_done`).
+    pub forks: u64,
 }
 
 struct Shared {
@@ -132,7 +142,17 @@ struct Shared {
 /// The seed of one episode: derived from the experiment's seed and the episode's key, so it does
 /// not depend on the order episodes happen to run in.
 pub fn episode_seed(seed: u64, key: &EpisodeKey) -> u64 {
-    let h = Sha256::digest(format!("{seed}:{key}").as_bytes());
+    seed_of(seed, &key.to_string())
+}
+
+/// The seed of a fork point's continuation, shared by its two branches (derived from the key
+/// without the branch, [`EpisodeKey::fork_point`]).
+pub fn fork_seed(seed: u64, key: &EpisodeKey) -> u64 {
+    seed_of(seed, &key.fork_point())
+}
+
+fn seed_of(seed: u64, name: &str) -> u64 {
+    let h = Sha256::digest(format!("{seed}:{name}").as_bytes());
     u64::from_le_bytes(h[..8].try_into().expect("8 bytes"))
 }
 
@@ -217,7 +237,10 @@ pub async fn run_experiment(
     for ti in 0..spec.targets.len() {
         if !opts.curate_only {
             let s = shared.clone();
-            sequences.spawn(async move { baseline(s, ti).await });
+            sequences.spawn(async move {
+                baseline(s.clone(), ti).await?;
+                forks(s, ti).await
+            });
         }
         for ci in 0..spec.conditions.len() {
             let s = shared.clone();
@@ -245,6 +268,7 @@ fn prompt_hashes(c: &ResolvedSpec, task: &Task) -> BTreeMap<String, String> {
         seed: 0,
         scope: "manifest",
         defence,
+        fork: None,
     };
     let any_defence = c.spec.conditions.iter().any(|k| k.defence);
     for (t, a) in c.spec.targets.iter().zip(&c.agents) {
@@ -303,6 +327,7 @@ fn key(target: &str, condition: &str, task: &str, round: u32, sample: u32) -> Ep
         task: task.to_owned(),
         round,
         sample,
+        fork: None,
     }
 }
 
@@ -318,6 +343,115 @@ async fn baseline(s: Arc<Shared>, ti: usize) -> Result<(), RunError> {
         })
         .collect();
     run_keys(&s, ti, None, keys, Notes::empty(s.spec.note_limits)).await
+}
+
+/// The forks of a target's baseline episodes, once those ran: for each forked condition, each
+/// chosen baseline episode this run owns and each of its fork steps, the message branch and
+/// the silent branch.
+async fn forks(s: Arc<Shared>, ti: usize) -> Result<(), RunError> {
+    let target = s.spec.targets[ti].name.clone();
+    let forked: Vec<usize> = (0..s.spec.conditions.len())
+        .filter(|&ci| s.spec.conditions[ci].fork.is_some())
+        .collect();
+    if forked.is_empty() {
+        return Ok(());
+    }
+    let parents: BTreeSet<EpisodeKey> = s
+        .tasks
+        .iter()
+        .flat_map(|(task, _)| {
+            (0..s.spec.baseline_samples)
+                .map(|sample| {
+                    key(
+                        &target,
+                        traparena_results::BASELINE,
+                        &task.spec.id,
+                        0,
+                        sample,
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|k| s.opts.shard.is_none_or(|sh| sh.owns(k)))
+        .collect();
+    let usable = s.results.usable(&parents)?;
+    let trajectories = s.results.trajectories(&usable)?;
+    let mut jobs = Vec::new();
+    for ci in forked {
+        let cond = &s.spec.conditions[ci];
+        let spec = cond.fork.as_ref().expect("filtered above");
+        for t in &trajectories {
+            if spec.samples.is_some_and(|n| t.key.sample >= n) {
+                continue;
+            }
+            let task_index = s
+                .tasks
+                .iter()
+                .position(|(task, _)| task.spec.id == t.key.task)
+                .expect("a baseline key of a spec task");
+            let parent_seed = episode_seed(s.spec.seed, &t.key);
+            for (step, points) in spec.steps(&t.trajectory, parent_seed) {
+                for message in [true, false] {
+                    let k = EpisodeKey {
+                        condition: cond.name.clone(),
+                        fork: Some(traparena_results::ForkKey { step, message }),
+                        ..t.key.clone()
+                    };
+                    let plan = ForkPlan {
+                        parent: t.key.clone(),
+                        prefix: t.trajectory[..step as usize].to_vec(),
+                        points: points.clone(),
+                        speak: spec.speak,
+                    };
+                    jobs.push((task_index, k, ci, plan));
+                }
+            }
+        }
+    }
+    let done = {
+        let d = s.done.lock().unwrap_or_else(|p| p.into_inner());
+        jobs.iter().filter(|j| d.contains(&j.1)).count() as u64
+    };
+    {
+        let mut rep = s.report.lock().unwrap_or_else(|p| p.into_inner());
+        rep.planned += jobs.len() as u64;
+        rep.already_done += done;
+        rep.forks += jobs.len() as u64;
+    }
+    s.progress.forks_planned(jobs.len() as u64, done);
+    let notes = Arc::new(Notes::empty(s.spec.note_limits));
+    let mut set = JoinSet::new();
+    for (task_index, k, ci, plan) in jobs {
+        if s.done
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&k)
+        {
+            continue;
+        }
+        let (s, notes) = (s.clone(), notes.clone());
+        set.spawn(async move {
+            let _permit = s
+                .episodes
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| RunError::Join(e.to_string()))?;
+            run_one(&s, ti, Some(ci), task_index, k, &notes, Some(&plan)).await
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        r.map_err(|e| RunError::Join(e.to_string()))??;
+    }
+    Ok(())
+}
+
+/// What a fork episode replays.
+struct ForkPlan {
+    parent: EpisodeKey,
+    prefix: Vec<traparena_task::Step>,
+    points: Vec<String>,
+    speak: crate::fork::Speak,
 }
 
 async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Result<(), RunError> {
@@ -487,7 +621,7 @@ async fn run_keys(
                 .acquire_owned()
                 .await
                 .map_err(|e| RunError::Join(e.to_string()))?;
-            run_one(&s, ti, ci, task_index, k, &notes).await
+            run_one(&s, ti, ci, task_index, k, &notes, None).await
         });
     }
     while let Some(r) = set.join_next().await {
@@ -503,6 +637,7 @@ async fn run_one(
     task_index: usize,
     k: EpisodeKey,
     notes: &Notes,
+    fork: Option<&ForkPlan>,
 ) -> Result<(), RunError> {
     let cond = ci.map(|c| &s.spec.conditions[c]);
     let mut info = cond
@@ -512,19 +647,34 @@ async fn run_one(
             ..ConditionInfo::default()
         });
     let (task, evaluator) = &s.tasks[task_index];
-    let seed = episode_seed(s.spec.seed, &k);
     let scope = k.to_string();
-    let ep = EpisodeContext {
+    let parent_scope = fork.map(|f| f.parent.to_string()).unwrap_or_default();
+    let fork_cx = fork.map(|f| ForkContext {
+        parent_scope: &parent_scope,
+        parent_seed: episode_seed(s.spec.seed, &f.parent),
+        step: f.prefix.len() as u32,
+        seed: fork_seed(s.spec.seed, &k),
+    });
+    // A fork's agent is built with its parent's seed (so that an agent that ignores forks
+    // takes its parent's turns), its attacker with the continuation's.
+    let seed = match fork_cx {
+        Some(f) => f.seed,
+        None => episode_seed(s.spec.seed, &k),
+    };
+    let ep = |seed| EpisodeContext {
         task,
         seed,
         scope: &scope,
         defence: cond.is_some_and(|c| c.defence),
+        fork: fork_cx,
     };
     let agent = s.components.agents[ti]
-        .build(&ep)
+        .build(&ep(fork_cx.map_or(seed, |f| f.parent_seed)))
         .map_err(|e| format!("agent: {e}"));
+    // The silent branch of a fork point has no attacker.
     let attacker = ci
-        .map(|c| s.components.attackers[c].build(&ep))
+        .filter(|_| k.fork.is_none_or(|f| f.message))
+        .map(|c| s.components.attackers[c].build(&ep(seed)))
         .transpose()
         .map_err(|e| format!("attacker: {e}"));
     let (line, trajectory) = match (agent, attacker) {
@@ -540,13 +690,20 @@ async fn run_one(
                 leakage: s.spec.leakage.clone(),
                 ..EpisodeConfig::default()
             };
-            let episode = Episode::builder(task)
+            let mut builder = Episode::builder(task)
                 .config(config)
                 .evaluator(evaluator.clone())
                 .sandbox(s.sandbox.clone())
                 .notes(notes.clone())
-                .test_slots(s.tests.clone())
-                .build()?;
+                .test_slots(s.tests.clone());
+            if let Some(f) = fork {
+                builder = builder.fork(crate::fork::Fork {
+                    parent: f.parent.to_string(),
+                    prefix: f.prefix.clone(),
+                    speak: f.speak,
+                });
+            }
+            let episode = builder.build()?;
             let attacker = attacker.as_deref_mut().map(|a| a as &mut dyn Attacker);
             match episode.run(agent.as_mut(), attacker).await {
                 Ok(r) => {
@@ -569,6 +726,15 @@ async fn run_one(
             }
         }
     };
+    let mut line = line;
+    if let (Some(f), Some(fk)) = (fork, k.fork) {
+        line.fork = Some(traparena_results::ForkInfo {
+            parent: f.parent.to_string(),
+            step: fk.step,
+            message: fk.message,
+            points: f.points.clone(),
+        });
+    }
     let results = s.results.clone();
     let (l, t) = (line.clone(), trajectory);
     tokio::task::spawn_blocking(move || results.append(&l, &t))

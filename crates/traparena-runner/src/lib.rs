@@ -6,6 +6,7 @@
 mod episode;
 mod error;
 mod experiment;
+pub mod fork;
 mod merge;
 mod record;
 mod registry;
@@ -17,12 +18,15 @@ pub use error::RunError;
 pub use experiment::{
     ExperimentOptions, ExperimentReport, Progress, Shard, Silent, episode_seed, run_experiment,
 };
+pub use fork::{Fork, ForkPoint, ForkSpec, Speak};
 pub use merge::merge_results;
-pub use record::{AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, RejectedMessage};
+pub use record::{
+    AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, ForkOrigin, RejectedMessage,
+};
 pub use registry::{Registry, ResolvedSpec};
 pub use spec::{ConditionSpec, ExperimentSpec, TargetSpec};
 /// The results format's types in the runner's signatures (`traparena-results`).
-pub use traparena_results::{ConditionInfo, EpisodeKey, ResultLine};
+pub use traparena_results::{ConditionInfo, EpisodeKey, ForkInfo, ForkKey, ResultLine};
 
 /// The harness version written into every record.
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");

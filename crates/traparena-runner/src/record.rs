@@ -80,6 +80,20 @@ pub struct EpisodeRecord {
     pub reference_locations: Vec<CodeLocation>,
     /// Prompt-template hashes of the agent and the attacker, when they use prompts.
     pub prompt_hashes: std::collections::BTreeMap<String, String>,
+    /// For a fork of a recorded episode: its parent and the step it branched off at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkOrigin>,
+}
+
+/// Where a forked episode came from ([`EpisodeRecord::fork`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkOrigin {
+    /// The parent episode, as the caller named it (in an experiment, its key).
+    pub parent: String,
+    /// The parent's steps replayed before the episode went on live.
+    pub step: u32,
+    /// Whether the attacker could speak: only at the fork step, or from it on.
+    pub speak: crate::fork::Speak,
 }
 
 /// The `traparena run --json` object.
@@ -142,6 +156,7 @@ impl EpisodeRecord {
             seed: self.seed,
             harness_version: Some(self.harness_version.clone()),
             patch: self.patch.clone(),
+            fork: None,
         }
     }
 

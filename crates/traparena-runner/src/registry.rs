@@ -97,10 +97,13 @@ impl Registry {
             other => spec_field(&path, at, other.to_string()),
         };
         let mut agents = Vec::new();
+        // Every target's baseline is forked when some condition forks.
+        let mut agent_cx = cx.clone();
+        agent_cx.forked = spec.conditions.iter().any(|c| c.fork.is_some());
         for (i, t) in spec.targets.iter().enumerate() {
             let s = self
                 .agents
-                .configure(&t.agent, cx)
+                .configure(&t.agent, &agent_cx)
                 .map_err(|e| field(format!("targets[{i}].agent"), e))?;
             agents.push(s);
         }

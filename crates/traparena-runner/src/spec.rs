@@ -10,6 +10,7 @@ use traparena_task::ComponentSpec;
 use traparena_results::ConditionInfo;
 
 use crate::error::RunError;
+use crate::fork::ForkSpec;
 
 /// A target: the agent under test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +38,11 @@ pub struct ConditionSpec {
     /// Give the target the defence instruction (verify collaborator claims).
     #[serde(default)]
     pub defence: bool,
+    /// Also fork the baseline episodes: replay each up to a fork point, then continue once
+    /// with this condition's attacker and once without (see [`ForkSpec`]). The condition's
+    /// independent rounds run as well, for the comparison of the two designs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkSpec>,
 }
 
 impl ConditionSpec {
@@ -164,6 +170,44 @@ impl ExperimentSpec {
                     &format!("conditions[{i}].name"),
                     &format!("{:?} is used twice", c.name),
                 );
+            }
+            if let Some(f) = &c.fork {
+                let field = |f: &str| format!("conditions[{i}].fork.{f}");
+                if f.from != traparena_results::BASELINE {
+                    return err(
+                        &field("from"),
+                        &format!("{:?}: only baseline episodes can be forked", f.from),
+                    );
+                }
+                if f.at.is_empty() {
+                    return err(&field("at"), "names no fork point");
+                }
+                if f.per_episode == Some(0) || f.samples == Some(0) {
+                    let which = if f.samples == Some(0) {
+                        "samples"
+                    } else {
+                        "per_episode"
+                    };
+                    return err(&field(which), "must be at least 1");
+                }
+                if self.baseline_samples == 0 {
+                    return err(
+                        &field("from"),
+                        "forks baseline episodes, but `baseline_samples` is 0",
+                    );
+                }
+                if c.defence {
+                    return err(
+                        &format!("conditions[{i}].defence"),
+                        "a forked condition cannot give the defence instruction (its prefix replays a baseline episode, whose agent had none)",
+                    );
+                }
+                if c.curator.is_some() {
+                    return err(
+                        &format!("conditions[{i}].curator"),
+                        "a forked condition takes no curator (forks replay baseline episodes, which saw no notes)",
+                    );
+                }
             }
         }
         if self.baseline_samples == 0 && self.conditions.is_empty() {

@@ -199,7 +199,19 @@ impl ResultsDir {
         }
     }
 
-    /// The trajectories of the given episodes (for the curator), read back from disk.
+    /// Of `keys`, those whose episode finished without an infrastructure error.
+    pub fn usable(&self, keys: &BTreeSet<EpisodeKey>) -> Result<BTreeSet<EpisodeKey>, RunError> {
+        let all = read_lines::<ResultLine>(&self.dir.join(EPISODES_FILE))?.lines;
+        Ok(all
+            .into_iter()
+            .filter(|l| l.infra_error.is_none())
+            .map(|l| l.key())
+            .filter(|k| keys.contains(k))
+            .collect())
+    }
+
+    /// The trajectories of the given episodes (for the curator and for forks), read back
+    /// from disk, in key order.
     pub fn trajectories(
         &self,
         keys: &BTreeSet<EpisodeKey>,

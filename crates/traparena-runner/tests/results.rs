@@ -179,6 +179,7 @@ fn line(task: &str) -> (ResultLine, TrajectoryLine) {
         task: task.into(),
         round: 0,
         sample: 0,
+        fork: None,
     };
     let mut l = ResultLine::infra_failure(&key, &ConditionInfo::baseline(), 1, String::new());
     l.infra_error = None;

@@ -220,6 +220,11 @@ pub struct ConfigContext {
     /// `$TRAPARENA_AGENTS_DIR`, else `/opt/traparena/agents`); `None`: an external agent
     /// must name its installation itself.
     pub agents_dir: Option<PathBuf>,
+    /// True when some of the component's episodes will be forks of recorded ones
+    /// ([`EpisodeContext::fork`]): a kind that cannot replay a prefix without a recording
+    /// (the `llm` agent without a cassette) refuses its arguments here rather than in every
+    /// fork. Set by the runner when it resolves a spec with forked conditions.
+    pub forked: bool,
 }
 
 impl ConfigContext {
@@ -229,6 +234,7 @@ impl ConfigContext {
             base_dir: base_dir.into(),
             secrets: Arc::new(|_| None),
             agents_dir: None,
+            forked: false,
         }
     }
 
@@ -263,6 +269,7 @@ impl fmt::Debug for ConfigContext {
         f.debug_struct("ConfigContext")
             .field("base_dir", &self.base_dir)
             .field("agents_dir", &self.agents_dir)
+            .field("forked", &self.forked)
             .finish_non_exhaustive()
     }
 }
@@ -284,6 +291,37 @@ pub struct EpisodeContext<'a> {
     pub scope: &'a str,
     /// Whether the target gets the defence instruction (verify collaborator claims).
     pub defence: bool,
+    /// Set when the episode is a fork of a recorded one: its first turns are its parent's.
+    /// An agent that samples replays them (the `llm` agent: from the parent's recorded model
+    /// responses) and continues with [`seed`](Self::seed); an agent that ignores it is built
+    /// for a fork with its parent's seed, so a deterministic agent replays its prefix as is.
+    pub fork: Option<ForkContext<'a>>,
+}
+
+/// What a forked episode's components know of its parent (see [`EpisodeContext::fork`]).
+///
+/// A fork at step `k` replays its parent's first `k` steps — the same turns, the same tool
+/// output, checked — then the collaborator may speak after step `k`, and the episode goes on
+/// live. Both branches of a fork point (with the message and without) are built from the
+/// same context, so they differ only in the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForkContext<'a> {
+    /// The parent episode's scope (its [`EpisodeContext::scope`]): where its recorded model
+    /// calls are found.
+    pub parent_scope: &'a str,
+    /// The parent episode's seed: the prefix's requests carry it.
+    pub parent_seed: u64,
+    /// How many of the parent's steps are replayed (`k`).
+    pub step: u32,
+    /// The seed of the live continuation, shared by both branches of the fork point.
+    pub seed: u64,
+}
+
+impl EpisodeContext<'_> {
+    /// True while a fork's turn `steps_taken + 1` is still one of its parent's (the prefix).
+    pub fn replays(&self, steps_taken: u32) -> bool {
+        self.fork.is_some_and(|f| steps_taken < f.step)
+    }
 }
 
 /// How a registered kind turns a spec entry into its configured setup `S`.

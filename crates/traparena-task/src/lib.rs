@@ -32,7 +32,7 @@ mod verdict;
 
 pub use action::{Action, AttackMessage, Claims};
 pub use component::{
-    ArgsError, ComponentSpec, ConfigContext, Configure, EpisodeContext, Kinds, NoArgs,
+    ArgsError, ComponentSpec, ConfigContext, Configure, EpisodeContext, ForkContext, Kinds, NoArgs,
 };
 pub use error::TaskError;
 pub use observation::{Observation, TestCounts, Usage};

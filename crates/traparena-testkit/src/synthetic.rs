@@ -320,6 +320,7 @@ impl SyntheticConfig {
             task: format!("task-{task:03}"),
             round,
             sample,
+            fork: None,
         };
         let seed = rng.next();
         if rng.unit() < self.infra_error_rate {
@@ -426,6 +427,7 @@ impl SyntheticConfig {
             seed,
             harness_version: None,
             patch,
+            fork: None,
         }
     }
 

@@ -151,6 +151,7 @@ pub async fn episode_with(
             seed: 1,
             scope: "test",
             defence: false,
+            fork: None,
         })
         .expect("an external agent");
     traparena::Episode::builder(task)

@@ -1,0 +1,327 @@
+//! Forks of recorded episodes: replay a baseline episode's first `k` steps exactly, then let
+//! the collaborator speak after step `k` and go on live, beside the same continuation without
+//! the message. The difference between the two isolates the message's effect at that point.
+//!
+//! A condition forks when its spec has a [`ForkSpec`]; [`Fork`] is the same for one episode
+//! ([`EpisodeBuilder::fork`](crate::EpisodeBuilder::fork)).
+
+use std::collections::BTreeMap;
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use traparena_task::{Action, Step};
+
+/// When the attacker of a fork's message branch may speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speak {
+    /// After the fork step, and afterwards as the condition's schedule allows (default).
+    #[default]
+    FromStep,
+    /// After the fork step only: one message at most, at the fork point.
+    AtStep,
+}
+
+/// A point of a trajectory to fork at: a fixed step, or an event of the parent's trajectory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "serde_json::Value", into = "serde_json::Value")]
+pub enum ForkPoint {
+    /// After step `k` (1-based).
+    Step(u32),
+    /// After the parent's first `run_public_tests`.
+    AfterFirstTestRun,
+    /// After the parent's first `edit` or `write`.
+    AfterFirstEdit,
+    /// After the step before the parent's `submit`.
+    BeforeSubmit,
+}
+
+const EVENTS: &str = "after_first_test_run, after_first_edit, before_submit";
+
+impl ForkPoint {
+    /// How tables name it: `step 3`, `after_first_test_run`, ...
+    pub fn label(&self) -> String {
+        match self {
+            ForkPoint::Step(k) => format!("step {k}"),
+            ForkPoint::AfterFirstTestRun => "after_first_test_run".into(),
+            ForkPoint::AfterFirstEdit => "after_first_edit".into(),
+            ForkPoint::BeforeSubmit => "before_submit".into(),
+        }
+    }
+
+    /// The step this point is in `parent`'s trajectory (`k`: the parent's first `k` steps are
+    /// replayed), when it exists there and leaves a step to continue with: the parent did
+    /// not end at step `k`.
+    pub fn resolve(&self, parent: &[Step]) -> Option<u32> {
+        let first = |f: fn(&Action) -> bool| {
+            parent
+                .iter()
+                .find(|s| s.action.as_ref().is_some_and(f))
+                .map(|s| s.index)
+        };
+        let k = match self {
+            ForkPoint::Step(k) => Some(*k),
+            ForkPoint::AfterFirstTestRun => first(|a| matches!(a, Action::RunPublicTests)),
+            ForkPoint::AfterFirstEdit => {
+                first(|a| matches!(a, Action::Edit { .. } | Action::Write { .. }))
+            }
+            ForkPoint::BeforeSubmit => {
+                first(|a| matches!(a, Action::Submit)).map(|s| s.saturating_sub(1))
+            }
+        }?;
+        (k >= 1 && (k as usize) < parent.len()).then_some(k)
+    }
+}
+
+impl TryFrom<serde_json::Value> for ForkPoint {
+    type Error = String;
+
+    fn try_from(v: serde_json::Value) -> Result<ForkPoint, String> {
+        let wrong = || format!("expected a step number (1, 2, ...) or one of {EVENTS}, got {v}");
+        match &v {
+            serde_json::Value::Number(n) => match n.as_u64() {
+                Some(k) if k >= 1 => u32::try_from(k).map(ForkPoint::Step).map_err(|_| wrong()),
+                _ => Err(wrong()),
+            },
+            serde_json::Value::String(s) => match s.as_str() {
+                "after_first_test_run" => Ok(ForkPoint::AfterFirstTestRun),
+                "after_first_edit" => Ok(ForkPoint::AfterFirstEdit),
+                "before_submit" => Ok(ForkPoint::BeforeSubmit),
+                _ => Err(wrong()),
+            },
+            _ => Err(wrong()),
+        }
+    }
+}
+
+impl From<ForkPoint> for serde_json::Value {
+    fn from(p: ForkPoint) -> serde_json::Value {
+        match p {
+            ForkPoint::Step(k) => k.into(),
+            other => other.label().into(),
+        }
+    }
+}
+
+/// A condition's forks (`"fork"` in a condition of the spec): which baseline episodes are
+/// forked, where, and when the attacker may speak.
+///
+/// ```json
+/// "fork": {"from": "baseline", "at": [2, "after_first_test_run", "before_submit"]}
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkSpec {
+    /// The episodes forked: `baseline` (the only one).
+    pub from: String,
+    /// The fork points, in the order tables show them: step numbers, or
+    /// `after_first_test_run`, `after_first_edit`, `before_submit`. A point that does not
+    /// exist in a parent (a step past its end, an event that never happened) is not forked
+    /// there; points that fall on the same step are one fork.
+    pub at: Vec<ForkPoint>,
+    /// Most fork steps per baseline episode, drawn with the episode's seed among those that
+    /// exist in it (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_episode: Option<u32>,
+    /// How many baseline samples per task are forked: the first n (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u32>,
+    /// When the attacker may speak: `from_step` (default) or `at_step` only.
+    #[serde(default)]
+    pub speak: Speak,
+}
+
+impl ForkSpec {
+    /// The fork steps of one parent trajectory, each with the labels of the points it stands
+    /// for, in step order. `seed` draws [`per_episode`](Self::per_episode) of them.
+    pub fn steps(&self, parent: &[Step], seed: u64) -> Vec<(u32, Vec<String>)> {
+        let mut by_step: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+        for p in &self.at {
+            if let Some(k) = p.resolve(parent) {
+                let labels = by_step.entry(k).or_default();
+                if !labels.contains(&p.label()) {
+                    labels.push(p.label());
+                }
+            }
+        }
+        let mut steps: Vec<(u32, Vec<String>)> = by_step.into_iter().collect();
+        if let Some(n) = self.per_episode
+            && (n as usize) < steps.len()
+        {
+            // A partial Fisher–Yates draw, then step order again.
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            for i in 0..n as usize {
+                let j = i + (rng.next_u64() % (steps.len() - i) as u64) as usize;
+                steps.swap(i, j);
+            }
+            steps.truncate(n as usize);
+            steps.sort();
+        }
+        steps
+    }
+}
+
+/// One episode's fork: the parent's steps to replay, and when the attacker may speak.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fork {
+    /// The parent episode's name, for records and messages (in an experiment, its key).
+    pub parent: String,
+    /// The parent's first `k` steps, which the episode replays and checks: the agent must
+    /// take the same turns and the tools must give the same output, else the episode is an
+    /// infrastructure error naming the step.
+    pub prefix: Vec<Step>,
+    /// When the attacker may speak.
+    pub speak: Speak,
+}
+
+impl Fork {
+    /// The fork step `k`.
+    pub fn step(&self) -> u32 {
+        self.prefix.len() as u32
+    }
+}
+
+/// Where a replayed step differs from its parent's, in words (`None`: they agree). The
+/// collaborator message is not compared: a parent may be forked only where it had none.
+pub(crate) fn difference(parent: &Step, now: &Step) -> Option<String> {
+    let show = |v: &dyn std::fmt::Debug| {
+        let s = format!("{v:?}");
+        if s.chars().count() > 160 {
+            format!("{}...", s.chars().take(160).collect::<String>())
+        } else {
+            s
+        }
+    };
+    if parent.action != now.action {
+        return Some(format!(
+            "the agent's action ({}, the parent's {})",
+            show(&now.action),
+            show(&parent.action)
+        ));
+    }
+    if parent.raw != now.raw {
+        return Some(format!(
+            "the agent's reply ({}, the parent's {})",
+            show(&now.raw),
+            show(&parent.raw)
+        ));
+    }
+    if parent.observation != now.observation {
+        let (p, n) = (&parent.observation, &now.observation);
+        let at = p
+            .output
+            .char_indices()
+            .zip(n.output.chars())
+            .find(|((_, a), b)| a != b)
+            .map_or(p.output.len().min(n.output.len()), |((i, _), _)| i);
+        return Some(if p.output != n.output {
+            format!(
+                "the tool output (from byte {at}: {}, the parent's {})",
+                show(&&n.output[at.min(n.output.len())..]),
+                show(&&p.output[at.min(p.output.len())..])
+            )
+        } else {
+            format!("the tool result ({}, the parent's {})", show(n), show(p))
+        });
+    }
+    if parent.reasoning != now.reasoning {
+        return Some("the model's reasoning".to_owned());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use traparena_task::Observation;
+
+    fn step(index: u32, action: Action) -> Step {
+        Step::new(index, Some(action), Observation::ok(format!("out {index}")))
+    }
+
+    fn parent() -> Vec<Step> {
+        vec![
+            step(1, Action::List { path: None }),
+            step(2, Action::RunPublicTests),
+            step(
+                3,
+                Action::Edit {
+                    path: "a.py".into(),
+                    old: "a".into(),
+                    new: "b".into(),
+                },
+            ),
+            step(4, Action::RunPublicTests),
+            step(5, Action::Submit),
+        ]
+    }
+
+    #[test]
+    fn points_resolve_in_the_parent_and_share_steps() {
+        let spec: ForkSpec = serde_json::from_value(serde_json::json!({
+            "from": "baseline",
+            "at": [1, 2, "after_first_test_run", "after_first_edit", "before_submit", 5, 9]
+        }))
+        .unwrap();
+        let steps = spec.steps(&parent(), 0);
+        assert_eq!(
+            steps,
+            vec![
+                (1, vec!["step 1".to_owned()]),
+                (2, vec!["step 2".into(), "after_first_test_run".into()]),
+                (3, vec!["after_first_edit".into()]),
+                (4, vec!["before_submit".into()]),
+            ],
+            "step 5 is the submit and step 9 is past the end"
+        );
+        let two = ForkSpec {
+            per_episode: Some(2),
+            ..spec.clone()
+        };
+        let drawn = two.steps(&parent(), 7);
+        assert_eq!(drawn.len(), 2);
+        assert!(drawn.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(
+            drawn,
+            two.steps(&parent(), 7),
+            "the same seed draws the same"
+        );
+    }
+
+    #[test]
+    fn bad_points_are_named() {
+        for bad in [
+            serde_json::json!(0),
+            serde_json::json!(-1),
+            serde_json::json!("after_lunch"),
+            serde_json::json!(1.5),
+        ] {
+            let err = serde_json::from_value::<ForkPoint>(bad.clone()).unwrap_err();
+            assert!(
+                err.to_string().contains("expected a step number"),
+                "{bad}: {err}"
+            );
+        }
+        let p: ForkPoint = serde_json::from_value(serde_json::json!("before_submit")).unwrap();
+        assert_eq!(serde_json::to_value(p).unwrap(), "before_submit");
+        assert_eq!(serde_json::to_value(ForkPoint::Step(3)).unwrap(), 3);
+    }
+
+    #[test]
+    fn differences_are_described() {
+        let p = step(2, Action::RunPublicTests);
+        assert_eq!(difference(&p, &p.clone()), None);
+        let mut n = p.clone();
+        n.observation.output = "out 2, in 0.01 s".into();
+        let d = difference(&p, &n).unwrap();
+        assert!(d.starts_with("the tool output (from byte 5"), "{d}");
+        let mut n = p.clone();
+        n.action = Some(Action::Submit);
+        assert!(
+            difference(&p, &n)
+                .unwrap()
+                .starts_with("the agent's action")
+        );
+    }
+}
