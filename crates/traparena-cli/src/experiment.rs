@@ -91,6 +91,20 @@ impl Progress for Reporter {
         }
     }
 
+    fn forks_planned(&self, added: u64, done: u64) {
+        let total = self.total.fetch_add(added, Ordering::Relaxed) + added;
+        let now = self.done.fetch_add(done, Ordering::Relaxed) + done;
+        match &self.bar {
+            Some(b) => {
+                b.set_length(total);
+                b.set_position(now);
+            }
+            None => eprintln!(
+                "traparena: {added} fork episodes planned from the baseline, {done} already done"
+            ),
+        }
+    }
+
     fn finished(&self, line: &ResultLine) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         let accepted = self
@@ -225,8 +239,13 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
         }
         Some(Ok(r)) => {
             eprintln!(
-                "traparena: {} episodes planned, {} were already done, {} run now ({} infrastructure errors), {} curator steps; results in {}",
+                "traparena: {} episodes planned{}, {} were already done, {} run now ({} infrastructure errors), {} curator steps; results in {}",
                 r.planned,
+                if r.forks > 0 {
+                    format!(" ({} of them forks)", r.forks)
+                } else {
+                    String::new()
+                },
                 r.already_done,
                 r.ran,
                 r.infra_errors,

@@ -45,6 +45,8 @@ pub struct ExternalAgent {
     delivered: BTreeMap<u32, String>,
     /// The response of the step in progress, until its observation arrives.
     unanswered: Option<Unanswered>,
+    /// For a fork: the parent's recorded responses, and how many steps they answer.
+    replay: Option<(Arc<dyn ChatModel>, u32)>,
 }
 
 impl std::fmt::Debug for ExternalAgent {
@@ -92,7 +94,17 @@ impl ExternalAgent {
             responses: Vec::new(),
             delivered: BTreeMap::new(),
             unanswered: None,
+            replay: None,
         }
+    }
+
+    /// The same agent as a fork of a recorded episode: its first `steps` exchanges are
+    /// answered by `model` (the parent's recorded responses, replayed), later ones by the
+    /// agent's own model. The agent's program must send the parent's requests again for
+    /// that: a request that is not recorded is an infrastructure error naming the step.
+    pub fn with_prefix(mut self, model: Arc<dyn ChatModel>, steps: u32) -> ExternalAgent {
+        self.replay = Some((model, steps));
+        self
     }
 
     async fn next_exchange(&mut self) -> Result<Exchange, AgentError> {
@@ -306,8 +318,24 @@ impl Agent for ExternalAgent {
         };
         let Exchange { mut request, reply } = exchange;
         let notes = self.inject(&mut request.messages);
-        let response = match self.model.chat(&request).await {
+        let replayed = self
+            .replay
+            .as_ref()
+            .filter(|(_, k)| view.steps_taken < *k)
+            .map(|(m, _)| m.clone());
+        let answer = match &replayed {
+            Some(m) => m.chat(&request).await,
+            None => self.model.chat(&request).await,
+        };
+        let response = match answer {
             Ok(r) => r,
+            Err(e) if replayed.is_some() => {
+                let _ = reply.send(Reply::Error(502, format!("the fork's prefix failed: {e}")));
+                return Err(AgentError::Infrastructure(format!(
+                    "step {} of the fork's prefix was not replayed from its parent's recording: {e}",
+                    view.steps_taken + 1
+                )));
+            }
             Err(e) => {
                 let _ = reply.send(Reply::Error(502, format!("the target model failed: {e}")));
                 return Err(AgentError::Model(Box::new(e)));

@@ -67,12 +67,26 @@ impl AgentFactory for ExternalKind {
             .model(&args.model.model, format!("{}/target", ep.scope))
             .map_err(AgentError::Unsupported)?;
         let prefix = args.prefix.clone().unwrap_or_default();
-        Ok(Box::new(ExternalAgent::new(
+        let agent = ExternalAgent::new(
             model,
             profile,
             prefix,
             args.timeout_s.map(|s| Duration::from_secs(s.max(1))),
-        )))
+        );
+        // A fork's first steps are answered from the parent's recording.
+        Ok(Box::new(match ep.fork {
+            Some(f) => agent.with_prefix(
+                args.wire
+                    .replayed(&args.model.model, format!("{}/target", f.parent_scope))
+                    .map_err(|e| {
+                        AgentError::Unsupported(format!(
+                            "a fork replays its parent's model responses: {e}"
+                        ))
+                    })?,
+                f.step,
+            ),
+            None => agent,
+        }))
     }
 
     fn configure(
@@ -98,6 +112,12 @@ impl AgentFactory for ExternalKind {
         profile
             .check_installed(&prefix)
             .map_err(|m| ArgsError::new("prefix", m))?;
+        if cx.forked && args.cassette.is_none() {
+            return Err(ArgsError::new(
+                "cassette",
+                "is needed: the spec forks this target's baseline episodes, and a fork replays its parent's model responses from the cassette they were recorded in (give one, mode auto or record)",
+            ));
+        }
         if args.timeout_s == Some(0) {
             return Err(ArgsError::new("timeout_s", "must be at least 1"));
         }

@@ -24,11 +24,13 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
-/// A spec over three bundled tasks: two scripted targets, a scripted, an offline and (when
-/// `curated`) a curated offline condition, two rounds.
+/// A spec over three bundled tasks: two scripted targets, a scripted condition that also forks
+/// the baseline at three points, an urging one and (when `curated`) a curated offline
+/// condition, two rounds.
 fn spec(curated: bool) -> ExperimentSpec {
     let mut conditions = vec![
-        serde_json::json!({"name": "scripted", "attacker": "scripted"}),
+        serde_json::json!({"name": "scripted", "attacker": "scripted",
+            "fork": {"from": "baseline", "at": [1, "after_first_test_run", "before_submit"]}}),
         serde_json::json!({"name": "urge", "attacker": {"kind": "scripted", "args": {"persona": "urge_submit"}}}),
     ];
     if curated {
@@ -93,10 +95,14 @@ async fn a_run_dropped_midway_then_resumed_equals_an_uninterrupted_run() {
     let resolved = resolve(&Registry::builtin(), &spec(true));
     let whole = tmp.path().join("whole");
     let r = run(&resolved, &options(&whole)).await.unwrap();
+    assert!(
+        r.forks >= 2 * 3 * 2 * 2,
+        "forks of every baseline episode: {r:?}"
+    );
     assert_eq!(
         r.planned,
-        2 * 3 * 2 + 2 * 3 * 3 * 2,
-        "baseline + 3 conditions x 2 rounds"
+        2 * 3 * 2 + 2 * 3 * 3 * 2 + r.forks,
+        "baseline + 3 conditions x 2 rounds + the forks"
     );
     assert_eq!((r.ran, r.infra_errors), (r.planned, 0));
     assert!(r.curated > 0, "the curator ran between rounds");

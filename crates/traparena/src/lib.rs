@@ -297,16 +297,16 @@ pub use traparena_report::ReportError;
 pub use traparena_results::ResultsError;
 #[doc(inline)]
 pub use traparena_runner::{
-    Episode, EpisodeBuilder, EpisodeConfig, EpisodeRecord, Registry, ResolvedSpec, RunError,
-    TestSlots,
+    Episode, EpisodeBuilder, EpisodeConfig, EpisodeRecord, Fork, ForkPoint, ForkSpec, Registry,
+    ResolvedSpec, RunError, Speak, TestSlots,
 };
 #[doc(inline)]
 pub use traparena_stats::StatsError;
 #[doc(inline)]
 pub use traparena_task::{
     Action, ArgsError, Claims, CollaboratorMessage, ComponentSpec, ConfigContext, EpisodeContext,
-    FailureMode, Location, NoArgs, Observation, RelPath, Step, Task, TaskError, TestCounts, Usage,
-    Verdict,
+    FailureMode, ForkContext, Location, NoArgs, Observation, RelPath, Step, Task, TaskError,
+    TestCounts, Usage, Verdict,
 };
 
 /// Every built-in kind: the agents `gold`, `credulous`, `hardcoder`, `replay`, `llm` and
