@@ -1,4 +1,4 @@
-//! The results format at its boundary, with real files: lines round-trip with `"format": 2`,
+//! The results format at its boundary, with real files: lines round-trip with `"format": 3`,
 //! format-1 lines (copied from results folders written before format 2) are migrated, a newer
 //! format is a clear error, a torn last line is left out by readers and cut off by the appender,
 //! and atomic writes leave nothing half-written behind.
@@ -80,7 +80,7 @@ fn a_line_round_trips_with_its_format_first() {
     let line = full_line("t1", 3);
     let text = line_text(&line);
     assert!(
-        text.starts_with("{\"format\":2,\"target\":\"model-a\""),
+        text.starts_with("{\"format\":3,\"target\":\"model-a\""),
         "{text}"
     );
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -184,7 +184,7 @@ fn format_1_lines_are_migrated_when_read() {
     assert_eq!(first.harness_version, None);
     for l in &file.lines {
         let text = line_text(l);
-        assert!(text.starts_with("{\"format\":2,"), "{text}");
+        assert!(text.starts_with("{\"format\":3,"), "{text}");
         assert_eq!(serde_json::from_str::<ResultLine>(&text).unwrap(), *l);
     }
 }
@@ -272,9 +272,14 @@ fn format_1_spellings_and_contradictions() {
 fn a_newer_format_is_an_error_naming_the_file_and_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let ok = line_text(&full_line("t", 0));
-    // Format 3 with a shape this build cannot read at all, and with today's shape.
-    let reshaped = json!({"format": 3, "episode": {"target": "model-a"}}).to_string();
-    let same_shape = ok.replace("\"format\":2", "\"format\":3");
+    // The next format with a shape this build cannot read at all, and with today's shape.
+    let next = FORMAT_VERSION + 1;
+    let reshaped = json!({"format": next, "episode": {"target": "model-a"}}).to_string();
+    let same_shape = ok.replace(
+        &format!("\"format\":{FORMAT_VERSION}"),
+        &format!("\"format\":{next}"),
+    );
+    assert_ne!(same_shape, ok);
     for (i, newer) in [reshaped, same_shape].into_iter().enumerate() {
         let path = write(
             dir.path(),
@@ -286,16 +291,19 @@ fn a_newer_format_is_an_error_naming_the_file_and_the_line() {
             matches!(
                 e,
                 ResultsError::NewerFormat {
-                    found: 3,
+                    found,
                     line: Some(2),
                     ..
-                }
+                } if found == u64::from(next)
             ),
             "{e:?}"
         );
         let msg = e.to_string();
         assert!(msg.contains(&path.display().to_string()), "{msg}");
-        assert!(msg.contains("line 2: format 3 is newer"), "{msg}");
+        assert!(
+            msg.contains(&format!("line 2: format {next} is newer")),
+            "{msg}"
+        );
         assert!(msg.contains(&format!("(up to {FORMAT_VERSION})")), "{msg}");
         assert_eq!(e.line(), Some(2));
         assert!(e.is_bad_input());
@@ -304,7 +312,7 @@ fn a_newer_format_is_an_error_naming_the_file_and_the_line() {
     let path = write(
         dir.path(),
         "zero.jsonl",
-        &format!("{}\n", ok.replace("\"format\":2", "\"format\":0")),
+        &format!("{}\n", ok.replace("\"format\":3", "\"format\":0")),
     );
     let e = read_lines::<ResultLine>(&path).unwrap_err().to_string();
     assert!(
@@ -453,12 +461,12 @@ fn trajectory_lines_carry_the_key_at_the_top_level() {
     t.prompt_hashes.insert("agent".into(), "abc".into());
     let text = serde_json::to_string(&t).unwrap();
     assert!(
-        text.starts_with(r#"{"format":2,"target":"model-a","condition":"urge","task":"a","round":2,"sample":0,"accepted":true"#),
+        text.starts_with(r#"{"format":3,"target":"model-a","condition":"urge","task":"a","round":2,"sample":0,"accepted":true"#),
         "{text}"
     );
     assert_eq!(serde_json::from_str::<TrajectoryLine>(&text).unwrap(), t);
     // Format 1 had no `format` field.
-    let v1 = text.replace("\"format\":2,", "");
+    let v1 = text.replace("\"format\":3,", "");
     assert_eq!(serde_json::from_str::<TrajectoryLine>(&v1).unwrap(), t);
 }
 
@@ -474,7 +482,7 @@ fn format_1_trajectories_and_manifests_are_read() {
     assert!(!t.trajectory.is_empty());
     let text = serde_json::to_string(t).unwrap();
     assert!(
-        text.starts_with("{\"format\":2,\"target\":\"credulous\""),
+        text.starts_with("{\"format\":3,\"target\":\"credulous\""),
         "{text}"
     );
     assert_eq!(serde_json::from_str::<TrajectoryLine>(&text).unwrap(), *t);
@@ -482,7 +490,7 @@ fn format_1_trajectories_and_manifests_are_read() {
     assert_eq!(m.harness_version, "0.1.0");
     assert_eq!(m.tasks.len(), 1);
     let again = serde_json::to_string(&m).unwrap();
-    assert!(again.starts_with("{\"format\":2,"), "{again}");
+    assert!(again.starts_with("{\"format\":3,"), "{again}");
 }
 
 #[test]
@@ -499,7 +507,7 @@ fn whole_files_are_written_atomically() {
     m.write(&path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
-        text.starts_with("{\n  \"format\": 2,\n  \"harness_version\""),
+        text.starts_with("{\n  \"format\": 3,\n  \"harness_version\""),
         "{text}"
     );
     assert!(!text.contains("created"), "{text}");
@@ -591,4 +599,56 @@ fn the_files_are_where_the_format_says() {
         curator_usage_path(d, "model-a", "urge"),
         Path::new("/r/notes/model-a/urge/curator-usage.json")
     );
+}
+
+#[test]
+fn a_fork_line_keeps_its_parent_step_and_branch_and_its_key_is_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    for message in [true, false] {
+        let mut l = full_line("t", 0);
+        l.fork = Some(traparena_results::ForkInfo {
+            parent: "model-a/baseline/t/r0/s0".into(),
+            step: 2,
+            message,
+            points: vec!["step 2".into(), "after_first_test_run".into()],
+        });
+        lines.push(l);
+    }
+    let text: String = lines.iter().map(|l| line_text(l) + "\n").collect();
+    assert!(text.contains(r#""fork":{"parent":"model-a/baseline/t/r0/s0","step":2,"message":true,"points":["step 2","after_first_test_run"]}"#), "{text}");
+    let path = write(dir.path(), "forks.jsonl", &text);
+    let back = read_lines::<ResultLine>(&path).unwrap().lines;
+    assert_eq!(back, lines);
+    let keys: Vec<EpisodeKey> = back.iter().map(ResultLine::key).collect();
+    assert_ne!(keys[0], keys[1]);
+    assert_eq!(keys[0].to_string(), "model-a/urge/t/r0/s0/fork@2/message");
+    assert_eq!(keys[1].to_string(), "model-a/urge/t/r0/s0/fork@2/silent");
+    assert_eq!(keys[0].fork_point(), keys[1].fork_point());
+    assert_eq!(
+        keys[0].parent().unwrap().to_string(),
+        "model-a/baseline/t/r0/s0"
+    );
+
+    // A fork in a line of format 2 (which had none), and a fork that replays nothing.
+    for (bad, words) in [
+        (
+            text.lines()
+                .next()
+                .unwrap()
+                .replace("\"format\":3", "\"format\":2"),
+            "`fork` is a field of format 3",
+        ),
+        (
+            text.lines()
+                .next()
+                .unwrap()
+                .replace("\"step\":2", "\"step\":0"),
+            "`fork.step` is 0",
+        ),
+    ] {
+        let path = write(dir.path(), "bad.jsonl", &format!("{bad}\n"));
+        let e = read_lines::<ResultLine>(&path).unwrap_err().to_string();
+        assert!(e.contains(words), "{e}");
+    }
 }

@@ -15,7 +15,7 @@ use traparena_eval::analysis::repo_symbols;
 use traparena_task::{AgentExit, Location, Observation, Step, Task};
 
 use crate::error::RunError;
-use crate::fork::{Fork, Speak, difference};
+use crate::fork::{Fork, Replayed, Speak, compare};
 use crate::record::{AttackerFailure, EpisodeRecord, EpisodeUsage, ForkOrigin, RejectedMessage};
 
 /// Settings of one episode.
@@ -441,14 +441,22 @@ async fn run_episode(
         });
         if let Some(f) = &ep.fork
             && let Some(parent) = f.prefix.get(index as usize - 1)
-            && let Some(what) = difference(parent, steps.last().expect("a step was just taken"))
         {
-            infra_error = Some(format!(
-                "the fork of {} at step {} does not replay its parent: at step {index}, {what} differs",
-                f.parent,
-                f.step()
-            ));
-            break;
+            let now = steps.last_mut().expect("a step was just taken");
+            match compare(parent, now) {
+                Replayed::Same => {}
+                // Only how long the tests took: the prefix stays the parent's, byte for byte,
+                // and the agent goes on from what its parent saw.
+                Replayed::SameButDurations => now.observation = parent.observation.clone(),
+                Replayed::Differs(what) => {
+                    infra_error = Some(format!(
+                        "the fork of {} at step {} does not replay its parent: at step {index}, {what} differs",
+                        f.parent,
+                        f.step()
+                    ));
+                    break;
+                }
+            }
         }
         if ended && !submitted {
             // The last observation is the agent's own account of its end.

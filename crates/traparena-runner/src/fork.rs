@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use traparena_task::{Action, Step};
+use traparena_task::{Action, Observation, Step};
 
 /// When the attacker of a fork's message branch may speak.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -182,9 +182,21 @@ impl Fork {
     }
 }
 
-/// Where a replayed step differs from its parent's, in words (`None`: they agree). The
-/// collaborator message is not compared: a parent may be forked only where it had none.
-pub(crate) fn difference(parent: &Step, now: &Step) -> Option<String> {
+/// How a replayed step compares with its parent's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Replayed {
+    /// The same step.
+    Same,
+    /// The same step but for durations in the tool output (`Ran 6 tests in 0.004s`): the
+    /// fork keeps the parent's observation, so its prefix is the parent's byte for byte.
+    SameButDurations,
+    /// A different step, in words.
+    Differs(String),
+}
+
+/// How `now` compares with the parent's step. The collaborator message is not compared: a
+/// parent is forked only where it had none.
+pub(crate) fn compare(parent: &Step, now: &Step) -> Replayed {
     let show = |v: &dyn std::fmt::Debug| {
         let s = format!("{v:?}");
         if s.chars().count() > 160 {
@@ -194,41 +206,115 @@ pub(crate) fn difference(parent: &Step, now: &Step) -> Option<String> {
         }
     };
     if parent.action != now.action {
-        return Some(format!(
+        return Replayed::Differs(format!(
             "the agent's action ({}, the parent's {})",
             show(&now.action),
             show(&parent.action)
         ));
     }
     if parent.raw != now.raw {
-        return Some(format!(
+        return Replayed::Differs(format!(
             "the agent's reply ({}, the parent's {})",
             show(&now.raw),
             show(&parent.raw)
         ));
     }
-    if parent.observation != now.observation {
-        let (p, n) = (&parent.observation, &now.observation);
-        let at = p
-            .output
-            .char_indices()
-            .zip(n.output.chars())
-            .find(|((_, a), b)| a != b)
-            .map_or(p.output.len().min(n.output.len()), |((i, _), _)| i);
-        return Some(if p.output != n.output {
-            format!(
-                "the tool output (from byte {at}: {}, the parent's {})",
-                show(&&n.output[at.min(n.output.len())..]),
-                show(&&p.output[at.min(p.output.len())..])
-            )
-        } else {
-            format!("the tool result ({}, the parent's {})", show(n), show(p))
-        });
-    }
     if parent.reasoning != now.reasoning {
-        return Some("the model's reasoning".to_owned());
+        return Replayed::Differs("the model's reasoning".to_owned());
     }
-    None
+    if parent.observation == now.observation {
+        return Replayed::Same;
+    }
+    let (p, n) = (&parent.observation, &now.observation);
+    let same_but_output = Observation {
+        output: n.output.clone(),
+        ..p.clone()
+    } == *n;
+    if same_but_output && durations_masked(&p.output) == durations_masked(&n.output) {
+        return Replayed::SameButDurations;
+    }
+    if p.output == n.output {
+        return Replayed::Differs(format!(
+            "the tool result ({}, the parent's {})",
+            show(n),
+            show(p)
+        ));
+    }
+    let at = p
+        .output
+        .char_indices()
+        .zip(n.output.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(p.output.len().min(n.output.len()), |((i, _), _)| i);
+    Replayed::Differs(format!(
+        "the tool output (from byte {at}: {}, the parent's {})",
+        show(&&n.output[at.min(n.output.len())..]),
+        show(&&p.output[at.min(p.output.len())..])
+    ))
+}
+
+/// `text` with every duration written as a number and a unit of time (`0.004s`, `12 ms`,
+/// `1.5 seconds`) or as a clock (`0:01:02`) replaced by `#`: test runners print how long they
+/// took, and that is the only part of a re-run's output that may differ from the record.
+pub fn durations_masked(text: &str) -> String {
+    const UNITS: [&str; 8] = ["seconds", "second", "secs", "sec", "ms", "µs", "us", "s"];
+    let is_number = |t: &str| {
+        !t.is_empty()
+            && t.starts_with(|c: char| c.is_ascii_digit())
+            && t.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && t.matches('.').count() <= 1
+            && !t.ends_with('.')
+    };
+    let is_clock = |t: &str| t.contains(':') && t.split(':').all(is_number);
+    let token_char = |c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == ':';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if !token_char(c) {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        let end = rest.find(|c: char| !token_char(c)).unwrap_or(rest.len());
+        // A token ends with a sentence's full stop or colon, not with part of a number.
+        let token = rest[..end].trim_end_matches(['.', ':']);
+        let unit_glued = UNITS
+            .iter()
+            .any(|u| token.strip_suffix(u).is_some_and(|n| is_number(n)));
+        let spaced = is_number(token)
+            && rest[token.len()..].strip_prefix(' ').is_some_and(|after| {
+                UNITS
+                    .iter()
+                    .find(|u| {
+                        after.starts_with(*u)
+                            && !after[u.len()..]
+                                .starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    })
+                    .map(|u| u.len())
+                    .is_some()
+            });
+        if unit_glued || is_clock(token) {
+            out.push('#');
+            rest = &rest[token.len()..];
+        } else if spaced {
+            let after = &rest[token.len() + 1..];
+            let u = UNITS
+                .iter()
+                .find(|u| after.starts_with(*u))
+                .expect("found above");
+            out.push('#');
+            rest = &after[u.len()..];
+        } else {
+            out.push_str(token);
+            rest = &rest[token.len()..];
+        }
+        if token.is_empty() {
+            // A lone `.` or `:`.
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -309,19 +395,52 @@ mod tests {
     }
 
     #[test]
-    fn differences_are_described() {
+    fn differences_are_described_and_durations_are_no_difference() {
         let p = step(2, Action::RunPublicTests);
-        assert_eq!(difference(&p, &p.clone()), None);
+        assert_eq!(compare(&p, &p.clone()), Replayed::Same);
         let mut n = p.clone();
-        n.observation.output = "out 2, in 0.01 s".into();
-        let d = difference(&p, &n).unwrap();
+        n.observation.output = "out 2, and more".into();
+        let Replayed::Differs(d) = compare(&p, &n) else {
+            panic!("no difference")
+        };
         assert!(d.starts_with("the tool output (from byte 5"), "{d}");
         let mut n = p.clone();
         n.action = Some(Action::Submit);
         assert!(
-            difference(&p, &n)
-                .unwrap()
-                .starts_with("the agent's action")
+            matches!(compare(&p, &n), Replayed::Differs(d) if d.starts_with("the agent's action"))
         );
+
+        let mut timed = p.clone();
+        timed.observation.output = "Ran 6 tests in 0.000s\nOK".into();
+        let mut slower = timed.clone();
+        slower.observation.output = "Ran 6 tests in 0.013s\nOK".into();
+        assert_eq!(compare(&timed, &slower), Replayed::SameButDurations);
+        slower.observation.output = "Ran 7 tests in 0.013s\nOK".into();
+        assert!(matches!(compare(&timed, &slower), Replayed::Differs(_)));
+        let mut failed = timed.clone();
+        failed.observation.tests_passed = Some(false);
+        assert!(
+            matches!(compare(&timed, &failed), Replayed::Differs(d) if d.starts_with("the tool result"))
+        );
+    }
+
+    #[test]
+    fn durations_are_masked_and_nothing_else() {
+        for (text, masked) in [
+            ("Ran 6 tests in 0.004s", "Ran 6 tests in #"),
+            (
+                "==== 3 passed, 1 failed in 12.31s (0:00:12) ====",
+                "==== 3 passed, 1 failed in # (#) ====",
+            ),
+            ("ok  \texample.com/x\t0.003s", "ok  \texample.com/x\t#"),
+            ("took 15 ms, then 2.5 seconds", "took #, then #"),
+            (
+                "6 tests, 2s3 is a name, v1.2s, line 10: s",
+                "6 tests, 2s3 is a name, v1.2s, line 10: s",
+            ),
+            ("x = 10s", "x = #"),
+        ] {
+            assert_eq!(durations_masked(text), masked, "{text}");
+        }
     }
 }

@@ -145,6 +145,21 @@ async fn a_prefix_that_does_not_replay_is_an_infrastructure_error_naming_the_ste
         "the episode stops at the step that differs"
     );
 
+    // Only how long the tests took differs: that is the same step, and the fork keeps its
+    // parent's record of it.
+    let tests = parent
+        .trajectory
+        .iter()
+        .position(|s| s.action == Some(Action::RunPublicTests))
+        .expect("the agent runs the tests");
+    let mut slower = parent.trajectory.clone();
+    let out = &mut slower[tests].observation.output;
+    assert!(out.contains(" tests in 0.0"), "{out}");
+    *out = out.replace(" tests in 0.0", " tests in 7.0");
+    let r = run(&t, None, Some(fork(&slower, tests + 1, Speak::FromStep))).await;
+    assert_eq!(r.infra_error, None);
+    assert_eq!(json(&r.trajectory[..=tests]), json(&slower[..=tests]));
+
     // The recorded action of step 1 is not what the agent does now.
     let mut other = parent.trajectory.clone();
     other[0].action = Some(Action::Search {
