@@ -280,7 +280,7 @@ pub fn durations_masked(text: &str) -> String {
         let token = rest[..end].trim_end_matches(['.', ':']);
         let unit_glued = UNITS
             .iter()
-            .any(|u| token.strip_suffix(u).is_some_and(|n| is_number(n)));
+            .any(|u| token.strip_suffix(u).is_some_and(&is_number));
         let spaced = is_number(token)
             && rest[token.len()..].strip_prefix(' ').is_some_and(|after| {
                 UNITS
