@@ -101,6 +101,19 @@ enum Cmd {
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
+        /// Fork a recorded episode (a record written by `run --out`): replay its first
+        /// --fork-at steps, checked against the record, then let the attacker speak and go on
+        /// live with --seed. A model-backed agent replays the prefix from the cassette the
+        /// record was made with.
+        #[arg(long, value_name = "RECORD", requires = "fork_at")]
+        fork: Option<PathBuf>,
+        /// The fork step k: the recorded steps replayed before the episode goes on live.
+        #[arg(long = "fork-at", value_name = "K", requires = "fork")]
+        fork_at: Option<u32>,
+        /// When the attacker may speak in a fork: after the fork step only (at_step), or from
+        /// it on as its schedule allows (from_step).
+        #[arg(long = "fork-speak", value_name = "WHEN", default_value = "from_step", value_parser = ["from_step", "at_step"])]
+        fork_speak: String,
         #[command(flatten)]
         llm: llm::LlmArgs,
     },
@@ -228,6 +241,9 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             seed,
             out,
             json,
+            fork,
+            fork_at,
+            fork_speak,
             llm,
         } => {
             let agent = match component(&agent, &agent_args, |kind| match kind {
@@ -253,6 +269,15 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
                 out,
                 json,
                 defence: llm.defence,
+                fork: fork.zip(fork_at).map(|(record, at)| ForkArgs {
+                    record,
+                    at,
+                    speak: if fork_speak == "at_step" {
+                        traparena::Speak::AtStep
+                    } else {
+                        traparena::Speak::FromStep
+                    },
+                }),
             };
             run_episode_cmd(cli.sandbox, &task, agent, attacker, &opts)
         }
@@ -404,6 +429,52 @@ struct RunOptions {
     out: Option<PathBuf>,
     json: bool,
     defence: bool,
+    fork: Option<ForkArgs>,
+}
+
+/// `run --fork RECORD --fork-at K`.
+struct ForkArgs {
+    record: PathBuf,
+    at: u32,
+    speak: traparena::Speak,
+}
+
+/// The recorded episode a `run --fork` replays, checked against the task and the fork step.
+fn fork_parent(task: &Task, f: &ForkArgs) -> Result<traparena::EpisodeRecord, String> {
+    let at = |e: &dyn std::fmt::Display| format!("--fork {}: {e}", f.record.display());
+    let text = std::fs::read_to_string(&f.record).map_err(|e| at(&e))?;
+    let record: traparena::EpisodeRecord = serde_json::from_str(&text).map_err(|e| {
+        at(&format!(
+            "not an episode record (written by `run --out`): {e}"
+        ))
+    })?;
+    if record.task != task.spec.id {
+        return Err(at(&format!(
+            "a record of task {:?}, not of {:?}",
+            record.task, task.spec.id
+        )));
+    }
+    if record.infra_error.is_some() {
+        return Err(at(&"the recorded episode was an infrastructure error"));
+    }
+    let steps = record.trajectory.len() as u32;
+    if f.at == 0 || f.at >= steps {
+        return Err(at(&format!(
+            "--fork-at {} is not a step to fork at: the record has {steps} steps (fork at 1 to {})",
+            f.at,
+            steps.saturating_sub(1)
+        )));
+    }
+    if let Some(s) = record.trajectory[..f.at as usize]
+        .iter()
+        .find(|s| s.message.is_some())
+    {
+        return Err(at(&format!(
+            "step {} of the record carries a collaborator message; fork before it",
+            s.index
+        )));
+    }
+    Ok(record)
 }
 
 /// Why a component named on the command line is refused, with a hint for the old
@@ -439,8 +510,18 @@ fn run_episode_cmd(
     if budget == 0 {
         return bad_input("--budget must be at least 1");
     }
+    let parent = match opts
+        .fork
+        .as_ref()
+        .map(|f| fork_parent(&task, f))
+        .transpose()
+    {
+        Ok(p) => p,
+        Err(e) => return bad_input(&e),
+    };
     let registry = traparena::registry();
-    let cx = config_context(std::path::Path::new("."));
+    let mut cx = config_context(std::path::Path::new("."));
+    cx.forked = parent.is_some();
     let agent_setup = match registry.agents.configure(&agent_spec, &cx) {
         Ok(s) => s,
         Err(e) => return bad_input(&refused("agent", &agent_spec, &e)),
@@ -471,16 +552,38 @@ fn run_episode_cmd(
         }
         Err(e) => return bad_input(&e),
     }
-    // Scope of recorded model calls: the task and the seed (the kinds add their role).
-    let scope = format!("{}/seed{seed}", task.spec.id);
+    // Scope of recorded model calls: the task and the seed (the kinds add their role); a
+    // fork's own calls are kept apart from its parent's.
+    let parent_scope = parent
+        .as_ref()
+        .map(|p| format!("{}/seed{}", task.spec.id, p.seed))
+        .unwrap_or_default();
+    let fork_cx = parent
+        .as_ref()
+        .zip(opts.fork.as_ref())
+        .map(|(p, f)| traparena::ForkContext {
+            parent_scope: &parent_scope,
+            parent_seed: p.seed,
+            step: f.at,
+            seed,
+        });
+    let scope = match &fork_cx {
+        Some(f) => format!("{}/seed{seed}/fork{}", task.spec.id, f.step),
+        None => format!("{}/seed{seed}", task.spec.id),
+    };
     let ep = traparena::EpisodeContext {
         task: &task,
         seed,
         scope: &scope,
         defence: opts.defence,
-        fork: None,
+        fork: fork_cx,
     };
-    let mut agent = match agent_setup.build(&ep) {
+    // A fork's agent gets its parent's seed, so a deterministic agent takes its parent's turns.
+    let agent_ep = traparena::EpisodeContext {
+        seed: fork_cx.map_or(seed, |f| f.parent_seed),
+        ..ep
+    };
+    let mut agent = match agent_setup.build(&agent_ep) {
         Ok(a) => a,
         Err(e) => return bad_input(&format!("agent {}: {e}", agent_spec.label())),
     };
@@ -488,11 +591,18 @@ fn run_episode_cmd(
         Ok(a) => a,
         Err(e) => return bad_input(&format!("attacker: {e}")),
     };
-    let episode = traparena::Episode::builder(&task)
+    let mut builder = traparena::Episode::builder(&task)
         .budget(budget)
         .seed(seed)
-        .sandbox(sandbox(sandbox_arg)?)
-        .build()?;
+        .sandbox(sandbox(sandbox_arg)?);
+    if let (Some(p), Some(f)) = (&parent, &opts.fork) {
+        builder = builder.fork(traparena::Fork {
+            parent: f.record.display().to_string(),
+            prefix: p.trajectory[..f.at as usize].to_vec(),
+            speak: f.speak,
+        });
+    }
+    let episode = builder.build()?;
     let record = rt.block_on(
         episode.run(
             agent.as_mut(),
@@ -524,11 +634,16 @@ fn run_episode_cmd(
             .collect::<String>()
         };
         let name = format!(
-            "{}.{}.{}.seed{}.json",
+            "{}.{}.{}.seed{}{}.json",
             record.task,
             file_part(Some(&agent_spec)),
             file_part(attacker_spec.as_ref()),
-            seed
+            seed,
+            record
+                .fork
+                .as_ref()
+                .map(|f| format!(".fork{}", f.step))
+                .unwrap_or_default()
         );
         let path = dir.join(name);
         std::fs::write(&path, serde_json::to_string_pretty(&record)? + "\n")?;
@@ -594,6 +709,13 @@ fn run_episode_cmd(
                     .join(", ")
             }
         )?;
+        if let Some(f) = &record.fork {
+            writeln!(
+                o,
+                "  a fork of {}: its steps 1 to {} replayed, then live",
+                f.parent, f.step
+            )?;
+        }
         for step in &record.trajectory {
             if let Some(m) = &step.message {
                 writeln!(o, "  collaborator after step {}: {}", step.index, m.text)?;
