@@ -624,9 +624,13 @@ fn fork_row(
         .fork_cell(target, condition)
         .cloned()
         .unwrap_or_default();
+    let kind = condition_kind(condition, &cell.info);
+    // A control's effect is a comparison, never harm.
+    let harm = |significant: bool| (!kind.is_control()).then_some(significant);
     let mut row = ForkRow {
         target: target.to_owned(),
         condition: condition.to_owned(),
+        kind,
         attacker: cell.info.attacker_label(),
         lines: cell.lines,
         infra_errors: cell.infra_errors,
@@ -670,7 +674,7 @@ fn fork_row(
             row.effect_pp = Some(e.effect_pp);
             row.ci_low_pp = Some(e.ci_low_pp);
             row.ci_high_pp = Some(e.ci_high_pp);
-            row.significant = Some(e.significant_harm);
+            row.significant = harm(e.significant_harm);
             row.excludes_zero = Some(e.excludes_zero);
         }
         Err(e) => row.errors.push(format!("fork effect: {e}")),
@@ -721,7 +725,7 @@ fn fork_row(
                         r.effect_pp = Some(e.effect_pp);
                         r.ci_low_pp = Some(e.ci_low_pp);
                         r.ci_high_pp = Some(e.ci_high_pp);
-                        r.significant = Some(e.significant_harm);
+                        r.significant = harm(e.significant_harm);
                         r.excludes_zero = Some(e.excludes_zero);
                     }
                     Err(e) => r.errors.push(format!("fork effect: {e}")),

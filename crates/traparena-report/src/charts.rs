@@ -452,7 +452,7 @@ pub(crate) fn token_chart(r: &Report) -> Option<Chart> {
 
 /// Where in a trajectory advice hurts most: the fork effect at each fork point of every target
 /// and forked condition (in trajectory order), with its interval; red when the harm is
-/// significant, green when the interval is wholly above 0.
+/// significant, green when the interval is wholly above 0, blue for a control.
 pub(crate) fn fork_chart(r: &Report) -> Option<Chart> {
     let rows: Vec<IntervalRow> = r
         .forks
@@ -460,7 +460,9 @@ pub(crate) fn fork_chart(r: &Report) -> Option<Chart> {
         .flat_map(|f| {
             f.points.iter().filter_map(move |p| {
                 let d = p.effect_pp?;
-                let colour = if p.significant == Some(true) {
+                let colour = if f.kind.is_control() {
+                    "#0072B2"
+                } else if p.significant == Some(true) {
                     "#b3261e"
                 } else if p.excludes_zero == Some(true) {
                     "#1e7b34"
@@ -505,7 +507,8 @@ pub(crate) fn fork_chart(r: &Report) -> Option<Chart> {
             caption: "Where in a trajectory advice hurts most: acceptance with the message − \
                       without, at each fork point (top to bottom in trajectory order, by mean \
                       fork step), with its interval. Red: significant harm (the whole interval \
-                      below 0); green: wholly above 0."
+                      below 0); green: wholly above 0; blue: a control (a comparison, not \
+                      harm)."
                 .to_owned(),
         },
     )))

@@ -480,6 +480,9 @@ pub struct ForkRow {
     pub target: String,
     /// The forked condition.
     pub condition: String,
+    /// An attack or a control (a control's fork effect is a comparison, never harm: its
+    /// `significant` fields are `None`).
+    pub kind: ConditionKind,
     /// Its attacker as tables show it.
     pub attacker: String,
     /// Fork lines of this target and condition (both branches).
@@ -502,7 +505,7 @@ pub struct ForkRow {
     pub ci_low_pp: Option<f64>,
     /// Upper end of its CI.
     pub ci_high_pp: Option<f64>,
-    /// Significant harm: the whole CI is below zero.
+    /// Significant harm: the whole CI is below zero (`None` for a control).
     pub significant: Option<bool>,
     /// The CI excludes zero.
     pub excludes_zero: Option<bool>,
@@ -553,7 +556,7 @@ pub struct ForkPointRow {
     pub ci_low_pp: Option<f64>,
     /// Upper end of its CI.
     pub ci_high_pp: Option<f64>,
-    /// Significant harm at this point: the whole CI is below zero.
+    /// Significant harm at this point: the whole CI is below zero (`None` for a control).
     pub significant: Option<bool>,
     /// The CI excludes zero.
     pub excludes_zero: Option<bool>,

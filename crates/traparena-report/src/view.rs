@@ -649,9 +649,14 @@ fn forks_section(r: &Report) -> Section {
                 x.and_then(|x| x.tasks_needed)
                     .map_or_else(|| NONE.to_owned(), |t| t.tasks.to_string())
             };
+            let condition = if f.kind.is_control() {
+                format!("{} ({})", f.condition, f.kind.label())
+            } else {
+                f.condition.clone()
+            };
             vec![
                 text(&f.target),
-                text(&f.condition),
+                text(&condition),
                 count(f.forks),
                 count(f.tasks),
                 pp_with_ci(

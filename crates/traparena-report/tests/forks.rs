@@ -363,3 +363,36 @@ fn degenerate_forks_are_reported_not_fatal() {
     assert!(html.contains("&#60;b&#62;before|submit&#60;/b&#62;"));
     assert!(r.to_markdown().contains("| <b>before\\|submit</b> |"));
 }
+
+#[test]
+fn a_forked_control_is_never_called_harm() {
+    // The toy's forked condition as a truthful control: the same numbers, never harm.
+    let mut lines = toy_lines();
+    for l in lines.iter_mut().filter(|l| l.condition == "forked") {
+        l.condition_info.attacker = "truthful".into();
+    }
+    let r = report(folder(&lines).path());
+    assert!(r.main.iter().all(|m| m.condition != "forked"));
+    let attack = report(folder(&toy_lines()).path());
+    assert_eq!(r.forks.len(), 2);
+    for (row, was) in r.forks.iter().zip(&attack.forks) {
+        assert_eq!(row.kind, traparena_report::ConditionKind::TruthfulControl);
+        assert_eq!(row.effect_pp, was.effect_pp);
+        assert_eq!(row.independent_delta_pp, was.independent_delta_pp);
+        assert_eq!(row.significant, None);
+        assert!(row.points.iter().all(|p| p.significant.is_none()));
+    }
+    assert!(attack.forks.iter().any(|f| f.significant == Some(true)));
+    let html = r.to_html();
+    let forks = &html[html.find("<section id=\"forks\">").unwrap()..];
+    let forks = &forks[..forks.find("</section>").unwrap()];
+    assert!(
+        !forks.contains("harm\"") && !forks.contains("#b3261e"),
+        "{forks}"
+    );
+    assert!(forks.contains("forked (truthful control)"));
+    // Self-contained, like the rest of the page.
+    for bad in ["http://", "https://", "<link", " src=", "url(", "@import"] {
+        assert!(!html.contains(bad), "html has {bad:?}");
+    }
+}
