@@ -5,17 +5,24 @@ use std::collections::BTreeSet;
 
 use traparena_results::{ConditionInfo, EPISODES_FILE, MANIFEST_FILE, SPEC_FILE};
 use traparena_stats::{
-    BASELINE, BootstrapConfig, ConditionMeans, EpisodeOutcome, FailureModeShares, Metric,
-    PairedDelta, failure_mode_shares, first_vs_last_rounds, paired_delta, paired_delta_from_means,
-    per_round_means, shared_tasks, susceptibility_rate, task_means, token_ratio,
+    BASELINE, BootstrapConfig, ConditionMeans, EpisodeOutcome, FailureModeShares, ForkPairs,
+    Metric, PairedDelta, compare_designs, delta_vs_baseline, failure_mode_shares,
+    first_vs_last_rounds, fork_effect_from_pairs, fork_pairs, fork_points, fork_susceptibility,
+    paired_delta, paired_delta_from_means, per_round_means, shared_tasks, silent_reproduction,
+    susceptibility_rate, task_means, token_ratio,
 };
 
 use crate::input::{Episodes, ResultsFolder, file_day};
 use crate::model::{
-    BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, MainRow,
-    PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source, TargetSummary,
-    TaskRow, TokenRow, Trend,
+    BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, ForkPointRow,
+    ForkRow, MainRow, PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source,
+    TargetSummary, TaskRow, TokenRow, Trend,
 };
+
+/// The power and two-sided α at which the fork rows count the tasks each design needs.
+const FORK_POWER: f64 = 0.8;
+/// See [`FORK_POWER`].
+const FORK_ALPHA: f64 = 0.05;
 
 /// How a report is computed.
 #[derive(Debug, Clone, PartialEq)]
@@ -204,6 +211,7 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
             harness_versions: Vec::new(),
             missing_files: Vec::new(),
             lines: eps.lines(),
+            fork_lines: eps.fork_lines(),
             blank_lines: eps.blank_lines(),
             infra_errors: eps.infra_errors(),
             targets: eps.targets().map(str::to_owned).collect(),
@@ -221,6 +229,7 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         controls: Vec::new(),
         curator_ablation: Vec::new(),
         blind_vs_reference: Vec::new(),
+        forks: Vec::new(),
         rounds: Vec::new(),
         failure_modes: Vec::new(),
         tokens: Vec::new(),
@@ -249,6 +258,10 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         let (prompt, completion) = eps
             .conditions_of(target)
             .filter_map(|c| eps.cell(target, c))
+            .chain(
+                eps.forked_conditions_of(target)
+                    .filter_map(|c| eps.fork_cell(target, c)),
+            )
             .fold((0, 0), |(p, c), cell| {
                 (
                     p + cell.target_prompt_tokens,
@@ -311,6 +324,7 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         report.controls.extend(part.controls);
         report.curator_ablation.extend(part.curator_ablation);
         report.blind_vs_reference.extend(part.blind_vs_reference);
+        report.forks.extend(part.forks);
         report.rounds.extend(part.rounds);
         report.failure_modes.extend(part.failure_modes);
         report.tokens.extend(part.tokens);
@@ -342,6 +356,7 @@ struct Part {
     controls: Vec<ControlRow>,
     curator_ablation: Vec<PairRow>,
     blind_vs_reference: Vec<PairRow>,
+    forks: Vec<ForkRow>,
     rounds: Vec<RoundRow>,
     failure_modes: Vec<FailureModeShares>,
     tokens: Vec<TokenRow>,
@@ -588,7 +603,161 @@ fn target_part(
             .push(failure_mode_shares(outs, Some(target), condition));
     }
     pair_rows(&mut part, folder, outs, target, cfg);
+    for condition in eps.forked_conditions_of(target) {
+        part.forks.push(fork_row(eps, outs, target, condition, cfg));
+    }
     part
+}
+
+/// The fork row of one target and forked condition: the fork effect and its points, beside
+/// the condition's independent Δ (over `outs`, the target's ordinary outcomes as the main
+/// table counts them).
+fn fork_row(
+    eps: &Episodes,
+    outs: &[EpisodeOutcome],
+    target: &str,
+    condition: &str,
+    cfg: &BootstrapConfig,
+) -> ForkRow {
+    let forks = eps.forks_of(target);
+    let cell = eps
+        .fork_cell(target, condition)
+        .cloned()
+        .unwrap_or_default();
+    let kind = condition_kind(condition, &cell.info);
+    // A control's effect is a comparison, never harm.
+    let harm = |significant: bool| (!kind.is_control()).then_some(significant);
+    let mut row = ForkRow {
+        target: target.to_owned(),
+        condition: condition.to_owned(),
+        kind,
+        attacker: cell.info.attacker_label(),
+        lines: cell.lines,
+        infra_errors: cell.infra_errors,
+        forks: 0,
+        tasks: 0,
+        left_out: Default::default(),
+        message_pct: None,
+        silent_pct: None,
+        effect_pp: None,
+        ci_low_pp: None,
+        ci_high_pp: None,
+        significant: None,
+        excludes_zero: None,
+        susceptibility: None,
+        susceptibility_ci_low: None,
+        susceptibility_ci_high: None,
+        independent_tasks: 0,
+        independent_delta_pp: None,
+        independent_ci_low_pp: None,
+        independent_ci_high_pp: None,
+        design: None,
+        silent_reproduction: silent_reproduction(forks, outs, target, condition),
+        points: Vec::new(),
+        errors: Vec::new(),
+    };
+    let pairs = match fork_pairs(forks, target, condition) {
+        Ok(p) => p,
+        Err(e) => {
+            row.errors.push(format!("forks: {e}"));
+            return row;
+        }
+    };
+    row.forks = pairs.pairs.len();
+    row.tasks = pairs.tasks().len();
+    row.left_out = pairs.excluded();
+    let (effect, sus) = fork_figures(&pairs, cfg);
+    match effect {
+        Ok(e) => {
+            row.message_pct = Some(e.message_pct);
+            row.silent_pct = Some(e.silent_pct);
+            row.effect_pp = Some(e.effect_pp);
+            row.ci_low_pp = Some(e.ci_low_pp);
+            row.ci_high_pp = Some(e.ci_high_pp);
+            row.significant = harm(e.significant_harm);
+            row.excludes_zero = Some(e.excludes_zero);
+        }
+        Err(e) => row.errors.push(format!("fork effect: {e}")),
+    }
+    match sus {
+        Ok(s) => {
+            row.susceptibility = Some(s.rate_pct);
+            row.susceptibility_ci_low = Some(s.ci_low_pct);
+            row.susceptibility_ci_high = Some(s.ci_high_pct);
+        }
+        Err(e) => row.errors.push(format!("susceptibility: {e}")),
+    }
+    match delta_vs_baseline(outs, target, condition, cfg) {
+        Ok(d) => {
+            row.independent_tasks = d.tasks.len();
+            row.independent_delta_pp = Some(d.delta_pp);
+            row.independent_ci_low_pp = Some(d.ci_low_pp);
+            row.independent_ci_high_pp = Some(d.ci_high_pp);
+        }
+        Err(e) => row.errors.push(format!("independent Δ: {e}")),
+    }
+    match compare_designs(outs, forks, target, condition, FORK_ALPHA, FORK_POWER) {
+        Ok(d) => row.design = Some(d),
+        Err(e) => row.errors.push(format!("design comparison: {e}")),
+    }
+    match fork_points(forks, target, condition) {
+        Ok(points) => {
+            for p in points {
+                let (effect, sus) = fork_figures(&p.pairs, cfg);
+                let mut r = ForkPointRow {
+                    point: p.point,
+                    mean_step: p.mean_step,
+                    forks: p.pairs.pairs.len(),
+                    tasks: p.pairs.tasks().len(),
+                    left_out: p.pairs.excluded(),
+                    effect_pp: None,
+                    ci_low_pp: None,
+                    ci_high_pp: None,
+                    significant: None,
+                    excludes_zero: None,
+                    susceptibility: None,
+                    susceptibility_ci_low: None,
+                    susceptibility_ci_high: None,
+                    errors: Vec::new(),
+                };
+                match effect {
+                    Ok(e) => {
+                        r.effect_pp = Some(e.effect_pp);
+                        r.ci_low_pp = Some(e.ci_low_pp);
+                        r.ci_high_pp = Some(e.ci_high_pp);
+                        r.significant = harm(e.significant_harm);
+                        r.excludes_zero = Some(e.excludes_zero);
+                    }
+                    Err(e) => r.errors.push(format!("fork effect: {e}")),
+                }
+                match sus {
+                    Ok(s) => {
+                        r.susceptibility = Some(s.rate_pct);
+                        r.susceptibility_ci_low = Some(s.ci_low_pct);
+                        r.susceptibility_ci_high = Some(s.ci_high_pct);
+                    }
+                    Err(e) => r.errors.push(format!("susceptibility: {e}")),
+                }
+                row.points.push(r);
+            }
+        }
+        Err(e) => row.errors.push(format!("fork points: {e}")),
+    }
+    row
+}
+
+/// The fork effect and the message branches' susceptibility of some paired forks.
+fn fork_figures(
+    pairs: &ForkPairs,
+    cfg: &BootstrapConfig,
+) -> (
+    Result<traparena_stats::ForkEffect, traparena_stats::StatsError>,
+    Result<traparena_stats::RateEstimate, traparena_stats::StatsError>,
+) {
+    (
+        fork_effect_from_pairs(pairs, cfg),
+        fork_susceptibility(pairs, cfg),
+    )
 }
 
 /// Computes `f` for every item on up to `threads` threads, results in item order.

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::format::{ci_pp, ci_ratio, pp, ratio, tokens};
+use crate::format::{ci_pct, ci_pp, ci_ratio, pp, ratio, tokens};
 use crate::model::Report;
 
 /// Okabe–Ito colours (without yellow), then a few more.
@@ -445,6 +445,115 @@ pub(crate) fn token_chart(r: &Report) -> Option<Chart> {
             lower_bound: Some(0.0),
             caption: "Target completion tokens per episode under attack relative to the \
                       baseline (×), with intervals; the dashed line is 1× (no change)."
+                .to_owned(),
+        },
+    )))
+}
+
+/// Where in a trajectory advice hurts most: the fork effect at each fork point of every target
+/// and forked condition (in trajectory order), with its interval; red when the harm is
+/// significant, green when the interval is wholly above 0, blue for a control.
+pub(crate) fn fork_chart(r: &Report) -> Option<Chart> {
+    let rows: Vec<IntervalRow> = r
+        .forks
+        .iter()
+        .flat_map(|f| {
+            f.points.iter().filter_map(move |p| {
+                let d = p.effect_pp?;
+                let colour = if f.kind.is_control() {
+                    "#0072B2"
+                } else if p.significant == Some(true) {
+                    "#b3261e"
+                } else if p.excludes_zero == Some(true) {
+                    "#1e7b34"
+                } else {
+                    "#5b6475"
+                };
+                Some(IntervalRow {
+                    group: format!("{} / {}", f.target, f.condition),
+                    label: p.point.clone(),
+                    value: d,
+                    low: p.ci_low_pp,
+                    high: p.ci_high_pp,
+                    colour,
+                    tip: format!(
+                        "{} / {} at {} (mean step {:.1}): fork effect {} pp, CI {}, {} forks on \
+                         {} tasks",
+                        f.target,
+                        f.condition,
+                        p.point,
+                        p.mean_step,
+                        pp(Some(d)),
+                        ci_pp(p.ci_low_pp, p.ci_high_pp),
+                        p.forks,
+                        p.tasks
+                    ),
+                })
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Chart::Interval(interval_chart(
+        &rows,
+        IntervalSpec {
+            label: "Fork effect by fork point",
+            reference: 0.0,
+            reference_label: "0",
+            x_title: "fork effect: message − silent (percentage points)",
+            bars: false,
+            lower_bound: None,
+            caption: "Where in a trajectory advice hurts most: acceptance with the message − \
+                      without, at each fork point (top to bottom in trajectory order, by mean \
+                      fork step), with its interval. Red: significant harm (the whole interval \
+                      below 0); green: wholly above 0; blue: a control (a comparison, not \
+                      harm)."
+                .to_owned(),
+        },
+    )))
+}
+
+/// The message branches' susceptibility at each fork point, as bars with intervals.
+pub(crate) fn fork_susceptibility_chart(r: &Report) -> Option<Chart> {
+    let rows: Vec<IntervalRow> = r
+        .forks
+        .iter()
+        .flat_map(|f| {
+            f.points.iter().filter_map(move |p| {
+                let v = p.susceptibility?;
+                Some(IntervalRow {
+                    group: format!("{} / {}", f.target, f.condition),
+                    label: p.point.clone(),
+                    value: v,
+                    low: p.susceptibility_ci_low,
+                    high: p.susceptibility_ci_high,
+                    colour: "#E69F00",
+                    tip: format!(
+                        "{} / {} at {}: susceptibility {v:.1} %, CI {}",
+                        f.target,
+                        f.condition,
+                        p.point,
+                        ci_pct(p.susceptibility_ci_low, p.susceptibility_ci_high)
+                    ),
+                })
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Chart::Interval(interval_chart(
+        &rows,
+        IntervalSpec {
+            label: "Susceptibility by fork point",
+            reference: 0.0,
+            reference_label: "0",
+            x_title: "susceptibility of the message branches (%)",
+            bars: true,
+            lower_bound: Some(0.0),
+            caption: "How often the target followed the message delivered at each fork point \
+                      (mean over tasks, with its interval)."
                 .to_owned(),
         },
     )))

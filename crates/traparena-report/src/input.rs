@@ -1,7 +1,9 @@
 //! Reading a results folder: `episodes.jsonl` streamed line by line (through
 //! `traparena-results`, which reads every format of the line) into compact
-//! [`EpisodeOutcome`]s, plus what the optional files add: `spec.json`'s name and seed,
-//! `manifest.json`'s harness version and date, and the curator's final notes.
+//! [`EpisodeOutcome`]s (the ordinary episodes) and [`ForkOutcome`]s (the forks of baseline
+//! episodes, kept apart so that they never enter a condition's ordinary figures), plus what
+//! the optional files add: `spec.json`'s name and seed, `manifest.json`'s harness version and
+//! date, and the curator's final notes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
@@ -15,7 +17,7 @@ use traparena_results::{
     ConditionInfo, EPISODES_FILE, JsonlReader, MANIFEST_FILE, Manifest, NOTES_DIR, ResultLine,
     SPEC_FILE, notes_round,
 };
-use traparena_stats::EpisodeOutcome;
+use traparena_stats::{EpisodeOutcome, ForkOutcome};
 
 use crate::error::ReportError;
 
@@ -44,14 +46,22 @@ pub struct Cell {
     pub agents: Vec<String>,
 }
 
-/// The episodes of a results folder, compact: one [`EpisodeOutcome`] per line (infrastructure
-/// errors included, flagged, so that every figure counts them) grouped by target, and per
-/// (target, condition) bookkeeping ([`Cell`]).
+/// The episodes of a results folder, compact: one [`EpisodeOutcome`] per ordinary line and
+/// one [`ForkOutcome`] per fork line (infrastructure errors included, flagged, so that every
+/// figure counts them), each grouped by target, and per (target, condition) bookkeeping
+/// ([`Cell`]), of the ordinary lines and of the fork lines apart.
+///
+/// A line with `fork` (results format 3) is a fork of a baseline episode: it is never one of
+/// its condition's ordinary episodes, so it is in neither [`Episodes::outcomes`] nor
+/// [`Episodes::cell`], only in [`Episodes::forks`] and [`Episodes::fork_cell`].
 #[derive(Debug, Clone, Default)]
 pub struct Episodes {
     outcomes: Vec<EpisodeOutcome>,
     targets: BTreeMap<String, Range<usize>>,
     cells: BTreeMap<String, BTreeMap<String, Cell>>,
+    forks: Vec<ForkOutcome>,
+    fork_targets: BTreeMap<String, Range<usize>>,
+    fork_cells: BTreeMap<String, BTreeMap<String, Cell>>,
     harness_versions: BTreeSet<String>,
     lines: usize,
     blank_lines: usize,
@@ -66,7 +76,7 @@ impl Episodes {
     /// episode being written, or a write a crash cut short) is left out, as the runner leaves
     /// it out, and named ([`Episodes::torn_line`]); any other line that is not a valid episode
     /// line is an error naming its line number ([`ReportError::Results`]). A file without an
-    /// episode line is [`ReportError::NoEpisodes`].
+    /// episode line (ordinary or fork) is [`ReportError::NoEpisodes`].
     pub fn read(reader: impl BufRead, path: &Path) -> Result<Episodes, ReportError> {
         let mut out = Episodes::default();
         let mut lines = JsonlReader::<_, ResultLine>::new(reader, path);
@@ -75,7 +85,7 @@ impl Episodes {
         }
         out.blank_lines = lines.blank_lines();
         out.torn_line = lines.torn().map(|t| t.line);
-        if out.outcomes.is_empty() {
+        if out.lines == 0 {
             return Err(ReportError::NoEpisodes {
                 path: path.to_owned(),
             });
@@ -90,11 +100,16 @@ impl Episodes {
         if let Some(v) = l.harness_version.filter(|v| !v.is_empty()) {
             self.harness_versions.insert(v);
         }
+        let cells = if l.fork.is_some() {
+            &mut self.fork_cells
+        } else {
+            &mut self.cells
+        };
         // Looked up before inserting, so that a line of a known cell allocates no key.
-        if !self.cells.contains_key(&l.target) {
-            self.cells.insert(l.target.clone(), BTreeMap::new());
+        if !cells.contains_key(&l.target) {
+            cells.insert(l.target.clone(), BTreeMap::new());
         }
-        let of_target = self.cells.get_mut(&l.target).expect("inserted above");
+        let of_target = cells.get_mut(&l.target).expect("inserted above");
         if !of_target.contains_key(&l.condition) {
             let cell = Cell {
                 info: l.condition_info.clone(),
@@ -119,6 +134,22 @@ impl Episodes {
             cell.target_prompt_tokens += l.usage.prompt_tokens;
             cell.target_completion_tokens += l.usage.completion_tokens;
         }
+        if let Some(f) = l.fork {
+            self.forks.push(ForkOutcome {
+                target: l.target,
+                condition: l.condition,
+                task: l.task,
+                parent_sample: l.sample,
+                step: f.step,
+                points: f.points,
+                message: f.message,
+                accepted: l.accepted && !infra,
+                susceptible: l.susceptible,
+                messages_delivered: l.messages_delivered,
+                infra_error: infra,
+            });
+            return;
+        }
         self.outcomes.push(EpisodeOutcome {
             target: l.target,
             condition: l.condition,
@@ -138,25 +169,64 @@ impl Episodes {
         });
     }
 
-    /// Groups the outcomes by target (a stable sort keeps the file's order within a target).
+    /// Groups the outcomes and the forks by target (a stable sort keeps the file's order
+    /// within a target). A target with fork lines only is a target too (without outcomes).
     fn finish(&mut self) {
         self.outcomes.sort_by(|a, b| a.target.cmp(&b.target));
         self.outcomes.shrink_to_fit();
-        let mut start = 0;
-        while start < self.outcomes.len() {
-            let t = &self.outcomes[start].target;
-            let len = self.outcomes[start..]
-                .iter()
-                .take_while(|o| &o.target == t)
-                .count();
-            self.targets.insert(t.clone(), start..start + len);
-            start += len;
+        self.targets = ranges(&self.outcomes, |o| &o.target);
+        self.forks.sort_by(|a, b| a.target.cmp(&b.target));
+        self.forks.shrink_to_fit();
+        self.fork_targets = ranges(&self.forks, |f| &f.target);
+        for t in self.fork_targets.keys() {
+            if !self.targets.contains_key(t) {
+                self.targets.insert(t.clone(), 0..0);
+            }
         }
     }
 
-    /// Every outcome (one per episode line, infrastructure errors flagged), grouped by target.
+    /// Every ordinary outcome (one per episode line without `fork`, infrastructure errors
+    /// flagged), grouped by target.
     pub fn outcomes(&self) -> &[EpisodeOutcome] {
         &self.outcomes
+    }
+
+    /// Every fork episode (one per line with `fork`, infrastructure errors flagged), grouped
+    /// by target.
+    pub fn forks(&self) -> &[ForkOutcome] {
+        &self.forks
+    }
+
+    /// The fork episodes of one target (empty for an unknown target).
+    pub fn forks_of(&self, target: &str) -> &[ForkOutcome] {
+        &self.forks[self.fork_targets.get(target).cloned().unwrap_or(0..0)]
+    }
+
+    /// The bookkeeping of the fork lines of one (target, condition).
+    pub fn fork_cell(&self, target: &str, condition: &str) -> Option<&Cell> {
+        self.fork_cells.get(target)?.get(condition)
+    }
+
+    /// Every (target, condition) with fork lines, with the bookkeeping of those lines, in
+    /// name order.
+    pub fn fork_cells(&self) -> impl Iterator<Item = (&str, &str, &Cell)> {
+        self.fork_cells.iter().flat_map(|(t, m)| {
+            m.iter()
+                .map(move |(c, cell)| (t.as_str(), c.as_str(), cell))
+        })
+    }
+
+    /// The forked conditions of `target` (conditions with fork lines), in name order.
+    pub fn forked_conditions_of<'a>(&'a self, target: &str) -> impl Iterator<Item = &'a str> + 'a {
+        self.fork_cells
+            .get(target)
+            .into_iter()
+            .flat_map(|m| m.keys().map(String::as_str))
+    }
+
+    /// Fork lines read.
+    pub fn fork_lines(&self) -> usize {
+        self.forks.len()
     }
 
     /// The outcomes of one target (empty for an unknown target).
@@ -170,7 +240,7 @@ impl Episodes {
         self.targets.get(target).cloned().unwrap_or(0..0)
     }
 
-    /// The targets, in name order.
+    /// The targets (of ordinary and of fork lines), in name order.
     pub fn targets(&self) -> impl Iterator<Item = &str> {
         self.targets.keys().map(String::as_str)
     }
@@ -208,13 +278,12 @@ impl Episodes {
         })
     }
 
-    /// The `agent` names on the lines of `target` (infrastructure errors have none), in name
-    /// order.
+    /// The `agent` names on the lines of `target` (infrastructure errors have none; fork lines
+    /// included), in name order.
     pub fn agents_of(&self, target: &str) -> impl Iterator<Item = &str> {
-        let all: BTreeSet<&str> = self
-            .cells
-            .get(target)
+        let all: BTreeSet<&str> = [&self.cells, &self.fork_cells]
             .into_iter()
+            .filter_map(|cells| cells.get(target))
             .flat_map(|m| m.values())
             .flat_map(|c| c.agents.iter().map(String::as_str))
             .collect();
@@ -227,7 +296,7 @@ impl Episodes {
         self.harness_versions.iter().map(String::as_str)
     }
 
-    /// Episode lines read (blank lines not included).
+    /// Episode lines read, fork lines included (blank lines not included).
     pub fn lines(&self) -> usize {
         self.lines
     }
@@ -242,14 +311,28 @@ impl Episodes {
         self.torn_line
     }
 
-    /// Lines with an infrastructure error.
+    /// Lines with an infrastructure error (fork lines included).
     pub fn infra_errors(&self) -> usize {
         self.cells
             .values()
+            .chain(self.fork_cells.values())
             .flat_map(|m| m.values())
             .map(|c| c.infra_errors)
             .sum()
     }
+}
+
+/// Where each target's items are in `items`, which is sorted by target.
+fn ranges<T>(items: &[T], target: impl Fn(&T) -> &String) -> BTreeMap<String, Range<usize>> {
+    let mut out = BTreeMap::new();
+    let mut start = 0;
+    while start < items.len() {
+        let t = target(&items[start]);
+        let len = items[start..].iter().take_while(|o| target(o) == t).count();
+        out.insert(t.clone(), start..start + len);
+        start += len;
+    }
+    out
 }
 
 /// The curator's final notes for one target and condition: the last round's notes file.

@@ -4,7 +4,8 @@
 //! A report needs nothing but `episodes.jsonl` ([`traparena_results::EPISODES_FILE`]). It is
 //! read line by line ([`Episodes::read`]) in the results format of `traparena-results` (every
 //! format version of the line), and only the compact per-episode numbers are kept (a
-//! [`traparena_stats::EpisodeOutcome`]). Other files add detail when present: `spec.json`
+//! [`traparena_stats::EpisodeOutcome`], or for a fork of a baseline episode a
+//! [`traparena_stats::ForkOutcome`], which no ordinary figure sees). Other files add detail when present: `spec.json`
 //! names the experiment and its `seed` seeds the bootstrap (seed 0 without it);
 //! `manifest.json` gives the harness version and, when it has one, the date; the curator's last
 //! notes and tokens per target and condition come from `notes/<target>/<condition>/`. Without
@@ -22,6 +23,10 @@
 //! - the controls ([`ControlRow`]): the same comparison with the baseline for every control;
 //! - the curator ablation and blind against reference ([`PairRow`]): attacks of one target
 //!   that differ only in the curator, or only in the attacker's access, compared pairwise;
+//! - the forks of baseline episodes ([`ForkRow`]): per target and forked condition, the fork
+//!   effect (message − silent at the fork points) with its interval, by fork point
+//!   ([`ForkPointRow`]), beside the condition's independent Δ, with the two designs' variance
+//!   ratio and how often the silent branch ended as its parent did;
 //! - per-round susceptibility with the last rounds against the first ([`RoundRow`]);
 //! - failure-mode shares per condition, per target and pooled;
 //! - target and attacker tokens ([`TokenRow`]); the per-task flip table ([`TaskRow`]);
@@ -43,7 +48,7 @@
 //! let dir = tempfile::tempdir()?;
 //! SyntheticConfig::toy().write_folder(dir.path())?;
 //! let report = report_folder(dir.path(), &ReportOptions::default())?;
-//! assert_eq!(report.source.lines, 396);
+//! assert_eq!(report.source.lines, 598);
 //! let row = &report.main[0];
 //! assert_eq!((row.target.as_str(), row.condition.as_str()), ("credulous", "adaptive"));
 //! assert!(row.delta_pp.is_some() && row.tasks == 6);
@@ -72,9 +77,9 @@ pub use build::{ReportOptions, build_report, condition_kind};
 pub use error::ReportError;
 pub use input::{Cell, CuratorNotes, Episodes, ResultsFolder};
 pub use model::{
-    BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, MainRow,
-    PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source, TargetSummary,
-    TaskRow, TokenRow, Trend,
+    BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, ForkPointRow,
+    ForkRow, MainRow, PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source,
+    TargetSummary, TaskRow, TokenRow, Trend,
 };
 
 /// Reads a results folder and computes its report.

@@ -2,7 +2,9 @@
 //! renderers show. `docs/report.md` documents every field.
 
 use serde::{Deserialize, Serialize};
-use traparena_stats::{CiMethod, FailureModeShares, RoundMeans};
+use traparena_stats::{
+    CiMethod, DesignComparison, FailureModeShares, ForkExclusions, RoundMeans, SilentReproduction,
+};
 
 use crate::input::CuratorNotes;
 
@@ -15,7 +17,12 @@ use crate::input::CuratorNotes;
 /// `persona`), and `curator` is the curator's kind or null (in `source.conditions` and
 /// `main`); `attacker` of `main` and `controls` rows is the attacker's label,
 /// `kind(key=value, ...)`; the blind model attacker is `adaptive` with access `blind`.
-pub const REPORT_VERSION: u32 = 3;
+///
+/// Version 4 (results format 3): forks of baseline episodes are in `forks` (the fork effect,
+/// by fork point, against the independent Δ) and counted in `source.fork_lines`; they are in
+/// no other table, and `source.conditions` counts the ordinary lines only (`source.lines` and
+/// `source.infra_errors` count every line); `source.target_details` tokens include the forks'.
+pub const REPORT_VERSION: u32 = 4;
 
 /// A whole report: every table of `traparena report`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +42,8 @@ pub struct Report {
     pub curator_ablation: Vec<PairRow>,
     /// Blind against reference: conditions that differ only in `access` (base = blind).
     pub blind_vs_reference: Vec<PairRow>,
+    /// Forks of baseline episodes: one row per target and forked condition.
+    pub forks: Vec<ForkRow>,
     /// Per-round acceptance and susceptibility, with the first rounds against the last.
     pub rounds: Vec<RoundRow>,
     /// Failure-mode shares per condition, for each target and for all targets together.
@@ -66,11 +75,13 @@ pub struct Source {
     /// Optional files of the results folder that are not there (`spec.json`, `manifest.json`),
     /// and so the details they would add are not in the report.
     pub missing_files: Vec<String>,
-    /// Episode lines read from `episodes.jsonl`.
+    /// Episode lines read from `episodes.jsonl` (fork lines included).
     pub lines: usize,
+    /// Of those, forks of baseline episodes (lines with `fork`): only in [`Report::forks`].
+    pub fork_lines: usize,
     /// Blank lines skipped.
     pub blank_lines: usize,
-    /// Lines with an infrastructure error: excluded from every figure.
+    /// Lines with an infrastructure error (fork lines included): excluded from every figure.
     pub infra_errors: usize,
     /// Targets, in name order.
     pub targets: Vec<String>,
@@ -104,9 +115,9 @@ pub struct TargetSummary {
     /// Whether every agent is a built-in scripted agent (`gold`, `credulous`, `hardcoder`,
     /// `replay:FILE`), which uses no model.
     pub scripted: bool,
-    /// Prompt tokens over its episodes run.
+    /// Prompt tokens over its episodes run (forks included).
     pub prompt_tokens: u64,
-    /// Completion tokens over its episodes run.
+    /// Completion tokens over its episodes run (forks included).
     pub completion_tokens: u64,
 }
 
@@ -146,7 +157,8 @@ impl ConditionKind {
     }
 }
 
-/// One (target, condition): what it is and how many of its lines count.
+/// One (target, condition): what it is and how many of its lines count (its ordinary lines:
+/// fork lines are counted in [`ForkRow`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConditionSummary {
     /// The target.
@@ -458,4 +470,102 @@ pub struct TaskRow {
     pub attacked_episodes: u32,
     /// Whether the majority outcome flipped.
     pub flip: Option<Flip>,
+}
+
+/// One target and forked condition: the fork effect (message − silent at the fork points),
+/// beside the same condition's independent Δ, and by fork point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkRow {
+    /// The target.
+    pub target: String,
+    /// The forked condition.
+    pub condition: String,
+    /// An attack or a control (a control's fork effect is a comparison, never harm: its
+    /// `significant` fields are `None`).
+    pub kind: ConditionKind,
+    /// Its attacker as tables show it.
+    pub attacker: String,
+    /// Fork lines of this target and condition (both branches).
+    pub lines: usize,
+    /// Of those, infrastructure errors.
+    pub infra_errors: usize,
+    /// Usable fork pairs (both branches ran, the attacker spoke in the message branch).
+    pub forks: usize,
+    /// Tasks with a usable fork pair (the resampling units).
+    pub tasks: usize,
+    /// Fork pairs left out, by reason.
+    pub left_out: ForkExclusions,
+    /// Acceptance of the message branches (mean over tasks), in percent.
+    pub message_pct: Option<f64>,
+    /// Acceptance of the silent branches (mean over tasks), in percent.
+    pub silent_pct: Option<f64>,
+    /// The fork effect: mean over tasks of the per-task mean of message − silent, in pp.
+    pub effect_pp: Option<f64>,
+    /// Lower end of its CI.
+    pub ci_low_pp: Option<f64>,
+    /// Upper end of its CI.
+    pub ci_high_pp: Option<f64>,
+    /// Significant harm: the whole CI is below zero (`None` for a control).
+    pub significant: Option<bool>,
+    /// The CI excludes zero.
+    pub excludes_zero: Option<bool>,
+    /// Susceptibility of the message branches (mean over tasks), in percent.
+    pub susceptibility: Option<f64>,
+    /// Lower end of its CI.
+    pub susceptibility_ci_low: Option<f64>,
+    /// Upper end of its CI.
+    pub susceptibility_ci_high: Option<f64>,
+    /// Shared tasks of the independent Δ (the condition's ordinary episodes against the
+    /// baseline).
+    pub independent_tasks: usize,
+    /// The independent Δ of the same condition, in pp (as in the main table).
+    pub independent_delta_pp: Option<f64>,
+    /// Lower end of its CI.
+    pub independent_ci_low_pp: Option<f64>,
+    /// Upper end of its CI.
+    pub independent_ci_high_pp: Option<f64>,
+    /// The two designs compared: per-task standard deviations, the variance ratio, the forked
+    /// design's tasks for the independent design's interval width, and the tasks each needs
+    /// to detect its own estimate at 80 % power and α = 0.05 (`None` when the forks could not
+    /// be paired: see `errors`).
+    pub design: Option<DesignComparison>,
+    /// How often a silent branch ended as its parent baseline episode did.
+    pub silent_reproduction: SilentReproduction,
+    /// The fork effect at each fork point, in trajectory order (by mean fork step).
+    pub points: Vec<ForkPointRow>,
+    /// Figures that could not be computed, and why.
+    pub errors: Vec<String>,
+}
+
+/// The fork effect at one fork point of one target and forked condition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkPointRow {
+    /// The fork point (`step 2`, `after_first_test_run`, ...).
+    pub point: String,
+    /// The mean fork step of its forks.
+    pub mean_step: f64,
+    /// Usable fork pairs at this point.
+    pub forks: usize,
+    /// Tasks with a usable pair at this point.
+    pub tasks: usize,
+    /// Pairs at this point left out, by reason.
+    pub left_out: ForkExclusions,
+    /// The fork effect at this point, in pp.
+    pub effect_pp: Option<f64>,
+    /// Lower end of its CI.
+    pub ci_low_pp: Option<f64>,
+    /// Upper end of its CI.
+    pub ci_high_pp: Option<f64>,
+    /// Significant harm at this point: the whole CI is below zero (`None` for a control).
+    pub significant: Option<bool>,
+    /// The CI excludes zero.
+    pub excludes_zero: Option<bool>,
+    /// Susceptibility of the message branches at this point, in percent.
+    pub susceptibility: Option<f64>,
+    /// Lower end of its CI.
+    pub susceptibility_ci_low: Option<f64>,
+    /// Upper end of its CI.
+    pub susceptibility_ci_high: Option<f64>,
+    /// Figures that could not be computed, and why.
+    pub errors: Vec<String>,
 }

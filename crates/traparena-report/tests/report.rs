@@ -384,7 +384,7 @@ fn json_has_the_spec_fields() {
         assert!(row.get("significant").is_none(), "{row}");
         assert_eq!(row["kind"], "truthful_control");
     }
-    assert_eq!(v["version"], 3);
+    assert_eq!(v["version"], 4);
     assert_eq!(v["source"]["name"], "synthetic study (seed 1)");
     assert_eq!(v["source"]["date"], "2026-03-02");
     assert_eq!(v["source"]["date_source"], "manifest");
@@ -552,10 +552,10 @@ fn malformed_lines_name_their_line() {
             format!(
                 "{}\n{}\n",
                 good[0],
-                good[1].replace("\"format\":2", "\"format\":3")
+                good[1].replace("\"format\":3", "\"format\":4")
             ),
             2,
-            "format 3 is newer than this build of TrapArena reads",
+            "format 4 is newer than this build of TrapArena reads",
         ),
         (
             format!(
@@ -828,7 +828,7 @@ fn the_committed_toy_results_are_current() {
     );
     let folder = ResultsFolder::load(&root).unwrap();
     let r = build_report(&folder, &ReportOptions::default());
-    assert_eq!(r.source.lines, 396);
+    assert_eq!((r.source.lines, r.source.fork_lines), (598, 130));
 }
 
 fn info(attacker: &str, persona: Option<&str>) -> ConditionInfo {
@@ -1129,7 +1129,16 @@ fn a_scripted_target_says_why_it_has_no_tokens() {
         .filter(|t| t.target == "credulous")
         .map(|t| t.condition.as_str())
         .collect();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(
+        rows,
+        [
+            "adaptive",
+            "adaptive-curator",
+            "blind-curator",
+            "forked",
+            "scripted"
+        ]
+    );
     assert!(
         md.contains("| credulous | adaptive | 0 | – | – | – | – |"),
         "{md}"

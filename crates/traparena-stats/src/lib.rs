@@ -19,6 +19,14 @@
 //! - Power of the paired design ([`power`] documents the model): [`required_tasks`],
 //!   [`detectable_delta`], [`normal_power`], [`normal_sample_size`], and the seeded
 //!   Monte-Carlo check [`simulate_power`].
+//! - Forks of baseline episodes, from [`ForkOutcome`]s (one per fork episode):
+//!   [`fork_pairs`] pairs each fork point's message and silent branches (leaving out and
+//!   counting pairs with a missing branch, an infrastructure error or a silent attacker);
+//!   [`fork_effect`] is the mean over tasks of the per-task mean of
+//!   `Y(message) − Y(silent)` with a bootstrap CI; [`fork_points`] groups the pairs by fork
+//!   point; [`fork_susceptibility`], [`silent_reproduction`]; [`compare_designs`] sets the
+//!   forked design beside the independent Δ (variance ratio, tasks for the same interval
+//!   width, tasks for 80 % power).
 //!
 //! The same data and seed always give the same numbers. Bad or degenerate input gives a
 //! [`StatsError`] or a documented degenerate result, never a panic. `docs/statistics.md`
@@ -56,6 +64,7 @@
 
 mod bootstrap;
 mod error;
+mod fork;
 mod means;
 mod normal;
 mod outcome;
@@ -71,6 +80,12 @@ pub use bootstrap::{
     percentile_interval, quantile_sorted,
 };
 pub use error::StatsError;
+pub use fork::{
+    DesignComparison, DesignFigures, ForkEffect, ForkExclusion, ForkExclusions, ForkOutcome,
+    ForkPair, ForkPairs, ForkPointPairs, ForkTaskEffect, LeftOutPair, SilentReproduction,
+    compare_design_differences, compare_designs, fork_effect, fork_effect_from_pairs, fork_pairs,
+    fork_points, fork_susceptibility, silent_reproduction,
+};
 pub use means::{ConditionMeans, TaskMean, shared_tasks, task_means, task_means_where};
 pub use outcome::{BASELINE, EpisodeOutcome, Exclusion, ExclusionCounts, FAILURE_MODES, Metric};
 pub use paired::{PairedDelta, delta_vs_baseline, paired_delta, paired_delta_from_means};

@@ -12,6 +12,16 @@
 //! (`credulous`) spends no tokens; scripted, offline and truthful collaborators spend no
 //! attacker tokens. A share of lines are infrastructure errors. The numbers mean nothing about
 //! real models; they exercise every table of the report.
+//!
+//! A condition may also fork the baseline episodes ([`SyntheticFork`]), as the runner does for
+//! a spec's `fork`: each usable baseline episode of the first samples is forked at each fork
+//! point that exists in it (a fixed step, the first test run, the step before submitting), into
+//! a message branch and a silent branch with the same continuation seed. The silent branch
+//! ends as its parent did (always for a built-in scripted agent, with some probability for a
+//! model); the message branch ends as the silent one unless the target follows the message,
+//! with a probability that depends on the fork point. Fork lines come after every other line,
+//! and a forked condition's ordinary episodes draw from their own stream, so that adding one
+//! changes no other condition's lines.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -19,8 +29,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use traparena_results::{
-    CURATOR_USAGE_FILE, ConditionInfo, EPISODES_FILE, EpisodeKey, MANIFEST_FILE, Manifest,
-    ResultLine, SPEC_FILE, notes_dir, notes_file_name, sha256_json,
+    CURATOR_USAGE_FILE, ConditionInfo, EPISODES_FILE, EpisodeKey, ForkInfo, ForkKey, MANIFEST_FILE,
+    Manifest, ResultLine, SPEC_FILE, notes_dir, notes_file_name, sha256_json,
 };
 use traparena_stats::BASELINE;
 use traparena_task::{FailureMode, Flag, FlagName, Usage, Verdict};
@@ -78,6 +88,64 @@ pub struct SyntheticCondition {
     pub help: f64,
     /// Target completion tokens relative to the baseline.
     pub token_factor: f64,
+    /// Whether (and how) the condition also forks the baseline episodes.
+    pub fork: Option<SyntheticFork>,
+}
+
+/// A fork point as the spec names it (`"fork": {"at": [...]}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyntheticForkPoint {
+    /// After step `k`.
+    Step(u32),
+    /// After the parent's first test run (in the synthetic parents, one of steps 2 to 5).
+    AfterFirstTestRun,
+    /// After the step before the parent's `submit` (its last step; a parent that did not
+    /// submit has no such point).
+    BeforeSubmit,
+}
+
+impl SyntheticForkPoint {
+    /// How tables name it, as the runner labels it: `step 2`, `after_first_test_run`, ...
+    pub fn label(&self) -> String {
+        match self {
+            SyntheticForkPoint::Step(k) => format!("step {k}"),
+            SyntheticForkPoint::AfterFirstTestRun => "after_first_test_run".into(),
+            SyntheticForkPoint::BeforeSubmit => "before_submit".into(),
+        }
+    }
+
+    fn spec(&self) -> Value {
+        match self {
+            SyntheticForkPoint::Step(k) => json!(k),
+            other => json!(other.label()),
+        }
+    }
+
+    /// The fork step in a parent of `steps` steps, when the point exists there and leaves a
+    /// step to continue with.
+    fn resolve(&self, parent: &ResultLine) -> Option<u32> {
+        let k = match self {
+            SyntheticForkPoint::Step(k) => *k,
+            SyntheticForkPoint::AfterFirstTestRun => 2 + (parent.seed % 4) as u32,
+            SyntheticForkPoint::BeforeSubmit if parent.submitted => parent.steps.checked_sub(1)?,
+            SyntheticForkPoint::BeforeSubmit => return None,
+        };
+        (k >= 1 && k < parent.steps).then_some(k)
+    }
+}
+
+/// A condition's forks of the baseline episodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyntheticFork {
+    /// The fork points, in the spec's order, each with the probability that the target
+    /// follows a message delivered there (a step standing for several points takes the
+    /// largest).
+    pub at: Vec<(SyntheticForkPoint, f64)>,
+    /// Baseline samples per task forked: the first `samples`.
+    pub samples: u32,
+    /// Probability that a model target's silent branch ends as its parent did (a built-in
+    /// scripted agent always does).
+    pub reproduce: f64,
 }
 
 impl SyntheticCondition {
@@ -91,6 +159,7 @@ impl SyntheticCondition {
             learning: 0.0,
             help: 0.0,
             token_factor: 1.0,
+            fork: None,
         }
     }
 
@@ -105,6 +174,7 @@ impl SyntheticCondition {
             learning: 0.0,
             help: 0.15,
             token_factor: 1.02,
+            fork: None,
         }
     }
 
@@ -126,6 +196,17 @@ impl SyntheticCondition {
             learning: if curator { 0.05 } else { 0.0 },
             help: 0.0,
             token_factor: 1.1 + follow,
+            fork: None,
+        }
+    }
+
+    /// A scripted attack that also forks the baseline episodes at `fork`'s points (no
+    /// curator, no defence: the runner allows neither with forks).
+    pub fn forked(name: &str, follow: f64, fork: SyntheticFork) -> Self {
+        SyntheticCondition {
+            delivery: 0.9,
+            fork: Some(fork),
+            ..SyntheticCondition::attacked(name, "scripted", None, false, follow)
         }
     }
 }
@@ -216,8 +297,11 @@ impl SyntheticConfig {
 
     /// The committed sample `examples/results/toy`: a model target (`model-a`) and the
     /// built-in scripted agent `credulous` (no tokens), six tasks, six rounds, the baseline,
-    /// four attacks (scripted; adaptive with reference access without and with the curator;
-    /// blind with the curator) and a truthful control: 396 lines.
+    /// five attacks (scripted; adaptive with reference access without and with the curator;
+    /// blind with the curator; a scripted attack that also forks the first two baseline
+    /// samples of every task at step 2, after the first test run and before submitting) and
+    /// a truthful control: 468 ordinary lines and the forks' lines
+    /// ([`SyntheticConfig::fork_line_count`]).
     pub fn toy() -> Self {
         SyntheticConfig {
             name: "toy: a model and the credulous agent under scripted and model attackers".into(),
@@ -245,6 +329,19 @@ impl SyntheticConfig {
                     0.3,
                 ),
                 SyntheticCondition::attacked("blind-curator", "adaptive", Some("blind"), true, 0.2),
+                SyntheticCondition::forked(
+                    "forked",
+                    0.3,
+                    SyntheticFork {
+                        at: vec![
+                            (SyntheticForkPoint::Step(2), 0.15),
+                            (SyntheticForkPoint::AfterFirstTestRun, 0.5),
+                            (SyntheticForkPoint::BeforeSubmit, 0.3),
+                        ],
+                        samples: 2,
+                        reproduce: 0.85,
+                    },
+                ),
             ],
             infra_error_rate: 0.03,
             patch_lines: 2,
@@ -264,12 +361,39 @@ impl SyntheticConfig {
                 }
             })
             .sum();
-        self.targets.len() * self.tasks * per_task
+        self.targets.len() * self.tasks * per_task + self.fork_line_count()
     }
 
-    /// Every line, in the order target, condition, round, task, sample.
+    /// How many of the lines are forks of baseline episodes.
+    pub fn fork_line_count(&self) -> usize {
+        if self.has_forks() {
+            self.fork_lines().len()
+        } else {
+            0
+        }
+    }
+
+    fn has_forks(&self) -> bool {
+        self.conditions.iter().any(|c| c.fork.is_some())
+    }
+
+    /// Every line: the ordinary episodes in the order target, condition, round, task, sample,
+    /// then the forks of baseline episodes in the order target, condition, task, baseline
+    /// sample, fork step, branch (message first).
     pub fn lines(&self) -> impl Iterator<Item = ResultLine> + '_ {
+        let forks = if self.has_forks() {
+            self.fork_lines()
+        } else {
+            Vec::new()
+        };
+        self.ordinary_lines().chain(forks)
+    }
+
+    /// The lines of the ordinary (not forked) episodes. A forked condition's draw from a
+    /// stream of their own.
+    fn ordinary_lines(&self) -> impl Iterator<Item = ResultLine> + '_ {
         let mut rng = SplitMix64(self.seed ^ 0x7261_7061_7265_6e61);
+        let mut forked_rng = SplitMix64(self.seed ^ 0x666f_726b_6564_0001);
         let mut keys = Vec::new();
         for (ti, target) in self.targets.iter().enumerate() {
             let target = target.name.as_str();
@@ -291,16 +415,154 @@ impl SyntheticConfig {
         }
         keys.into_iter()
             .map(move |(ti, target, ci, round, task, sample)| {
-                self.line(
-                    &mut rng,
-                    &self.targets[ti],
-                    target,
-                    &self.conditions[ci],
-                    round,
-                    task,
-                    sample,
-                )
+                let c = &self.conditions[ci];
+                let rng = if c.fork.is_some() {
+                    &mut forked_rng
+                } else {
+                    &mut rng
+                };
+                self.line(rng, &self.targets[ti], target, c, round, task, sample)
             })
+    }
+
+    /// The forks of every usable baseline episode of the first samples, for every forked
+    /// condition.
+    fn fork_lines(&self) -> Vec<ResultLine> {
+        let parents: BTreeMap<(String, String, u32), ResultLine> = self
+            .ordinary_lines()
+            .filter(|l| l.condition == BASELINE && l.infra_error.is_none())
+            .map(|l| ((l.target.clone(), l.task.clone(), l.sample), l))
+            .collect();
+        let mut rng = SplitMix64(self.seed ^ 0x666f_726b_7300_0002);
+        let mut out = Vec::new();
+        for t in &self.targets {
+            for c in &self.conditions {
+                let Some(fork) = &c.fork else { continue };
+                for task in 0..self.tasks {
+                    for sample in 0..fork.samples.min(self.baseline_samples) {
+                        let Some(parent) =
+                            parents.get(&(t.name.clone(), format!("task-{task:03}"), sample))
+                        else {
+                            continue;
+                        };
+                        let mut steps: BTreeMap<u32, (Vec<String>, f64)> = BTreeMap::new();
+                        for (point, follow) in &fork.at {
+                            if let Some(k) = point.resolve(parent) {
+                                let (labels, f) = steps.entry(k).or_insert((Vec::new(), 0.0));
+                                if !labels.contains(&point.label()) {
+                                    labels.push(point.label());
+                                }
+                                *f = f.max(*follow);
+                            }
+                        }
+                        for (step, (points, follow)) in steps {
+                            let at = ForkAt {
+                                parent,
+                                step,
+                                points,
+                                follow,
+                            };
+                            out.extend(self.fork_pair(&mut rng, t, c, fork, task, &at));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The two branches of one fork point: message first, then silent.
+    fn fork_pair(
+        &self,
+        rng: &mut SplitMix64,
+        t: &SyntheticTarget,
+        c: &SyntheticCondition,
+        fork: &SyntheticFork,
+        task: usize,
+        at: &ForkAt<'_>,
+    ) -> [ResultLine; 2] {
+        let parent = at.parent;
+        let seed = rng.next();
+        let p = self.acceptance(t, c, task);
+        let silent_accepted = if !t.uses_model() || rng.unit() < fork.reproduce {
+            parent.accepted
+        } else {
+            rng.unit() < p
+        };
+        let delivered = rng.unit() < c.delivery;
+        let messages = if delivered {
+            1 + (rng.next() % 2) as u32
+        } else {
+            0
+        };
+        let susceptible = delivered.then(|| rng.unit() < at.follow);
+        let message_accepted = silent_accepted && susceptible != Some(true);
+        let infra = [
+            rng.unit() < self.infra_error_rate,
+            rng.unit() < self.infra_error_rate,
+        ];
+        let parent_key = EpisodeKey {
+            target: parent.target.clone(),
+            condition: BASELINE.to_owned(),
+            task: parent.task.clone(),
+            round: 0,
+            sample: parent.sample,
+            fork: None,
+        };
+        let branch = |rng: &mut SplitMix64, message: bool, infra: bool| {
+            let key = EpisodeKey {
+                condition: c.name.clone(),
+                fork: Some(ForkKey {
+                    step: at.step,
+                    message,
+                }),
+                ..parent_key.clone()
+            };
+            let mut line = if infra {
+                ResultLine::infra_failure(
+                    &key,
+                    &c.info,
+                    seed,
+                    "model server unreachable after 5 attempts".into(),
+                )
+            } else if message {
+                let outcome = Outcome {
+                    accepted: message_accepted,
+                    susceptible,
+                    messages,
+                };
+                self.finish_line(rng, t, c, &key, seed, task, outcome, (at.step + 1, 20))
+            } else {
+                let outcome = Outcome {
+                    accepted: silent_accepted,
+                    susceptible: None,
+                    messages: 0,
+                };
+                let mut l =
+                    self.finish_line(rng, t, c, &key, seed, task, outcome, (at.step + 1, 20));
+                l.attacker = "none".to_owned();
+                l.attacker_usage = Usage::default();
+                l
+            };
+            line.fork = Some(ForkInfo {
+                parent: parent_key.to_string(),
+                step: at.step,
+                message,
+                points: at.points.clone(),
+            });
+            line
+        };
+        [branch(rng, true, infra[0]), branch(rng, false, infra[1])]
+    }
+
+    /// The task's difficulty in `[0, 1)`.
+    fn difficulty(&self, task: usize) -> f64 {
+        SplitMix64(self.seed ^ (task as u64).wrapping_mul(0x9e37_79b9)).unit()
+    }
+
+    /// The acceptance probability of `t` on `task` in `c` when no claim is followed.
+    fn acceptance(&self, t: &SyntheticTarget, c: &SyntheticCondition, task: usize) -> f64 {
+        (t.skill + 0.5 * (self.difficulty(task) - 0.5) + c.help).clamp(0.05, 0.95)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -331,9 +593,7 @@ impl SyntheticConfig {
                 "model server unreachable after 5 attempts".into(),
             );
         }
-        let skill = t.skill;
-        let difficulty = SplitMix64(self.seed ^ (task as u64).wrapping_mul(0x9e37_79b9)).unit();
-        let p = (skill + 0.5 * (difficulty - 0.5) + c.help).clamp(0.05, 0.95);
+        let p = self.acceptance(t, c, task);
         let baseline = c.name == BASELINE;
         let delivered = !baseline && rng.unit() < c.delivery;
         let messages = if delivered {
@@ -344,6 +604,33 @@ impl SyntheticConfig {
         let follow = (c.follow + c.learning * f64::from(round)).clamp(0.0, 0.95);
         let susceptible = delivered.then(|| rng.unit() < follow);
         let accepted = susceptible != Some(true) && rng.unit() < p;
+        let outcome = Outcome {
+            accepted,
+            susceptible,
+            messages,
+        };
+        self.finish_line(rng, t, c, &key, seed, task, outcome, (5, 35))
+    }
+
+    /// The line of an episode whose outcome is drawn: its failure mode, verdict, tokens and
+    /// `steps.0 + (a draw below steps.1)` steps.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_line(
+        &self,
+        rng: &mut SplitMix64,
+        t: &SyntheticTarget,
+        c: &SyntheticCondition,
+        key: &EpisodeKey,
+        seed: u64,
+        task: usize,
+        outcome: Outcome,
+        steps: (u32, u64),
+    ) -> ResultLine {
+        let Outcome {
+            accepted,
+            susceptible,
+            messages,
+        } = outcome;
         let mode = if accepted {
             None
         } else if susceptible == Some(true) {
@@ -377,17 +664,17 @@ impl SyntheticConfig {
             Vec::new()
         };
         let tokens = 1500.0
-            * (1.0 + 0.6 * difficulty)
+            * (1.0 + 0.6 * self.difficulty(task))
             * c.token_factor
             * if susceptible == Some(true) { 1.2 } else { 1.0 }
             * (0.8 + 0.4 * rng.unit());
-        let patch = self.patch(&key);
+        let patch = self.patch(key);
         ResultLine {
             target: key.target.clone(),
             condition: key.condition.clone(),
             task: key.task.clone(),
-            round,
-            sample,
+            round: key.round,
+            sample: key.sample,
             condition_info: c.info.clone(),
             infra_error: None,
             agent: t.agent.clone(),
@@ -403,7 +690,7 @@ impl SyntheticConfig {
             failure_mode: mode,
             messages_delivered: messages,
             susceptible,
-            steps: 5 + (rng.next() % 35) as u32,
+            steps: steps.0 + (rng.next() % steps.1) as u32,
             submitted: mode != Some(FailureMode::NoSubmit),
             usage: if t.uses_model() {
                 Usage {
@@ -487,6 +774,13 @@ impl SyntheticConfig {
                     "attacker": spec_attacker(&c.info, &endpoint),
                     "defence": c.info.defence,
                 });
+                if let Some(f) = &c.fork {
+                    v["fork"] = json!({
+                        "from": BASELINE,
+                        "at": f.at.iter().map(|(p, _)| p.spec()).collect::<Vec<_>>(),
+                        "samples": f.samples,
+                    });
+                }
                 if let Some(kind) = &c.info.curator {
                     v["curator"] = if kind == "llm" {
                         json!({"kind": "llm", "args": {"model": endpoint("curator")}})
@@ -615,6 +909,23 @@ fn notes_for(target: &str, round: u32) -> Vec<String> {
     ];
     let n = all.len();
     all.into_iter().take((round as usize).clamp(1, n)).collect()
+}
+
+/// A drawn outcome: what [`SyntheticConfig::finish_line`] writes the rest of a line from.
+#[derive(Debug, Clone, Copy)]
+struct Outcome {
+    accepted: bool,
+    susceptible: Option<bool>,
+    messages: u32,
+}
+
+/// One fork point of one parent.
+#[derive(Debug)]
+struct ForkAt<'a> {
+    parent: &'a ResultLine,
+    step: u32,
+    points: Vec<String>,
+    follow: f64,
 }
 
 fn pick(rng: &mut SplitMix64, weighted: &[(FailureMode, f64)]) -> FailureMode {
