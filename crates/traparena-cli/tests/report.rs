@@ -41,8 +41,8 @@ fn json_main_rows_have_the_spec_fields() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let main = v["main"].as_array().unwrap();
-    // Two targets × four attacks (the truthful control is in `controls`).
-    assert_eq!(main.len(), 8);
+    // Two targets × five attacks, one of them forked (the truthful control is in `controls`).
+    assert_eq!(main.len(), 10);
     for row in main {
         for k in [
             "target",

@@ -163,7 +163,7 @@ fn merging_a_format_1_folder_rewrites_it_at_the_current_format() {
     assert!(
         std::fs::read_to_string(merged.join("manifest.json"))
             .unwrap()
-            .contains("\"format\": 2")
+            .contains(&format!("\"format\": {FORMAT_VERSION}"))
     );
     assert!(
         merged
@@ -226,7 +226,10 @@ fn resuming_cuts_a_torn_line_off_and_keeps_every_finished_episode() {
     // A line of a newer format is refused, naming the file and the line.
     let newer = serde_json::to_string(&line("newer").0)
         .unwrap()
-        .replace("\"format\":2", "\"format\":7");
+        .replace(
+            &format!("\"format\":{FORMAT_VERSION}"),
+            "\"format\":7",
+        );
     std::fs::write(&epath, format!("{finished}{newer}\n")).unwrap();
     let e = ResultsDir::open(&dir, &spec, &manifest, true).unwrap_err();
     let msg = e.to_string();
@@ -253,9 +256,15 @@ fn a_new_folder_is_written_at_the_current_format() {
     let (l, t) = line("a");
     results.append(&l, &t).unwrap();
     let text = std::fs::read_to_string(dir.join(EPISODES_FILE)).unwrap();
-    assert!(text.starts_with("{\"format\":2,"), "{text}");
+    assert!(
+        text.starts_with(&format!("{{\"format\":{FORMAT_VERSION},")),
+        "{text}"
+    );
     let t = std::fs::read_to_string(dir.join("trajectories.jsonl")).unwrap();
-    assert!(t.starts_with("{\"format\":2,"), "{t}");
+    assert!(
+        t.starts_with(&format!("{{\"format\":{FORMAT_VERSION},")),
+        "{t}"
+    );
     assert_eq!(
         Manifest::read(&dir.join("manifest.json")).unwrap(),
         manifest
