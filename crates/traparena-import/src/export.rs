@@ -55,7 +55,8 @@ pub struct PredictionSet {
 }
 
 /// Reads `<results>/episodes.jsonl` (or the file given) and picks, for every (target,
-/// condition, task), the episode at `opts.round` / `opts.sample`. Episodes with an
+/// condition, task), the episode at `opts.round` / `opts.sample` (forks of baseline episodes
+/// are left out: they are not episodes of their condition's rounds). Episodes with an
 /// infrastructure error give no prediction; an unfinished last line (an experiment still
 /// running, or cut short by a crash) is not an episode.
 pub fn export_predictions(
@@ -82,6 +83,10 @@ pub fn export_predictions(
     type Tasks = BTreeMap<String, Option<ResultLine>>;
     let mut groups: BTreeMap<(String, String), Tasks> = BTreeMap::new();
     for line in lines {
+        // A fork is not one of its condition's episodes (it replays a baseline episode).
+        if line.fork.is_some() {
+            continue;
+        }
         if opts.target.as_ref().is_some_and(|t| t != &line.target)
             || opts
                 .condition

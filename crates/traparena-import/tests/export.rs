@@ -24,10 +24,15 @@ fn line(task: &str, patch: &str) -> String {
 fn every_known_format_is_exported_and_a_torn_last_line_is_not() {
     let dir = tempfile::tempdir().unwrap();
     // Format 1: no `format`, and the condition as format 1 wrote it.
-    let v1 = line("t1", "diff-1").replace("\"format\":2,", "").replace(
-        r#""condition_info":{"attacker":"none","access":null,"curator":null,"defence":false}"#,
-        r#""condition_info":{"attacker":"none","curator":false,"defence":false}"#,
-    );
+    let v1 = line("t1", "diff-1")
+        .replace(
+            &format!("\"format\":{},", traparena_results::FORMAT_VERSION),
+            "",
+        )
+        .replace(
+            r#""condition_info":{"attacker":"none","access":null,"curator":null,"defence":false}"#,
+            r#""condition_info":{"attacker":"none","curator":false,"defence":false}"#,
+        );
     assert!(
         !v1.contains("format") && v1.contains("\"curator\":false"),
         "{v1}"
@@ -53,7 +58,10 @@ fn every_known_format_is_exported_and_a_torn_last_line_is_not() {
 #[test]
 fn a_newer_format_is_bad_input_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();
-    let newer = line("t2", "x").replace("\"format\":2", "\"format\":5");
+    let newer = line("t2", "x").replace(
+        &format!("\"format\":{}", traparena_results::FORMAT_VERSION),
+        "\"format\":5",
+    );
     let file = dir.path().join("episodes.jsonl");
     std::fs::write(&file, format!("{}\n{newer}\n", line("t1", "x"))).unwrap();
     let e = export_predictions(&file, &ExportOptions::default()).unwrap_err();
@@ -64,4 +72,28 @@ fn a_newer_format_is_bad_input_naming_the_line() {
             .contains("episodes.jsonl: line 2: format 5 is newer"),
         "{e}"
     );
+}
+
+#[test]
+fn forks_are_not_exported_as_their_conditions_episodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fork: ResultLine = serde_json::from_str(&line("t1", "fork-patch")).unwrap();
+    fork.fork = Some(traparena_results::ForkInfo {
+        parent: "m/baseline/t1/r0/s0".into(),
+        step: 2,
+        message: true,
+        points: vec!["step 2".into()],
+    });
+    let text = format!(
+        "{}\n{}\n",
+        line("t1", "baseline-patch"),
+        serde_json::to_string(&fork).unwrap()
+    );
+    std::fs::write(dir.path().join("episodes.jsonl"), text).unwrap();
+    let sets = export_predictions(dir.path(), &ExportOptions::default()).unwrap();
+    let patches: Vec<&str> = sets
+        .iter()
+        .flat_map(|s| s.predictions.iter().map(|p| p.model_patch.as_str()))
+        .collect();
+    assert_eq!(patches, ["baseline-patch"]);
 }

@@ -226,10 +226,7 @@ fn resuming_cuts_a_torn_line_off_and_keeps_every_finished_episode() {
     // A line of a newer format is refused, naming the file and the line.
     let newer = serde_json::to_string(&line("newer").0)
         .unwrap()
-        .replace(
-            &format!("\"format\":{FORMAT_VERSION}"),
-            "\"format\":7",
-        );
+        .replace(&format!("\"format\":{FORMAT_VERSION}"), "\"format\":7");
     std::fs::write(&epath, format!("{finished}{newer}\n")).unwrap();
     let e = ResultsDir::open(&dir, &spec, &manifest, true).unwrap_err();
     let msg = e.to_string();
