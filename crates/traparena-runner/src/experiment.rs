@@ -419,31 +419,16 @@ async fn forks(s: Arc<Shared>, ti: usize) -> Result<(), RunError> {
         rep.forks += jobs.len() as u64;
     }
     s.progress.forks_planned(jobs.len() as u64, done);
-    let notes = Arc::new(Notes::empty(s.spec.note_limits));
-    let mut set = JoinSet::new();
-    for (task_index, k, ci, plan) in jobs {
-        if s.done
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&k)
-        {
-            continue;
-        }
-        let (s, notes) = (s.clone(), notes.clone());
-        set.spawn(async move {
-            let _permit = s
-                .episodes
-                .clone()
-                .acquire_owned()
-                .await
-                .map_err(|e| RunError::Join(e.to_string()))?;
-            run_one(&s, ti, Some(ci), task_index, k, &notes, Some(&plan)).await
-        });
-    }
-    while let Some(r) = set.join_next().await {
-        r.map_err(|e| RunError::Join(e.to_string()))??;
-    }
-    Ok(())
+    let jobs = jobs
+        .into_iter()
+        .map(|(task_index, key, ci, plan)| Job {
+            task_index,
+            key,
+            ci: Some(ci),
+            fork: Some(plan),
+        })
+        .collect();
+    run_jobs(&s, ti, jobs, Notes::empty(s.spec.note_limits)).await
 }
 
 /// What a fork episode replays.
@@ -595,6 +580,14 @@ fn evidence(
     })
 }
 
+/// One episode to run: its task, key, condition (`None`: the baseline) and fork.
+struct Job {
+    task_index: usize,
+    key: EpisodeKey,
+    ci: Option<usize>,
+    fork: Option<ForkPlan>,
+}
+
 async fn run_keys(
     s: &Arc<Shared>,
     ti: usize,
@@ -602,14 +595,33 @@ async fn run_keys(
     keys: Vec<(usize, EpisodeKey)>,
     notes: Notes,
 ) -> Result<(), RunError> {
+    let jobs = keys
+        .into_iter()
+        .map(|(task_index, key)| Job {
+            task_index,
+            key,
+            ci,
+            fork: None,
+        })
+        .collect();
+    run_jobs(s, ti, jobs, notes).await
+}
+
+/// Runs the jobs this run owns and has not done, at most `concurrency` at once.
+async fn run_jobs(
+    s: &Arc<Shared>,
+    ti: usize,
+    jobs: Vec<Job>,
+    notes: Notes,
+) -> Result<(), RunError> {
     let notes = Arc::new(notes);
     let mut set = JoinSet::new();
-    for (task_index, k) in keys {
-        let skip = s.opts.shard.is_some_and(|sh| !sh.owns(&k))
+    for job in jobs {
+        let skip = s.opts.shard.is_some_and(|sh| !sh.owns(&job.key))
             || s.done
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .contains(&k);
+                .contains(&job.key);
         if skip {
             continue;
         }
@@ -621,7 +633,13 @@ async fn run_keys(
                 .acquire_owned()
                 .await
                 .map_err(|e| RunError::Join(e.to_string()))?;
-            run_one(&s, ti, ci, task_index, k, &notes, None).await
+            let Job {
+                task_index,
+                key,
+                ci,
+                fork,
+            } = job;
+            run_one(&s, ti, ci, task_index, key, &notes, fork.as_ref()).await
         });
     }
     while let Some(r) = set.join_next().await {
