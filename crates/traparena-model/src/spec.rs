@@ -321,11 +321,6 @@ impl Wire {
         }
     }
 
-    /// Whether calls are recorded or replayed (a cassette is given).
-    pub fn has_cassette(&self) -> bool {
-        self.cassette.is_some()
-    }
-
     /// The endpoint's client (`None` when a cassette is only replayed and names no server).
     pub fn client(&self) -> Option<&Arc<ChatClient>> {
         self.client.as_ref()
