@@ -327,7 +327,8 @@ fn curator_tokens_are_recorded_and_reported() {
     let spec = write_spec(tmp.path(), true);
     let out = tmp.path().join("out");
     run_full(&spec, &out);
-    let usage_file = out.join("notes/credulous/offline_curated/curator-usage.json");
+    // Rounds 0 and 1: the curator ran once, before round 1.
+    let usage_file = out.join("notes/credulous/offline_curated/round-1.usage.json");
     let usage: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&usage_file).unwrap()).unwrap();
     // The built-in tally curator needs no model, so it spends no tokens.

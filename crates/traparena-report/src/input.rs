@@ -352,7 +352,7 @@ pub struct CuratorNotes {
     pub items: Vec<String>,
     /// The file, relative to the results folder.
     pub file: String,
-    /// Tokens the curator spent on this target and condition (`curator-usage.json`), when
+    /// Tokens the curator spent on this target and condition (its rounds' `round-<r>.usage.json`), when
     /// recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<traparena_task::Usage>,
@@ -537,9 +537,7 @@ fn read_notes(dir: &Path) -> Result<Vec<CuratorNotes>, ReportError> {
             })?;
             let notes: NotesFile = serde_json::from_slice(&text)
                 .map_err(|source| ReportError::MalformedFile { path, source })?;
-            let usage = traparena_results::read_curator_usage(
-                &traparena_results::curator_usage_path(dir, &target, &condition),
-            )?;
+            let usage = traparena_results::read_curator_usage(dir, &target, &condition)?;
             out.push(CuratorNotes {
                 items: notes
                     .items

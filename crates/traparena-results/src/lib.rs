@@ -11,7 +11,8 @@
 //! | [`SPEC_FILE`] | the experiment spec as run | the runner's `ExperimentSpec` |
 //! | [`MANIFEST_FILE`] | what the folder was made with | [`Manifest`] |
 //! | [`NOTES_DIR`]`/<target>/<condition>/round-<r>.json` ([`notes_path`]) | the curator's notes the attacker saw in round r | the attack crate's `Notes` |
-//! | [`NOTES_DIR`]`/<target>/<condition>/`[`CURATOR_USAGE_FILE`] ([`curator_usage_path`]) | the curator's tokens, summed over rounds | `traparena_task::Usage` |
+//! | [`NOTES_DIR`]`/<target>/<condition>/round-<r>.usage.json` ([`curator_usage_path`]) | the curator's tokens for the notes of round r, written just before them | `traparena_task::Usage` |
+//! | [`NOTES_DIR`]`/<target>/<condition>/`[`CURATOR_USAGE_FILE`] | older folders: the curator's tokens summed over rounds (read, no longer written) | `traparena_task::Usage` |
 //!
 //! Each line of the two JSON Lines files, and the manifest, carries `"format": 3`
 //! ([`FORMAT_VERSION`]). A line or manifest without `format` is of format 1 and is migrated when
@@ -86,7 +87,9 @@ pub const SPEC_FILE: &str = "spec.json";
 pub const MANIFEST_FILE: &str = "manifest.json";
 /// The curator's notes and tokens: `notes/<target>/<condition>/`.
 pub const NOTES_DIR: &str = "notes";
-/// The curator's tokens of one target and condition, in its notes folder.
+/// The curator's tokens of one target and condition summed over rounds, as folders written
+/// before per-round usage files kept them. [`read_curator_usage`] still adds it in; nothing
+/// writes it any more (a kill during its rewrite lost the tokens of every round).
 pub const CURATOR_USAGE_FILE: &str = "curator-usage.json";
 
 /// The notes folder of one target and condition: `notes/<target>/<condition>`.
@@ -114,14 +117,67 @@ pub fn notes_round(file_name: &str) -> Option<u32> {
         .ok()
 }
 
-/// Where a target's condition keeps the curator's tokens (summed over rounds):
-/// `notes/<target>/<condition>/curator-usage.json`.
-pub fn curator_usage_path(dir: &Path, target: &str, condition: &str) -> PathBuf {
-    notes_dir(dir, target, condition).join(CURATOR_USAGE_FILE)
+/// The file name of the curator's tokens for round `round`'s notes: `round-<round>.usage.json`.
+pub fn curator_usage_file_name(round: u32) -> String {
+    format!("round-{round}.usage.json")
 }
 
-/// Reads a curator usage file; `None` when it does not exist.
-pub fn read_curator_usage(path: &Path) -> Result<Option<traparena_task::Usage>, ResultsError> {
+/// Where a target's condition keeps the tokens the curator spent writing round `round`'s
+/// notes: `notes/<target>/<condition>/round-<round>.usage.json`. The runner writes it
+/// (atomically) before the notes themselves, so notes on disk always have their tokens beside
+/// them, and a run killed between the two redoes the curator step and rewrites both.
+pub fn curator_usage_path(dir: &Path, target: &str, condition: &str, round: u32) -> PathBuf {
+    notes_dir(dir, target, condition).join(curator_usage_file_name(round))
+}
+
+/// The round of a curator usage file name (`round-3.usage.json` is 3); `None` otherwise.
+pub fn curator_usage_round(file_name: &str) -> Option<u32> {
+    file_name
+        .strip_prefix("round-")?
+        .strip_suffix(".usage.json")?
+        .parse()
+        .ok()
+}
+
+/// The curator's tokens of a target's condition, summed over its rounds' usage files (and the
+/// older summed [`CURATOR_USAGE_FILE`], when there is one); `None` when there is neither.
+pub fn read_curator_usage(
+    dir: &Path,
+    target: &str,
+    condition: &str,
+) -> Result<Option<traparena_task::Usage>, ResultsError> {
+    let notes = notes_dir(dir, target, condition);
+    let mut files = vec![notes.join(CURATOR_USAGE_FILE)];
+    match std::fs::read_dir(&notes) {
+        Ok(entries) => {
+            let mut rounds: Vec<(u32, PathBuf)> = entries
+                .filter_map(Result::ok)
+                .filter_map(|e| {
+                    let round = curator_usage_round(&e.file_name().to_string_lossy())?;
+                    Some((round, e.path()))
+                })
+                .collect();
+            rounds.sort();
+            files.extend(rounds.into_iter().map(|(_, p)| p));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ResultsError::Io {
+                path: notes,
+                source,
+            });
+        }
+    }
+    let mut total: Option<traparena_task::Usage> = None;
+    for path in files {
+        if let Some(u) = read_usage_file(&path)? {
+            *total.get_or_insert_with(Default::default) += u;
+        }
+    }
+    Ok(total)
+}
+
+fn read_usage_file(path: &Path) -> Result<Option<traparena_task::Usage>, ResultsError> {
     match std::fs::read(path) {
         Ok(bytes) => {
             serde_json::from_slice(&bytes)

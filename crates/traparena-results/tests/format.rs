@@ -560,7 +560,7 @@ fn whole_files_are_written_atomically() {
 fn the_files_are_where_the_format_says() {
     use traparena_results::{
         CURATOR_USAGE_FILE, EPISODES_FILE, MANIFEST_FILE, NOTES_DIR, SPEC_FILE, TRAJECTORIES_FILE,
-        curator_usage_path, notes_path, notes_round,
+        curator_usage_path, curator_usage_round, notes_path, notes_round,
     };
     let d = Path::new("/r");
     assert_eq!(
@@ -596,9 +596,52 @@ fn the_files_are_where_the_format_says() {
         assert_eq!(notes_round(other), None, "{other}");
     }
     assert_eq!(
-        curator_usage_path(d, "model-a", "urge"),
-        Path::new("/r/notes/model-a/urge/curator-usage.json")
+        curator_usage_path(d, "model-a", "urge", 2),
+        Path::new("/r/notes/model-a/urge/round-2.usage.json")
     );
+    assert_eq!(notes_round("round-2.usage.json"), None);
+    assert_eq!(curator_usage_round("round-2.usage.json"), Some(2));
+    assert_eq!(curator_usage_round("round-2.json"), None);
+}
+
+#[test]
+fn the_curator_s_tokens_are_summed_over_its_rounds_and_an_older_folder_s_total() {
+    use traparena_results::{
+        CURATOR_USAGE_FILE, curator_usage_path, notes_dir, read_curator_usage,
+    };
+    use traparena_task::Usage;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(read_curator_usage(d, "t", "c").unwrap(), None, "no folder");
+    std::fs::create_dir_all(notes_dir(d, "t", "c")).unwrap();
+    assert_eq!(read_curator_usage(d, "t", "c").unwrap(), None, "no file");
+    let u = |p: u64| Usage {
+        prompt_tokens: p,
+        completion_tokens: 1,
+        ..Usage::default()
+    };
+    for (round, p) in [(1, 10), (2, 20)] {
+        let path = curator_usage_path(d, "t", "c", round);
+        std::fs::write(&path, serde_json::to_vec(&u(p)).unwrap()).unwrap();
+    }
+    // A write cut by a kill, and the round's notes, are not tokens.
+    std::fs::write(notes_dir(d, "t", "c").join("round-3.usage.json.tmp"), "").unwrap();
+    std::fs::write(notes_dir(d, "t", "c").join("round-1.json"), "{}").unwrap();
+    let total = read_curator_usage(d, "t", "c").unwrap().unwrap();
+    assert_eq!((total.prompt_tokens, total.completion_tokens), (30, 2));
+    std::fs::write(
+        notes_dir(d, "t", "c").join(CURATOR_USAGE_FILE),
+        serde_json::to_vec(&u(5)).unwrap(),
+    )
+    .unwrap();
+    let total = read_curator_usage(d, "t", "c").unwrap().unwrap();
+    assert_eq!(
+        total.prompt_tokens, 35,
+        "an older folder's total is added in"
+    );
+    std::fs::write(curator_usage_path(d, "t", "c", 2), "{not json").unwrap();
+    let e = read_curator_usage(d, "t", "c").unwrap_err().to_string();
+    assert!(e.contains("round-2.usage.json"), "{e}");
 }
 
 #[test]

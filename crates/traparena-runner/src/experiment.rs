@@ -488,7 +488,6 @@ async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Result<(), Ru
                     let c = curator.as_mut().expect("built above");
                     let before = c.usage();
                     notes = c.curate(&notes, &evidence).await.map_err(curator_err)?;
-                    ResultsDir::write_notes(&dir, &target.name, &cond.name, round, &notes)?;
                     let after = c.usage();
                     let spent = traparena_task::Usage {
                         prompt_tokens: after.prompt_tokens.saturating_sub(before.prompt_tokens),
@@ -502,7 +501,9 @@ async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Result<(), Ru
                             .calls_without_usage
                             .saturating_sub(before.calls_without_usage),
                     };
-                    ResultsDir::add_curator_usage(&dir, &target.name, &cond.name, spent)?;
+                    // The tokens first: notes on disk always have theirs beside them.
+                    ResultsDir::write_curator_usage(&dir, &target.name, &cond.name, round, spent)?;
+                    ResultsDir::write_notes(&dir, &target.name, &cond.name, round, &notes)?;
                     s.report.lock().unwrap_or_else(|p| p.into_inner()).curated += 1;
                     s.progress.note(&format!(
                         "{}/{}: curator wrote {} notes for round {round}",

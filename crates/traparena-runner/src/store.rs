@@ -156,26 +156,27 @@ impl ResultsDir {
         )?)
     }
 
-    /// Where a target's condition keeps the curator's tokens (cumulative over rounds;
-    /// [`traparena_results::curator_usage_path`]).
-    pub fn curator_usage_path(dir: &Path, target: &str, condition: &str) -> PathBuf {
-        traparena_results::curator_usage_path(dir, target, condition)
+    /// Where a target's condition keeps the tokens the curator spent on round `round`'s notes
+    /// ([`traparena_results::curator_usage_path`]).
+    pub fn curator_usage_path(dir: &Path, target: &str, condition: &str, round: u32) -> PathBuf {
+        traparena_results::curator_usage_path(dir, target, condition, round)
     }
 
-    /// Adds tokens the curator spent to the condition's running total.
-    pub fn add_curator_usage(
+    /// Writes (atomically) the tokens the curator spent on round `round`'s notes. Called before
+    /// [`ResultsDir::write_notes`]: notes on disk then always have their tokens beside them, and
+    /// a run killed between the two redoes the curator step on resume and rewrites both.
+    pub fn write_curator_usage(
         dir: &Path,
         target: &str,
         condition: &str,
+        round: u32,
         spent: Usage,
     ) -> Result<(), RunError> {
-        let p = Self::curator_usage_path(dir, target, condition);
-        let mut total = traparena_results::read_curator_usage(&p)?.unwrap_or_default();
-        total += spent;
+        let p = Self::curator_usage_path(dir, target, condition, round);
         std::fs::create_dir_all(p.parent().expect("has a parent")).map_err(|e| io_err(&p, e))?;
         Ok(write_atomic(
             &p,
-            &serde_json::to_vec_pretty(&total).expect("serialisable"),
+            &serde_json::to_vec_pretty(&spent).expect("serialisable"),
         )?)
     }
 

@@ -148,6 +148,56 @@ async fn a_run_dropped_midway_then_resumed_equals_an_uninterrupted_run() {
     assert_eq!(results_summary(&cut), expected);
 }
 
+/// A run killed inside the curator step leaves the round's tokens (or half of their atomic
+/// write) without the round's notes: the resume redoes the step, rewrites both, and the folder
+/// equals an uninterrupted run's, tokens included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_inside_the_curator_step_resumes_with_every_round_s_tokens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let resolved = resolve(&Registry::builtin(), &spec(true));
+    let whole = tmp.path().join("whole");
+    run(&resolved, &options(&whole)).await.unwrap();
+    let expected = results_summary(&whole);
+    let usage = |dir: &Path| {
+        traparena_results::read_curator_usage(dir, "credulous", "offline_curated").unwrap()
+    };
+    let total = usage(&whole).expect("the curator's tokens");
+    for torn_write in [false, true] {
+        let cut = tmp.path().join(format!("cut-{torn_write}"));
+        copy_dir(&whole, &cut);
+        // Killed after the curator's tokens for round 1 were written, before its notes (or,
+        // with `torn_write`, inside the write of the tokens): round 1 has not run.
+        let notes = traparena_results::notes_path(&cut, "credulous", "offline_curated", 1);
+        std::fs::remove_file(&notes).unwrap();
+        let spent = traparena_results::curator_usage_path(&cut, "credulous", "offline_curated", 1);
+        if torn_write {
+            std::fs::remove_file(&spent).unwrap();
+            std::fs::write(spent.with_extension("json.tmp"), "").unwrap();
+        }
+        let episodes = cut.join(traparena_results::EPISODES_FILE);
+        let kept: String = std::fs::read_to_string(&episodes)
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                !(v["target"] == "credulous"
+                    && v["condition"] == "offline_curated"
+                    && v["round"] == 1)
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&episodes, kept).unwrap();
+        let again = ExperimentOptions {
+            resume: true,
+            ..options(&cut)
+        };
+        let r = run(&resolved, &again).await.unwrap();
+        assert_eq!((r.curated, r.infra_errors), (1, 0), "{r:?}");
+        assert_eq!(results_summary(&cut), expected, "torn write: {torn_write}");
+        assert_eq!(usage(&cut), Some(total));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_torn_last_line_is_redone_not_duplicated_and_a_changed_spec_is_refused() {
     let tmp = tempfile::tempdir().unwrap();

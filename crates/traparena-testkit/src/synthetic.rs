@@ -29,8 +29,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use traparena_results::{
-    CURATOR_USAGE_FILE, ConditionInfo, EPISODES_FILE, EpisodeKey, ForkInfo, ForkKey, MANIFEST_FILE,
-    Manifest, ResultLine, SPEC_FILE, notes_dir, notes_file_name, sha256_json,
+    ConditionInfo, EPISODES_FILE, EpisodeKey, ForkInfo, ForkKey, MANIFEST_FILE, Manifest,
+    ResultLine, SPEC_FILE, curator_usage_path, notes_dir, notes_file_name, sha256_json,
 };
 use traparena_stats::BASELINE;
 use traparena_task::{FailureMode, Flag, FlagName, Usage, Verdict};
@@ -815,7 +815,7 @@ impl SyntheticConfig {
     /// Writes a results folder as the runner does: `spec.json`, `manifest.json` (with
     /// `created` when set), `episodes.jsonl` and, for each target and condition with the
     /// curator on, `notes/<target>/<condition>/round-<r>.json` for rounds 1 and on (the
-    /// curator runs between rounds) and `curator-usage.json`. Returns the number of episode
+    /// curator runs between rounds) with `round-<r>.usage.json` beside each. Returns the number of episode
     /// lines.
     pub fn write_folder(&self, dir: &Path) -> std::io::Result<usize> {
         std::fs::create_dir_all(dir)?;
@@ -844,13 +844,17 @@ impl SyntheticConfig {
                     });
                     write_json(&d.join(notes_file_name(round)), &doc)?;
                 }
-                let curated = u64::from(self.rounds.saturating_sub(1));
-                let usage = Usage {
-                    prompt_tokens: 3_100 * curated,
-                    completion_tokens: 420 * curated,
-                    ..Usage::default()
-                };
-                write_json(&d.join(CURATOR_USAGE_FILE), &serde_json::to_value(usage)?)?;
+                for round in 1..self.rounds {
+                    let usage = Usage {
+                        prompt_tokens: 3_100,
+                        completion_tokens: 420,
+                        ..Usage::default()
+                    };
+                    write_json(
+                        &curator_usage_path(dir, &target.name, &c.name, round),
+                        &serde_json::to_value(usage)?,
+                    )?;
+                }
             }
         }
         Ok(n)

@@ -57,10 +57,11 @@ fn a_synthetic_folder_reads_back_through_the_results_format() {
     let t = &cfg.targets[0].name;
     assert!(!notes_path(dir.path(), t, "blind-curator", 0).exists());
     assert!(notes_path(dir.path(), t, "blind-curator", 5).is_file());
-    let usage = read_curator_usage(&curator_usage_path(dir.path(), t, "blind-curator"))
+    let usage = read_curator_usage(dir.path(), t, "blind-curator")
         .unwrap()
         .unwrap();
     assert!(usage.prompt_tokens > 0);
+    assert!(curator_usage_path(dir.path(), t, "blind-curator", 5).is_file());
 }
 
 #[test]
