@@ -110,9 +110,14 @@ pub fn notes_file_name(round: u32) -> String {
 
 /// The round of a notes file name (`round-3.json` is 3); `None` for any other name.
 pub fn notes_round(file_name: &str) -> Option<u32> {
+    round_of(file_name, ".json")
+}
+
+/// The round of a `round-<r><suffix>` file name.
+fn round_of(file_name: &str, suffix: &str) -> Option<u32> {
     file_name
         .strip_prefix("round-")?
-        .strip_suffix(".json")?
+        .strip_suffix(suffix)?
         .parse()
         .ok()
 }
@@ -132,11 +137,7 @@ pub fn curator_usage_path(dir: &Path, target: &str, condition: &str, round: u32)
 
 /// The round of a curator usage file name (`round-3.usage.json` is 3); `None` otherwise.
 pub fn curator_usage_round(file_name: &str) -> Option<u32> {
-    file_name
-        .strip_prefix("round-")?
-        .strip_suffix(".usage.json")?
-        .parse()
-        .ok()
+    round_of(file_name, ".usage.json")
 }
 
 /// The curator's tokens of a target's condition, summed over its rounds' usage files (and the

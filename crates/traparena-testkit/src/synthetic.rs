@@ -815,8 +815,8 @@ impl SyntheticConfig {
     /// Writes a results folder as the runner does: `spec.json`, `manifest.json` (with
     /// `created` when set), `episodes.jsonl` and, for each target and condition with the
     /// curator on, `notes/<target>/<condition>/round-<r>.json` for rounds 1 and on (the
-    /// curator runs between rounds) with `round-<r>.usage.json` beside each. Returns the number of episode
-    /// lines.
+    /// curator runs between rounds), each with its `round-<r>.usage.json`. Returns the number
+    /// of episode lines.
     pub fn write_folder(&self, dir: &Path) -> std::io::Result<usize> {
         std::fs::create_dir_all(dir)?;
         let spec = self.spec();
@@ -838,13 +838,7 @@ impl SyntheticConfig {
                 let d = notes_dir(dir, &target.name, &c.name);
                 std::fs::create_dir_all(&d)?;
                 for round in 1..self.rounds {
-                    let doc = serde_json::json!({
-                        "items": notes_for(&target.name, round),
-                        "limits": {"max_notes": 8, "max_chars": 400},
-                    });
-                    write_json(&d.join(notes_file_name(round)), &doc)?;
-                }
-                for round in 1..self.rounds {
+                    // The round's tokens, then its notes, as the runner writes them.
                     let usage = Usage {
                         prompt_tokens: 3_100,
                         completion_tokens: 420,
@@ -854,6 +848,11 @@ impl SyntheticConfig {
                         &curator_usage_path(dir, &target.name, &c.name, round),
                         &serde_json::to_value(usage)?,
                     )?;
+                    let doc = serde_json::json!({
+                        "items": notes_for(&target.name, round),
+                        "limits": {"max_notes": 8, "max_chars": 400},
+                    });
+                    write_json(&d.join(notes_file_name(round)), &doc)?;
                 }
             }
         }
