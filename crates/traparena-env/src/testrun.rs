@@ -222,6 +222,22 @@ fn instrument(
                 (argv, Vec::new(), false)
             }
         }
+        Runner::Node => {
+            let is_node = argv
+                .first()
+                .is_some_and(|a| a.rsplit('/').next() == Some("node"));
+            if is_node && argv.len() >= 2 {
+                let mut v = vec![
+                    argv[0].clone(),
+                    "--require".to_owned(),
+                    format!("{harness}/tp_node.js"),
+                ];
+                v.extend(argv[1..].iter().cloned());
+                (v, vec![fd_env], true)
+            } else {
+                (argv, Vec::new(), false)
+            }
+        }
         Runner::Pytest => {
             let at =
                 if argv.len() >= 3 && is_python(&argv[0]) && argv[1] == "-m" && argv[2] == "pytest"
@@ -269,7 +285,7 @@ pub(crate) fn run(
     let (counts, report_problem) = if tests.runner == Runner::ExitCode {
         (None, None)
     } else if !instrumented {
-        (None, Some("the command is not `python -m unittest` or pytest, so the harness cannot read its results".to_owned()))
+        (None, Some("the command is not `python -m unittest`, pytest or `node FILE`, so the harness cannot read its results".to_owned()))
     } else if out.timed_out {
         (None, Some("the run timed out".to_owned()))
     } else {

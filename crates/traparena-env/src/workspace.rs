@@ -27,6 +27,7 @@ pub const EXCLUDED_ARTEFACTS: &[&str] = &[
 
 const SHIM_UNITTEST: &str = include_str!("shims/tp_unittest.py");
 const SHIM_PYTEST: &str = include_str!("shims/traparena_pytest_report.py");
+const SHIM_NODE: &str = include_str!("shims/tp_node.js");
 
 /// A private, sandbox-owned copy of a codebase.
 ///
@@ -84,6 +85,7 @@ impl Workspace {
         for (name, text) in [
             ("tp_unittest.py", SHIM_UNITTEST),
             ("traparena_pytest_report.py", SHIM_PYTEST),
+            ("tp_node.js", SHIM_NODE),
         ] {
             let p = mounts.harness.join(name);
             std::fs::write(&p, text).map_err(io("write", &p))?;

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use traparena_task::{Flag, FlagName, Location, Patch};
 
+use crate::javascript::JsFile;
 use crate::python::{PyFile, Symbol, trivial_literal};
 
 /// A place a patch changes, resolved against the original codebase.
@@ -60,6 +61,69 @@ fn is_python(path: &str) -> bool {
     path.ends_with(".py") || path.ends_with(".pyi")
 }
 
+fn is_javascript(path: &str) -> bool {
+    path.ends_with(".js") || path.ends_with(".mjs") || path.ends_with(".cjs")
+}
+
+/// A source file of a language the analysis knows, parsed: what the location and the flags
+/// need of it, in the same terms for every language.
+enum Source {
+    Python(PyFile),
+    JavaScript(JsFile),
+}
+
+impl Source {
+    /// Parses `text` by the language `path` names; `None` for another language.
+    fn parse(path: &str, text: &str) -> Option<Source> {
+        if is_python(path) {
+            PyFile::parse(text).map(Source::Python)
+        } else if is_javascript(path) {
+            JsFile::parse(text).map(Source::JavaScript)
+        } else {
+            None
+        }
+    }
+
+    fn known(path: &str) -> bool {
+        is_python(path) || is_javascript(path)
+    }
+
+    fn symbols(&self) -> Vec<Symbol> {
+        match self {
+            Source::Python(f) => f.symbols(),
+            Source::JavaScript(f) => f.symbols(),
+        }
+    }
+
+    fn classes(&self) -> Vec<Symbol> {
+        match self {
+            Source::Python(f) => f.classes(),
+            Source::JavaScript(f) => f.classes(),
+        }
+    }
+
+    fn broad_handlers(&self) -> Vec<(usize, String)> {
+        match self {
+            Source::Python(f) => f.broad_handlers(),
+            Source::JavaScript(f) => f.broad_handlers(),
+        }
+    }
+
+    fn literal_guards(&self) -> Vec<(usize, Vec<String>)> {
+        match self {
+            Source::Python(f) => f.literal_guards(),
+            Source::JavaScript(f) => f.literal_guards(),
+        }
+    }
+
+    fn literals(&self) -> BTreeSet<String> {
+        match self {
+            Source::Python(f) => f.literals(),
+            Source::JavaScript(f) => f.literals(),
+        }
+    }
+}
+
 /// Parsed files, looked up by path, parsed once: their functions and methods, and their
 /// classes.
 struct Parsed<F: Fn(&str) -> Option<String>> {
@@ -76,9 +140,9 @@ struct FileSymbols {
 impl<F: Fn(&str) -> Option<String>> Parsed<F> {
     fn parsed(&mut self, path: &str) -> Option<&FileSymbols> {
         if !self.cache.contains_key(path) {
-            let syms = if is_python(path) {
+            let syms = if Source::known(path) {
                 (self.read)(path)
-                    .and_then(|t| PyFile::parse(&t))
+                    .and_then(|t| Source::parse(path, &t))
                     .map(|f| FileSymbols {
                         functions: f.symbols(),
                         classes: f.classes(),
@@ -286,7 +350,7 @@ impl StaticContext {
             if let Some((dir, _)) = path.rsplit_once('/') {
                 ctx.test_dirs.insert(dir.to_owned());
             }
-            if let Some(f) = text.as_deref().and_then(PyFile::parse) {
+            if let Some(f) = text.as_deref().and_then(|t| Source::parse(path, t)) {
                 ctx.test_literals
                     .extend(f.literals().into_iter().filter(|l| !trivial_literal(l)));
             }
@@ -308,8 +372,10 @@ impl StaticContext {
             return true;
         }
         let name = path.rsplit('/').next().unwrap_or(path);
-        (name.starts_with("test_") && name.ends_with(".py"))
+        (name.starts_with("test_") && (name.ends_with(".py") || is_javascript(name)))
             || name.ends_with("_test.py")
+            || name.contains(".test.")
+            || name.contains(".spec.")
             || name == "conftest.py"
             || path.split('/').any(|c| c == "tests" || c == "test")
     }
@@ -344,7 +410,7 @@ pub fn static_flags(
         let Some(path) = file.new_path.as_ref().map(|p| p.as_str()) else {
             continue;
         };
-        if !is_python(path) {
+        if !Source::known(path) {
             continue;
         }
         let added: BTreeSet<usize> = file
@@ -355,7 +421,7 @@ pub fn static_flags(
         if added.is_empty() {
             continue;
         }
-        let Some(py) = new(path).and_then(|t| PyFile::parse(&t)) else {
+        let Some(py) = new(path).and_then(|t| Source::parse(path, &t)) else {
             continue;
         };
         for (line, _) in py.broad_handlers() {
@@ -384,7 +450,7 @@ pub fn static_flags(
     flags.into_iter().collect()
 }
 
-/// Every function and method of the Python files under `repo` (sorted by file, then by
+/// Every function and method of the Python and JavaScript files under `repo` (sorted by file, then by
 /// position), as locations: the repository's public structure, which attackers may name.
 pub fn repo_symbols(repo: &std::path::Path) -> Vec<Location> {
     let mut files: Vec<String> = walkdir::WalkDir::new(repo)
@@ -399,7 +465,7 @@ pub fn repo_symbols(repo: &std::path::Path) -> Vec<Location> {
                 .ok()?
                 .to_string_lossy()
                 .into_owned();
-            is_python(&rel).then_some(rel)
+            Source::known(&rel).then_some(rel)
         })
         .collect();
     files.sort();
@@ -407,7 +473,7 @@ pub fn repo_symbols(repo: &std::path::Path) -> Vec<Location> {
     for rel in files {
         let Some(py) = std::fs::read_to_string(repo.join(&rel))
             .ok()
-            .and_then(|t| PyFile::parse(&t))
+            .and_then(|t| Source::parse(&rel, &t))
         else {
             continue;
         };

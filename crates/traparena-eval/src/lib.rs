@@ -6,6 +6,7 @@ pub mod analysis;
 mod copy;
 mod error;
 mod evaluate;
+pub mod javascript;
 pub mod python;
 mod validate;
 

@@ -52,9 +52,66 @@ pub struct HumanEvalFixRecord {
     pub docstring: String,
 }
 
+/// The HumanEvalPack language of the records, which selects the importer's language profile:
+/// how the module and tests are written, how each assertion is tried alone, how tests run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum HumanEvalFixLanguage {
+    /// `humanevalpack_python.jsonl`: unittest over `check(candidate)`'s assertions.
+    #[default]
+    Python,
+    /// `humanevalpack_js.jsonl`: `node` under the harness's shim, which counts every
+    /// `console.assert`.
+    #[serde(alias = "js")]
+    JavaScript,
+}
+
+impl HumanEvalFixLanguage {
+    /// Every language, by the name the command line and `task.json` give it.
+    pub const ALL: &'static [(&'static str, HumanEvalFixLanguage)] = &[
+        ("python", HumanEvalFixLanguage::Python),
+        ("javascript", HumanEvalFixLanguage::JavaScript),
+    ];
+
+    /// The name `task.json`'s `language` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            HumanEvalFixLanguage::Python => "python",
+            HumanEvalFixLanguage::JavaScript => "javascript",
+        }
+    }
+}
+
+impl std::str::FromStr for HumanEvalFixLanguage {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.to_ascii_lowercase();
+        let s = if s == "js" {
+            "javascript".to_owned()
+        } else {
+            s
+        };
+        Self::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, l)| *l)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "unknown language {s:?}; this build imports {} (Go, Java, C++ and Rust are not built yet)",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
 /// Settings of a HumanEvalFix import.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HumanEvalFixOptions {
+    /// The records' language.
+    #[serde(default)]
+    pub language: HumanEvalFixLanguage,
     /// Import only these records (`Python/0`, ...; all when empty). An id not in the input is
     /// an error.
     pub records: Vec<String>,
@@ -75,6 +132,7 @@ pub struct HumanEvalFixOptions {
 impl Default for HumanEvalFixOptions {
     fn default() -> Self {
         HumanEvalFixOptions {
+            language: HumanEvalFixLanguage::Python,
             records: Vec::new(),
             max_public: 3,
             assertion_timeout: Duration::from_secs(1),
@@ -193,6 +251,9 @@ fn import_one(
     sandbox: &Sandbox,
     opts: &HumanEvalFixOptions,
 ) -> Outcome {
+    if opts.language == HumanEvalFixLanguage::JavaScript {
+        return import_one_js(r, id, out, sandbox, opts);
+    }
     let entry = r.entry_point.as_str();
     if !is_identifier(entry) {
         return skip(
@@ -302,24 +363,209 @@ fn import_one(
         discard(&partial);
         return Err(e);
     }
+    validate_and_finish(&partial, out, id, sandbox, opts, r, emitted)
+}
+
+/// [`import_one`] for a JavaScript record.
+fn import_one_js(
+    r: &HumanEvalFixRecord,
+    id: &str,
+    out: &Path,
+    sandbox: &Sandbox,
+    opts: &HumanEvalFixOptions,
+) -> Outcome {
+    use crate::humanevalfix_js as js;
+    let entry = r.entry_point.as_str();
+    if !is_identifier(entry) {
+        return skip(
+            r,
+            "the entry point is not a JavaScript identifier",
+            format!("{entry:?}"),
+        );
+    }
+    let checks = match js::assertions(&r.test) {
+        Ok(c) => c,
+        Err(e) => return skip(r, "the test does not parse", e),
+    };
+    if checks.is_empty() {
+        return skip(r, "the test has no assertion", "no console.assert".into());
+    }
+    let buggy = js::module_text(&r.prompt, &r.buggy_solution);
+    let fixed = js::module_text(&r.prompt, &r.canonical_solution);
+    if buggy == fixed {
+        return skip(
+            r,
+            "the buggy and canonical solutions are identical",
+            "there is no bug to repair".into(),
+        );
+    }
+    let names = js::exported(&buggy);
+    if !names.iter().any(|n| n == entry) {
+        return skip(
+            r,
+            "the module does not define its entry point",
+            format!("top-level functions: {names:?}"),
+        );
+    }
+    if js::exported(&fixed) != names {
+        return skip(
+            r,
+            "the buggy and canonical modules define different functions",
+            format!("{names:?} against {:?}", js::exported(&fixed)),
+        );
+    }
+    let results = js::probe(&checks, entry, &buggy, sandbox, opts.assertion_timeout)?;
+    let eligible = |c: &str| js::calls_module(c, &names) && !c.contains("Math.random");
+    let describe = || -> String {
+        checks
+            .iter()
+            .zip(&results)
+            .enumerate()
+            .map(|(n, (c, (ok, why)))| {
+                let outcome = if *ok { "passes" } else { why.as_str() };
+                let note = if eligible(c) { "" } else { " (not eligible)" };
+                format!("#{} {outcome}{note}", n + 1)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if results.iter().all(|(ok, _)| *ok) {
+        return skip(
+            r,
+            "every assertion passes on the buggy code on its own",
+            format!(
+                "{} assertions; the bug only shows when they run together",
+                checks.len()
+            ),
+        );
+    }
+    let public: Vec<usize> = (0..checks.len())
+        .filter(|&i| results[i].0 && eligible(&checks[i]))
+        .take(opts.max_public)
+        .collect();
+    if public.is_empty() {
+        return skip(r, "no assertion passes on the buggy code", describe());
+    }
+    let partial = partial_dir(out, id)?;
+    let emitted = Emitted {
+        record: r.task_id.clone(),
+        id: id.to_owned(),
+        public_tests: public.len(),
+        hidden_tests: checks.len(),
+        environment: None,
+    };
+    let module = format!("{entry}.js");
+    let public_file = format!("tests/test_{entry}.js");
+    let hidden_file = format!("hidden_tests/test_{entry}_hidden.js");
+    let chosen: Vec<&str> = public.iter().map(|&i| checks[i].as_str()).collect();
+    let written = (|| -> Result<(), ImportError> {
+        let patch_text = crate::common::unified_diff(&module, &buggy, &fixed);
+        let reference_locations = reference_locations(&patch_text, &module, &buggy, &fixed)?;
+        let mut metadata = serde_json::Map::new();
+        for (k, v) in [
+            ("task_id", serde_json::json!(r.task_id)),
+            ("entry_point", serde_json::json!(entry)),
+            ("bug_type", serde_json::json!(r.bug_type)),
+            ("failure_symptoms", serde_json::json!(r.failure_symptoms)),
+            ("assertions", serde_json::json!(checks.len())),
+            (
+                "public_assertions",
+                serde_json::json!(public.iter().map(|i| i + 1).collect::<Vec<_>>()),
+            ),
+        ] {
+            metadata.insert(k.into(), v);
+        }
+        let spec = TaskSpec {
+            id: id.to_owned(),
+            source: "humanevalfix".into(),
+            language: "javascript".into(),
+            description: description(r, &module),
+            public_tests: js::test_spec(&public_file),
+            hidden_tests: js::test_spec(&hidden_file),
+            timeout_s: opts.timeout_s,
+            reference_locations,
+            metadata,
+            setup: None,
+        };
+        write_file(&partial, &format!("repo/{module}"), buggy.as_bytes())?;
+        let pub_src = js::public_test(&r.task_id, entry, &names, &chosen);
+        write_file(&partial, &format!("repo/{public_file}"), pub_src.as_bytes())?;
+        let hidden_src = js::hidden_test(&r.task_id, entry, &names, &r.test);
+        write_file(
+            &partial,
+            &format!("hidden/{hidden_file}"),
+            hidden_src.as_bytes(),
+        )?;
+        write_file(&partial, "reference.patch", patch_text.as_bytes())?;
+        let json = serde_json::to_string_pretty(&spec).expect("a task spec serialises") + "\n";
+        write_file(&partial, "task.json", json.as_bytes())
+    })();
+    if let Err(e) = written {
+        discard(&partial);
+        return Err(e);
+    }
+    validate_and_finish(&partial, out, id, sandbox, opts, r, emitted)
+}
+
+/// Validates (when asked) and moves a written task into place.
+fn validate_and_finish(
+    partial: &Path,
+    out: &Path,
+    id: &str,
+    sandbox: &Sandbox,
+    opts: &HumanEvalFixOptions,
+    r: &HumanEvalFixRecord,
+    emitted: Emitted,
+) -> Outcome {
     if opts.validate {
-        match check_task(&partial, sandbox, opts.reference_runs) {
+        match check_task(partial, sandbox, opts.reference_runs) {
             Ok(None) => {}
             Ok(Some(problems)) => {
-                discard(&partial);
+                discard(partial);
                 return skip(r, "the task fails validation", problems);
             }
             Err(e) => {
-                discard(&partial);
+                discard(partial);
                 return Err(e);
             }
         }
     }
-    if let Err(e) = finish(&partial, out, id) {
-        discard(&partial);
+    if let Err(e) = finish(partial, out, id) {
+        discard(partial);
         return Err(e);
     }
     Ok(Ok(emitted))
+}
+
+/// The reference locations of a one-file repair: the functions it changes, when every change
+/// is inside one.
+fn reference_locations(
+    patch_text: &str,
+    module: &str,
+    buggy: &str,
+    fixed: &str,
+) -> Result<Option<Vec<Location>>, ImportError> {
+    let patch = Patch::parse(patch_text, Path::new("reference.patch"))?;
+    let locations = patch_locations(
+        &patch,
+        |p| (p == module).then(|| buggy.to_owned()),
+        |p| (p == module).then(|| fixed.to_owned()),
+    );
+    Ok(
+        if !locations.is_empty() && locations.iter().all(|l| l.symbol.is_some()) {
+            Some(
+                locations
+                    .iter()
+                    .map(|l| Location {
+                        file: rel(&l.file),
+                        symbol: l.symbol.clone(),
+                    })
+                    .collect(),
+            )
+        } else {
+            None
+        },
+    )
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -439,14 +685,14 @@ fn probe(
         .collect())
 }
 
-fn description(r: &HumanEvalFixRecord) -> String {
+fn description(r: &HumanEvalFixRecord, module: &str) -> String {
     let entry = &r.entry_point;
     let symptom = match r.failure_symptoms.trim() {
         "" => String::new(),
         s => format!(" Reported symptom: {s}."),
     };
     let mut d = format!(
-        "`{entry}` in `{entry}.py` does not do what its documentation says.{symptom} Repair it."
+        "`{entry}` in `{module}` does not do what its documentation says.{symptom} Repair it."
     );
     let signature = r.signature.trim();
     let doc = r.docstring.trim();
@@ -508,26 +754,7 @@ fn write_task(
     );
 
     let patch_text = crate::common::unified_diff(&module, buggy, fixed);
-    let patch = Patch::parse(&patch_text, Path::new("reference.patch"))?;
-    let locations = patch_locations(
-        &patch,
-        |p| (p == module).then(|| buggy.to_owned()),
-        |p| (p == module).then(|| fixed.to_owned()),
-    );
-    let reference_locations =
-        if !locations.is_empty() && locations.iter().all(|l| l.symbol.is_some()) {
-            Some(
-                locations
-                    .iter()
-                    .map(|l| Location {
-                        file: rel(&l.file),
-                        symbol: l.symbol.clone(),
-                    })
-                    .collect(),
-            )
-        } else {
-            None
-        };
+    let reference_locations = reference_locations(&patch_text, &module, buggy, fixed)?;
 
     let public_file = format!("tests/test_{entry}.py");
     let hidden_file = format!("hidden_tests/test_{entry}_hidden.py");
@@ -563,7 +790,7 @@ fn write_task(
         id: id.to_owned(),
         source: "humanevalfix".into(),
         language: "python".into(),
-        description: description(r),
+        description: description(r, &module),
         public_tests: unittest("tests", &public_file),
         hidden_tests: unittest("hidden_tests", &hidden_file),
         timeout_s: opts.timeout_s,

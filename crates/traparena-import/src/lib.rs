@@ -1,6 +1,7 @@
 //! TrapArena's task importers and the SWE-bench predictions export.
 //!
-//! - [`import_humanevalfix`]: HumanEvalFix (HumanEvalPack, Python) records → tasks.
+//! - [`import_humanevalfix`]: HumanEvalFix (HumanEvalPack, Python or JavaScript:
+//!   [`HumanEvalFixLanguage`]) records → tasks.
 //! - [`import_swebench`]: SWE-bench instances plus a local git clone → tasks, with the Python
 //!   environment each one needs described in `task.json` and built once per (repository,
 //!   version, pins) by [`ensure_env`].
@@ -31,6 +32,7 @@ mod common;
 mod error;
 mod export;
 mod humanevalfix;
+mod humanevalfix_js;
 pub mod interpreters;
 mod pyparse;
 mod report;
@@ -40,8 +42,8 @@ mod swebench;
 pub use error::ImportError;
 pub use export::{ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions};
 pub use humanevalfix::{
-    HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_task_id, import_humanevalfix,
-    read_humanevalfix,
+    HumanEvalFixLanguage, HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_task_id,
+    import_humanevalfix, read_humanevalfix,
 };
 pub use interpreters::InterpreterSearch;
 pub use report::{Emitted, INFRASTRUCTURE, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};

@@ -124,6 +124,9 @@ pub enum Runner {
     Unittest,
     /// pytest: counts of tests passed, failed and errored.
     Pytest,
+    /// Node.js (`node TEST_FILE`): every `console.assert` is a check, counted by the harness's
+    /// shim (`console.assert` alone only prints), reported once the file ran to its end.
+    Node,
     /// Only the exit status counts.
     ExitCode,
 }

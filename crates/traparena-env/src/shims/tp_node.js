@@ -1,0 +1,41 @@
+// TrapArena's Node.js test runner shim: `node --require tp_node.js TEST_FILE`.
+//
+// Every `console.assert(value, ...)` the test file makes is one check: it passes when the value
+// is truthy. `console.assert` itself only prints, so without this shim a failing assertion
+// would still exit 0. The report (checks run, failed, and the outcome of each) is written as one
+// JSON object to the report descriptor the harness opened, and only once the test file has run
+// to its end: output the code under test prints, an early `process.exit`, an uncaught exception
+// or a crash therefore never produces a report.
+'use strict';
+const fs = require('fs');
+const fd = Number(process.env.TRAPARENA_REPORT_FD || '3');
+delete process.env.TRAPARENA_REPORT_FD;
+const outcomes = {};
+let run = 0;
+let failed = 0;
+const original = console.assert.bind(console);
+console.assert = function (value, ...rest) {
+  run += 1;
+  const ok = Boolean(value);
+  if (!ok) {
+    failed += 1;
+    // Where it failed, for whoever reads the output (not for the counts).
+    const at = (new Error().stack || '').split('\n')[2] || '';
+    original(false, `check ${run} failed${at ? ' ' + at.trim() : ''}`, ...rest);
+  }
+  outcomes[`check ${run}`] = ok ? 'passed' : 'failed';
+};
+Object.defineProperty(console, 'assert', { writable: false, configurable: false });
+process.once('beforeExit', () => {
+  // Not emitted after process.exit() or an uncaught exception: only a run that reached its end.
+  const report = JSON.stringify({
+    runner: 'node', tests_run: run, failed, errored: 0, skipped: 0, outcomes,
+  });
+  try {
+    fs.writeSync(fd, report);
+    fs.closeSync(fd);
+  } catch (e) {
+    // No report descriptor: nothing to tell.
+  }
+  process.exitCode = failed === 0 && run > 0 ? 0 : 1;
+});

@@ -1,0 +1,244 @@
+//! HumanEvalFix JavaScript records → tasks: the JavaScript language profile of the importer.
+//!
+//! `repo/<entry>.js` holds the record's prompt and buggy body with a `module.exports` line for
+//! its top-level functions; `repo/tests/test_<entry>.js` the public checks (the record's
+//! `console.assert` statements that hold on the buggy code, each tried alone); the hidden test
+//! is the record's whole `test`. Tests run as `node FILE` under the harness's Node shim
+//! ([`Runner::Node`]), which counts every `console.assert` (alone it only prints).
+
+use std::time::Duration;
+
+use traparena_env::{RunSpec, Sandbox, Workspace};
+use traparena_eval::javascript::JsFile;
+use traparena_task::{Runner, TestSpec};
+use tree_sitter::{Node, Parser};
+
+use crate::common::write_file;
+use crate::error::{ImportError, io};
+
+/// The `console.assert(…)` statements of a record's test, in order, as source text.
+pub(crate) fn assertions(test: &str) -> Result<Vec<String>, String> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_javascript::LANGUAGE.into())
+        .map_err(|e| e.to_string())?;
+    let tree = parser.parse(test, None).ok_or("the parser did not run")?;
+    if tree.root_node().has_error() {
+        return Err("the test does not parse as JavaScript".into());
+    }
+    let mut out = Vec::new();
+    fn walk(n: Node<'_>, src: &str, out: &mut Vec<String>) {
+        if n.kind() == "expression_statement"
+            && let Some(call) = n.named_child(0)
+            && call.kind() == "call_expression"
+            && call
+                .child_by_field_name("function")
+                .and_then(|f| f.utf8_text(src.as_bytes()).ok())
+                == Some("console.assert")
+        {
+            out.push(n.utf8_text(src.as_bytes()).unwrap_or("").to_owned());
+            return;
+        }
+        let mut c = n.walk();
+        for child in n.named_children(&mut c) {
+            walk(child, src, out);
+        }
+    }
+    walk(tree.root_node(), test, &mut out);
+    Ok(out)
+}
+
+/// The module text: prompt + body, then the exports of its top-level functions.
+pub(crate) fn module_text(prompt: &str, body: &str) -> String {
+    let mut s = format!("{prompt}{body}");
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    let names = exported(&s);
+    s.push_str(&format!("\nmodule.exports = {{ {} }};\n", names.join(", ")));
+    s
+}
+
+/// The top-level functions of a module's text.
+pub(crate) fn exported(text: &str) -> Vec<String> {
+    JsFile::parse(text)
+        .map(|f| {
+            f.symbols()
+                .into_iter()
+                .map(|s| s.name)
+                .filter(|n| !n.contains('.'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The line a test file opens with: the module's functions, by name.
+pub(crate) fn require_line(entry: &str, names: &[String], from_dir: bool) -> String {
+    let up = if from_dir { "../" } else { "./" };
+    format!(
+        "const {{ {} }} = require('{up}{entry}.js');\n",
+        names.join(", ")
+    )
+}
+
+/// The public test file: the chosen checks, after a header.
+pub(crate) fn public_test(task_id: &str, entry: &str, names: &[String], checks: &[&str]) -> String {
+    let mut s = format!(
+        "// Public tests of `{entry}`: checks of the HumanEvalFix test ({task_id}) that hold on the\n// current code. They are deliberately incomplete. Run: node tests/test_{entry}.js\n{}\n",
+        require_line(entry, names, true)
+    );
+    for c in checks {
+        s.push_str(c.trim());
+        s.push('\n');
+    }
+    s
+}
+
+/// The hidden test file: the record's whole test.
+pub(crate) fn hidden_test(task_id: &str, entry: &str, names: &[String], test: &str) -> String {
+    format!(
+        "// Hidden tests of `{entry}`: the full HumanEvalFix test ({task_id}).\n{}\n{}",
+        require_line(entry, names, true),
+        test.trim_end().to_owned() + "\n"
+    )
+}
+
+/// How to run a JavaScript test file.
+pub(crate) fn test_spec(file: &str) -> TestSpec {
+    TestSpec {
+        command: vec!["node".into(), file.into()],
+        runner: Runner::Node,
+        files: vec![traparena_task::RelPath::new(file).expect("importer paths are relative")],
+        select: Vec::new(),
+    }
+}
+
+const PROBE: &str = r#"'use strict';
+// TrapArena's probe: each case alone, in a fresh context with its own time limit; one JSON
+// line per case on the report descriptor.
+const fs = require('fs');
+const vm = require('vm');
+const spec = JSON.parse(fs.readFileSync('_traparena_probe.json', 'utf8'));
+let mod;
+try {
+  mod = require('./' + spec.module);
+} catch (e) {
+  fs.writeSync(3, JSON.stringify({ import_error: String(e && e.message || e).slice(0, 300) }) + '\n');
+  process.exit(0);
+}
+for (let i = spec.start; i < spec.cases.length; i++) {
+  let ok = true;
+  let why = '';
+  const sandbox = Object.assign({}, mod, {
+    console: { assert: (v) => { if (!v && ok) { ok = false; why = 'the assertion fails'; } }, log: () => {} },
+  });
+  try {
+    vm.runInNewContext(spec.cases[i], sandbox, { timeout: spec.timeout_ms });
+  } catch (e) {
+    ok = false;
+    const m = String(e && e.message || e);
+    why = /timed out/.test(m) ? 'timed out' : 'raises ' + ((e && e.name) || 'an exception') + ': ' + m.slice(0, 200);
+  }
+  fs.writeSync(3, JSON.stringify({ case: i, ok, why }) + '\n');
+}
+"#;
+
+/// Runs every check alone on the buggy module in a sandboxed Node process (restarted after the
+/// case it died on). Returns (passed, why not) per check.
+pub(crate) fn probe(
+    checks: &[String],
+    entry: &str,
+    buggy: &str,
+    sandbox: &Sandbox,
+    assertion_timeout: Duration,
+) -> Result<Vec<(bool, String)>, ImportError> {
+    let dir = tempfile::Builder::new()
+        .prefix("traparena-probe-")
+        .tempdir()
+        .map_err(io(std::env::temp_dir()))?;
+    write_file(dir.path(), &format!("{entry}.js"), buggy.as_bytes())?;
+    write_file(dir.path(), "_traparena_probe.js", PROBE.as_bytes())?;
+    let mut results: Vec<Option<(bool, String)>> = vec![None; checks.len()];
+    let mut start = 0;
+    while start < checks.len() {
+        let spec = serde_json::json!({
+            "module": format!("{entry}.js"),
+            "timeout_ms": assertion_timeout.as_millis() as u64,
+            "start": start,
+            "cases": checks,
+        });
+        write_file(
+            dir.path(),
+            "_traparena_probe.json",
+            spec.to_string().as_bytes(),
+        )?;
+        let ws = Workspace::materialize(dir.path(), sandbox)?;
+        let remaining = (checks.len() - start) as u32;
+        let run = sandbox.run(
+            ws.mounts(),
+            &RunSpec {
+                argv: vec!["node".into(), "_traparena_probe.js".into()],
+                env: Vec::new(),
+                timeout: assertion_timeout * remaining + Duration::from_secs(10),
+                report_pipe: true,
+            },
+        )?;
+        let report = run.report.unwrap_or_default();
+        let mut last = None;
+        for line in String::from_utf8_lossy(&report).lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if let Some(e) = v.get("import_error").and_then(|e| e.as_str()) {
+                let why = format!("the module does not load: {e}");
+                for slot in results.iter_mut().skip(start) {
+                    *slot = Some((false, why.clone()));
+                }
+                return Ok(results.into_iter().flatten().collect());
+            }
+            let (Some(i), Some(ok)) = (
+                v.get("case").and_then(|c| c.as_u64()),
+                v.get("ok").and_then(|o| o.as_bool()),
+            ) else {
+                continue;
+            };
+            let i = i as usize;
+            if i < results.len() {
+                let why = v.get("why").and_then(|w| w.as_str()).unwrap_or("");
+                results[i] = Some((ok, why.to_owned()));
+                last = Some(i);
+            }
+        }
+        let next = last.map_or(start, |l| l + 1);
+        if next >= checks.len() {
+            break;
+        }
+        let why = if run.timed_out {
+            "timed out (the process was killed)".to_owned()
+        } else {
+            match (run.exit_code, run.signal) {
+                (_, Some(s)) => format!("the process died (signal {s})"),
+                (Some(c), _) => format!("the process exited with status {c}"),
+                _ => "the process died".to_owned(),
+            }
+        };
+        results[next] = Some((false, why));
+        start = next + 1;
+    }
+    Ok(results
+        .into_iter()
+        .map(|r| r.unwrap_or((false, "not run".into())))
+        .collect())
+}
+
+/// True when a check calls one of the module's functions.
+pub(crate) fn calls_module(check: &str, names: &[String]) -> bool {
+    names.iter().any(|n| {
+        check.match_indices(n.as_str()).any(|(i, _)| {
+            let before = check[..i].chars().next_back();
+            let after = check[i + n.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        })
+    })
+}
