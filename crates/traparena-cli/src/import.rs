@@ -25,8 +25,12 @@ pub enum ImportCmd {
 /// `traparena import humanevalfix`.
 #[derive(Debug, clap::Args)]
 pub struct HumanEvalFixArgs {
-    /// The JSONL file (HumanEvalPack's Python part).
+    /// The JSONL file (one language of HumanEvalPack).
     jsonl: PathBuf,
+    /// The records' language (python, javascript); by default the one their task ids name
+    /// (`JavaScript/0`).
+    #[arg(long)]
+    language: Option<traparena_import::HumanEvalFixLanguage>,
     /// Where to write the tasks (one folder per task) and the import report.
     #[arg(long)]
     out: PathBuf,
@@ -197,7 +201,16 @@ fn humanevalfix(a: HumanEvalFixArgs, sb: &Sandbox) -> Result<u8, ImportError> {
             "--assertion-timeout must be a positive number of seconds".into(),
         ));
     }
+    let language = match a.language {
+        Some(l) => l,
+        None => {
+            let records = traparena_import::read_humanevalfix(&a.jsonl)?;
+            let first = records.first().map(|r| r.task_id.as_str()).unwrap_or("");
+            traparena_import::HumanEvalFixLanguage::of_task_id(first).unwrap_or_default()
+        }
+    };
     let opts = HumanEvalFixOptions {
+        language,
         records: a.records,
         max_public: a.max_public,
         assertion_timeout: Duration::from_secs_f64(a.assertion_timeout),

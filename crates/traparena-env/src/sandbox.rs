@@ -536,7 +536,16 @@ impl Sandbox {
         let (mut cmd, _) = self.command(mounts, spec).map_err(LaunchError::Setup)?;
         let limits = self.config.limits.clone();
         let report = if spec.report_pipe {
-            Some(std::io::pipe().map_err(LaunchError::Os)?)
+            let (r, w) = std::io::pipe().map_err(LaunchError::Os)?;
+            // Writable by the sandbox user as well (a pipe is its creator's, mode 0600): a shim
+            // that cannot duplicate a descriptor (Node, Java) reopens it through
+            // `/proc/self/fd` under a number of its own and closes the well-known one.
+            #[allow(unsafe_code)]
+            // SAFETY: fchmod on a descriptor this function owns; no memory is involved.
+            if unsafe { libc::fchmod(w.as_raw_fd(), 0o622) } < 0 {
+                return Err(LaunchError::Os(std::io::Error::last_os_error()));
+            }
+            Some((r, w))
         } else {
             None
         };

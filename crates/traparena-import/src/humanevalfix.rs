@@ -74,6 +74,17 @@ impl HumanEvalFixLanguage {
         ("javascript", HumanEvalFixLanguage::JavaScript),
     ];
 
+    /// The language HumanEvalPack's task id names (`JavaScript/3` → JavaScript), when this
+    /// build imports it.
+    pub fn of_task_id(task_id: &str) -> Option<HumanEvalFixLanguage> {
+        let prefix = task_id.split('/').next().unwrap_or("");
+        match prefix.to_ascii_lowercase().as_str() {
+            "python" => Some(HumanEvalFixLanguage::Python),
+            "javascript" | "js" => Some(HumanEvalFixLanguage::JavaScript),
+            _ => None,
+        }
+    }
+
     /// The name `task.json`'s `language` gives it.
     pub fn name(self) -> &'static str {
         match self {
@@ -181,6 +192,17 @@ pub fn import_humanevalfix(
         return Err(ImportError::Input("timeouts must be positive".into()));
     }
     let mut records = read_humanevalfix(input)?;
+    if let Some(other) = records.iter().find(|r| {
+        r.task_id.contains('/')
+            && HumanEvalFixLanguage::of_task_id(&r.task_id) != Some(opts.language)
+    }) {
+        return Err(ImportError::Input(format!(
+            "{}: record {} is not a {} record (the import's language); pass the language the records are in",
+            input.display(),
+            other.task_id,
+            opts.language.name()
+        )));
+    }
     for want in &opts.records {
         if !records.iter().any(|r| &r.task_id == want) {
             return Err(ImportError::Input(format!(
@@ -479,7 +501,7 @@ fn import_one_js(
             id: id.to_owned(),
             source: "humanevalfix".into(),
             language: "javascript".into(),
-            description: description(r, &module),
+            description: description(r, &module, Some(&js::language_note(&public_file))),
             public_tests: js::test_spec(&public_file),
             hidden_tests: js::test_spec(&hidden_file),
             timeout_s: opts.timeout_s,
@@ -685,7 +707,9 @@ fn probe(
         .collect())
 }
 
-fn description(r: &HumanEvalFixRecord, module: &str) -> String {
+/// The task's description: what is wrong, the record's signature and documentation, and —
+/// for a language other than Python — what the agent is told about the language and its tests.
+fn description(r: &HumanEvalFixRecord, module: &str, language: Option<&str>) -> String {
     let entry = &r.entry_point;
     let symptom = match r.failure_symptoms.trim() {
         "" => String::new(),
@@ -704,6 +728,11 @@ fn description(r: &HumanEvalFixRecord, module: &str) -> String {
         for line in doc.lines() {
             d.push_str(&format!("    {line}\n"));
         }
+    }
+    if let Some(note) = language {
+        d = d.trim_end().to_owned();
+        d.push_str("\n\n");
+        d.push_str(note);
     }
     d.trim_end().to_owned()
 }
@@ -790,7 +819,7 @@ fn write_task(
         id: id.to_owned(),
         source: "humanevalfix".into(),
         language: "python".into(),
-        description: description(r, &module),
+        description: description(r, &module, None),
         public_tests: unittest("tests", &public_file),
         hidden_tests: unittest("hidden_tests", &hidden_file),
         timeout_s: opts.timeout_s,

@@ -103,6 +103,13 @@ pub(crate) fn hidden_test(task_id: &str, entry: &str, names: &[String], test: &s
     )
 }
 
+/// What the agent is told about the language and its tests.
+pub(crate) fn language_note(public_file: &str) -> String {
+    format!(
+        "The code is JavaScript, run by Node.js (CommonJS modules, no packages beyond Node's own). The public tests are the `console.assert` checks in `{public_file}`; the test runner counts every check, and a check that fails fails the run."
+    )
+}
+
 /// How to run a JavaScript test file.
 pub(crate) fn test_spec(file: &str) -> TestSpec {
     TestSpec {
