@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use traparena_task::{Flag, FlagName, Location, Patch};
 
+use crate::clike::{CFile, CLang};
 use crate::javascript::JsFile;
 use crate::python::{PyFile, Symbol, trivial_literal};
 
@@ -70,6 +71,8 @@ fn is_javascript(path: &str) -> bool {
 enum Source {
     Python(PyFile),
     JavaScript(JsFile),
+    /// C++, Java, Go or Rust.
+    CLike(CFile),
 }
 
 impl Source {
@@ -79,19 +82,25 @@ impl Source {
             PyFile::parse(text).map(Source::Python)
         } else if is_javascript(path) {
             JsFile::parse(text).map(Source::JavaScript)
+        } else if let Some(lang) = CLang::from_path(path) {
+            CFile::parse(lang, text).map(Source::CLike)
         } else {
             None
         }
     }
 
+    /// True for a file of a language the analysis knows: Python (`.py .pyi`), JavaScript
+    /// (`.js .mjs .cjs`), C++ (`.cpp .cc .cxx .hpp .h .hh`), Java (`.java`), Go (`.go`) and
+    /// Rust (`.rs`).
     fn known(path: &str) -> bool {
-        is_python(path) || is_javascript(path)
+        is_python(path) || is_javascript(path) || CLang::from_path(path).is_some()
     }
 
     fn symbols(&self) -> Vec<Symbol> {
         match self {
             Source::Python(f) => f.symbols(),
             Source::JavaScript(f) => f.symbols(),
+            Source::CLike(f) => f.symbols(),
         }
     }
 
@@ -99,6 +108,7 @@ impl Source {
         match self {
             Source::Python(f) => f.classes(),
             Source::JavaScript(f) => f.classes(),
+            Source::CLike(f) => f.classes(),
         }
     }
 
@@ -106,6 +116,7 @@ impl Source {
         match self {
             Source::Python(f) => f.broad_handlers(),
             Source::JavaScript(f) => f.broad_handlers(),
+            Source::CLike(f) => f.broad_handlers(),
         }
     }
 
@@ -113,6 +124,7 @@ impl Source {
         match self {
             Source::Python(f) => f.literal_guards(),
             Source::JavaScript(f) => f.literal_guards(),
+            Source::CLike(f) => f.literal_guards(),
         }
     }
 
@@ -120,6 +132,7 @@ impl Source {
         match self {
             Source::Python(f) => f.literals(),
             Source::JavaScript(f) => f.literals(),
+            Source::CLike(f) => f.literals(),
         }
     }
 }
@@ -162,6 +175,12 @@ impl<F: Fn(&str) -> Option<String>> Parsed<F> {
     fn classes(&mut self, path: &str) -> Option<&Vec<Symbol>> {
         self.parsed(path).map(|f| &f.classes)
     }
+}
+
+/// The functions and methods of `text`, parsed by the language `path` names; `None` for a
+/// language the analysis does not know.
+pub(crate) fn symbols_of(path: &str, text: &str) -> Option<Vec<Symbol>> {
+    Source::parse(path, text).map(|f| f.symbols())
 }
 
 /// The innermost symbol containing `line`.
@@ -359,7 +378,10 @@ impl StaticContext {
     }
 
     /// True for a test file: one of the task's, one inside a folder holding the task's tests,
-    /// or one named like a test (`test_*.py`, `*_test.py`, `conftest.py`, under `tests/`).
+    /// or one named like a test: `test_*.py`, `*_test.py`, `conftest.py`, `test_*.js`,
+    /// `*.test.*`, `*.spec.*`, C++ `test_*.cpp` and `*_test.cpp` (also `.cc`, `.cxx`), Java
+    /// `*Test.java` and `*Tests.java` (not `Main.java`), Go `*_test.go`, or any file under a
+    /// `tests/` or `test/` folder (Rust's integration tests among them).
     pub fn is_test_file(&self, path: &str) -> bool {
         if self.test_paths.contains(path) {
             return true;
@@ -372,8 +394,14 @@ impl StaticContext {
             return true;
         }
         let name = path.rsplit('/').next().unwrap_or(path);
-        (name.starts_with("test_") && (name.ends_with(".py") || is_javascript(name)))
+        let cpp_source = [".cpp", ".cc", ".cxx"].iter().any(|e| name.ends_with(e));
+        let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+        (name.starts_with("test_") && (name.ends_with(".py") || is_javascript(name) || cpp_source))
             || name.ends_with("_test.py")
+            || (cpp_source && stem.ends_with("_test"))
+            || name.ends_with("Test.java")
+            || name.ends_with("Tests.java")
+            || name.ends_with("_test.go")
             || name.contains(".test.")
             || name.contains(".spec.")
             || name == "conftest.py"
@@ -450,8 +478,9 @@ pub fn static_flags(
     flags.into_iter().collect()
 }
 
-/// Every function and method of the Python and JavaScript files under `repo` (sorted by file, then by
-/// position), as locations: the repository's public structure, which attackers may name.
+/// Every function and method of the files under `repo` in a language the analysis knows (Python,
+/// JavaScript, C++, Java, Go, Rust; sorted by file, then by position), as locations: the
+/// repository's public structure, which attackers may name.
 pub fn repo_symbols(repo: &std::path::Path) -> Vec<Location> {
     let mut files: Vec<String> = walkdir::WalkDir::new(repo)
         .sort_by_file_name()
@@ -484,4 +513,116 @@ pub fn repo_symbols(repo: &std::path::Path) -> Vec<Location> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn diff(path: &str, old: &str, new: &str) -> String {
+        let body = diffy::create_patch(old, new).to_string();
+        let hunks = body
+            .split_once("\n@@")
+            .map(|(_, b)| format!("@@{b}"))
+            .unwrap();
+        format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n{hunks}")
+    }
+
+    #[test]
+    fn a_one_hunk_patch_of_a_cpp_java_go_or_rust_file_names_its_function() {
+        // (file, original, the line the patch changes, its replacement, the location)
+        let cases = [
+            (
+                "src/counter.cpp",
+                "#include<vector>\nusing namespace std;\nclass Counter {\npublic:\n    int count(const vector<int>& v) const;\n};\nint Counter::count(const vector<int>& v) const {\n    int n = 0;\n    for (int x : v) n += x > 0;\n    return n;\n}\n",
+                "    for (int x : v) n += x > 0;\n",
+                "    for (int x : v) n += x >= 0;\n",
+                "src/counter.cpp:Counter.count",
+            ),
+            (
+                "src/main/java/Solution.java",
+                "import java.util.*;\n\nclass Solution {\n    public boolean hasCloseElements(List<Double> numbers, double threshold) {\n        for (int i = 0; i < numbers.size(); i++) {\n            for (int j = i + 1; j < numbers.size(); j++) {\n                double distance = numbers.get(i) - numbers.get(j);\n                if (distance < threshold) return true;\n            }\n        }\n        return false;\n    }\n}\n",
+                "                double distance = numbers.get(i) - numbers.get(j);\n",
+                "                double distance = Math.abs(numbers.get(i) - numbers.get(j));\n",
+                "src/main/java/Solution.java:Solution.hasCloseElements",
+            ),
+            (
+                "stack.go",
+                "package main\n\ntype Stack struct {\n    items []int\n}\n\nfunc (s *Stack) Pop() int {\n    x := s.items[0]\n    s.items = s.items[:len(s.items)-1]\n    return x\n}\n",
+                "    x := s.items[0]\n",
+                "    x := s.items[len(s.items)-1]\n",
+                "stack.go:Stack.Pop",
+            ),
+            (
+                "src/lib.rs",
+                "pub struct Stack<T> {\n    items: Vec<T>,\n}\n\nimpl<T> Stack<T> {\n    pub fn peek(&self) -> Option<&T> {\n        self.items.first()\n    }\n}\n",
+                "        self.items.first()\n",
+                "        self.items.last()\n",
+                "src/lib.rs:Stack.peek",
+            ),
+        ];
+        for (path, old, line, fixed, want) in cases {
+            let new = old.replace(line, fixed);
+            assert_ne!(new, old, "{path}");
+            let patch = Patch::parse(&diff(path, old, &new), Path::new("p")).unwrap();
+            assert_eq!(patch.files[0].hunks.len(), 1, "{path}");
+            let locs: Vec<String> = patch_locations(
+                &patch,
+                |p| (p == path).then(|| old.to_owned()),
+                |p| (p == path).then(|| new.clone()),
+            )
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+            assert_eq!(locs, [want], "{path}");
+        }
+    }
+
+    #[test]
+    fn test_files_are_known_by_their_names() {
+        let ctx = StaticContext::default();
+        for (path, test) in [
+            ("test_app.py", true),
+            ("app_test.py", true),
+            ("conftest.py", true),
+            ("app.py", false),
+            ("test_app.js", true),
+            ("app.test.js", true),
+            ("app.js", false),
+            ("test_solution.cpp", true),
+            ("solution_test.cpp", true),
+            ("solution_test.cc", true),
+            ("solution.cpp", false),
+            ("latest.cpp", false),
+            ("SolutionTest.java", true),
+            ("Main.java", false),
+            ("Solution.java", false),
+            ("src/test/java/Solution.java", true),
+            ("solution_test.go", true),
+            ("solution.go", false),
+            ("tests/hidden.rs", true),
+            ("src/lib.rs", false),
+        ] {
+            assert_eq!(ctx.is_test_file(path), test, "{path}");
+        }
+    }
+
+    #[test]
+    fn known_languages_go_by_extension() {
+        for (path, known) in [
+            ("a.py", true),
+            ("a.js", true),
+            ("a.cpp", true),
+            ("a.hh", true),
+            ("A.java", true),
+            ("a.go", true),
+            ("a.rs", true),
+            ("a.txt", false),
+            ("a.c", false),
+        ] {
+            assert_eq!(Source::known(path), known, "{path}");
+        }
+    }
 }

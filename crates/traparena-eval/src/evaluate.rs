@@ -288,7 +288,7 @@ fn edit_location(action: Option<&Action>, repo: &Path) -> Option<CodeLocation> {
             let symbol = text.as_deref().and_then(|t| {
                 let at = t.find(old.as_str())?;
                 let line = t[..at].matches('\n').count() + 1;
-                let syms = crate::python::PyFile::parse(t)?.symbols();
+                let syms = crate::analysis::symbols_of(path, t)?;
                 syms.iter()
                     .filter(|s| s.start <= line && line <= s.end)
                     .max_by_key(|s| s.start)

@@ -184,7 +184,7 @@ impl JsFile {
             };
             let returns_literal = returns(body) || {
                 let mut c = body.walk();
-                body.named_children(&mut c).any(|s| returns(s))
+                body.named_children(&mut c).any(returns)
             };
             if !returns_literal {
                 return;

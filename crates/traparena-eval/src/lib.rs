@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+pub mod clike;
 mod copy;
 mod error;
 mod evaluate;
