@@ -26,6 +26,7 @@ mod program;
 mod running;
 mod sandbox;
 mod testrun;
+mod toolchain;
 mod tools;
 mod workspace;
 

@@ -159,6 +159,7 @@ impl TestRun {
             "failed to execute",
             "No such file or directory",
             "InvalidVersion",
+            "command not found",
         ];
         self.output
             .lines()
@@ -198,12 +199,15 @@ struct Report {
     outcomes: BTreeMap<String, String>,
 }
 
+/// A rewritten command: its argv, the environment it adds, and whether a shim reports on it.
+pub(crate) type Instrumented = (Vec<String>, Vec<(String, String)>, bool);
+
 /// Rewrites the task's command so that the harness's shim reads the run, when it can.
-fn instrument(
+pub(crate) fn instrument(
     sandbox: &Sandbox,
     mounts: &Mounts,
     tests: &TestSpec,
-) -> (Vec<String>, Vec<(String, String)>, bool) {
+) -> Result<Instrumented, EnvError> {
     let argv = tests.command.clone();
     let harness = sandbox.visible_harness(mounts).into_owned();
     let is_python = |s: &str| {
@@ -211,8 +215,32 @@ fn instrument(
         name.starts_with("python")
     };
     let fd_env = ("TRAPARENA_REPORT_FD".to_owned(), REPORT_FD.to_string());
-    match tests.runner {
+    Ok(match tests.runner {
         Runner::ExitCode => (argv, Vec::new(), false),
+        Runner::Cpp | Runner::Java | Runner::Go => {
+            let (lang, tools): (&str, &[&str]) = match tests.runner {
+                Runner::Cpp => ("cpp", &["g++", "c++", "clang++"]),
+                Runner::Java => ("java", &["java", "javac"]),
+                _ => ("go", &["go"]),
+            };
+            let named = argv
+                .first()
+                .is_some_and(|a| tools.contains(&a.rsplit('/').next().unwrap_or(a)));
+            if named && argv.len() >= 2 {
+                if tests.runner == Runner::Go {
+                    crate::toolchain::lend_go_cache(sandbox, mounts)?;
+                }
+                let mut v = vec![
+                    "/bin/sh".to_owned(),
+                    format!("{harness}/tp_build.sh"),
+                    lang.to_owned(),
+                ];
+                v.extend(argv[1..].iter().cloned());
+                (v, vec![fd_env], true)
+            } else {
+                (argv, Vec::new(), false)
+            }
+        }
         Runner::Unittest => {
             if argv.len() >= 3 && is_python(&argv[0]) && argv[1] == "-m" && argv[2] == "unittest" {
                 let mut v = vec![argv[0].clone(), format!("{harness}/tp_unittest.py")];
@@ -264,7 +292,7 @@ fn instrument(
                 None => (argv, Vec::new(), false),
             }
         }
-    }
+    })
 }
 
 pub(crate) fn run(
@@ -273,7 +301,7 @@ pub(crate) fn run(
     tests: &TestSpec,
     timeout_s: u64,
 ) -> Result<TestRun, EnvError> {
-    let (argv, env, instrumented) = instrument(sandbox, mounts, tests);
+    let (argv, env, instrumented) = instrument(sandbox, mounts, tests)?;
     let spec = RunSpec {
         argv,
         env,
@@ -285,11 +313,17 @@ pub(crate) fn run(
     let (counts, report_problem) = if tests.runner == Runner::ExitCode {
         (None, None)
     } else if !instrumented {
-        (None, Some("the command is not `python -m unittest`, pytest or `node FILE`, so the harness cannot read its results".to_owned()))
+        (None, Some("the command is not `python -m unittest`, pytest, `node FILE`, or a compiled-language runner's `TOOL SOURCE...`, so the harness cannot read its results".to_owned()))
     } else if out.timed_out {
         (None, Some("the run timed out".to_owned()))
     } else {
         match out.report.as_deref() {
+            None | Some([])
+                if matches!(tests.runner, Runner::Cpp | Runner::Java | Runner::Go)
+                    && out.exit_code == Some(86) =>
+            {
+                (None, Some("the test program did not build".to_owned()))
+            }
             None | Some([]) => (None, Some("the test runner did not finish".to_owned())),
             Some(bytes) => match serde_json::from_slice::<Report>(bytes) {
                 Ok(r) if !tests.select.is_empty() => {

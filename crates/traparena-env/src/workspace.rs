@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
-use traparena_task::{Patch, TestSpec};
+use traparena_task::{Patch, Runner, TestSpec};
 
 use crate::error::{EnvError, io};
 use crate::sandbox::{Mounts, Sandbox};
@@ -28,6 +28,10 @@ pub const EXCLUDED_ARTEFACTS: &[&str] = &[
 const SHIM_UNITTEST: &str = include_str!("shims/tp_unittest.py");
 const SHIM_PYTEST: &str = include_str!("shims/traparena_pytest_report.py");
 const SHIM_NODE: &str = include_str!("shims/tp_node.js");
+const SHIM_BUILD: &str = include_str!("shims/tp_build.sh");
+const SHIM_CPP: &str = include_str!("shims/tp_check.hpp");
+const SHIM_JAVA: &str = include_str!("shims/TpCheck.java");
+const SHIM_GO: &str = include_str!("shims/tp_check.go");
 
 /// A private, sandbox-owned copy of a codebase.
 ///
@@ -86,6 +90,10 @@ impl Workspace {
             ("tp_unittest.py", SHIM_UNITTEST),
             ("traparena_pytest_report.py", SHIM_PYTEST),
             ("tp_node.js", SHIM_NODE),
+            ("tp_build.sh", SHIM_BUILD),
+            ("tp_check.hpp", SHIM_CPP),
+            ("TpCheck.java", SHIM_JAVA),
+            ("tp_check.go", SHIM_GO),
         ] {
             let p = mounts.harness.join(name);
             std::fs::write(&p, text).map_err(io("write", &p))?;
@@ -236,6 +244,56 @@ impl Workspace {
             remove_any(&target)?;
         }
         Ok(())
+    }
+
+    /// Builds and runs a test program of a compiled-language runner ([`Runner::Cpp`],
+    /// [`Runner::Java`], [`Runner::Go`]) or a Node test file ([`Runner::Node`]) in the sandbox,
+    /// as [`run_tests`](Self::run_tests) would, with `env` added, and returns the process's
+    /// outcome with its raw report: for importers that run a check library in its probe mode
+    /// (`TRAPARENA_PROBE_FROM`, one line per check). `files` are the sources, relative to the
+    /// workspace.
+    pub fn run_program(
+        &self,
+        sandbox: &Sandbox,
+        runner: Runner,
+        files: &[String],
+        env: Vec<(String, String)>,
+        timeout: std::time::Duration,
+    ) -> Result<crate::ProcessOutcome, EnvError> {
+        let tool = match runner {
+            Runner::Cpp => "g++",
+            Runner::Java => "java",
+            Runner::Go => "go",
+            Runner::Node => "node",
+            _ => {
+                return Err(EnvError::Spawn {
+                    program: format!("{runner:?}"),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "run_program runs compiled-language and Node test programs only",
+                    ),
+                });
+            }
+        };
+        let mut command = vec![tool.to_owned()];
+        command.extend(files.iter().cloned());
+        let spec = TestSpec {
+            command,
+            runner,
+            files: Vec::new(),
+            select: Vec::new(),
+        };
+        let (argv, mut extra, _) = testrun::instrument(sandbox, &self.mounts, &spec)?;
+        extra.extend(env);
+        sandbox.run(
+            &self.mounts,
+            &crate::RunSpec {
+                argv,
+                env: extra,
+                timeout,
+                report_pipe: true,
+            },
+        )
     }
 
     /// Runs a test suite in the sandbox on this workspace.

@@ -127,6 +127,15 @@ pub enum Runner {
     /// Node.js (`node TEST_FILE`): every `console.assert` is a check, counted by the harness's
     /// shim (`console.assert` alone only prints), reported once the file ran to its end.
     Node,
+    /// A C++ test program (`g++ TEST_FILE...`), built by the harness with its check library:
+    /// every `TP_CHECK(n, expr)` is a check, reported once `main` reached its end.
+    Cpp,
+    /// A Java test program (`java SOURCE... `, the class `Main` holding `main`), built by the
+    /// harness with its check library: every `TpCheck.check(n, ...)` is a check.
+    Java,
+    /// A Go test program (`go SOURCE...`, package `main`), built by the harness with its check
+    /// library: every `tpCheck(t, n, ...)` is a check (testify's asserts fail it).
+    Go,
     /// Only the exit status counts.
     ExitCode,
 }

@@ -1,0 +1,150 @@
+// TrapArena's Go check library, built by tp_build.sh with HumanEvalFix test programs.
+// The test function takes a *tpT, testify's assert works on it (it is an assert.TestingT),
+// and `tpCheck(t, n, func() { assert.Equal(...) })` is check n of the test: it fails when an
+// assertion in it fails, errs when it panics. `tpFinish()`, the last statement of `main`,
+// writes the report (checks run, failed, errored, and the outcome of each) to the report
+// descriptor, duplicated under a number of the library's own at start-up and closed under its
+// well-known one: output the code under test prints, an early `os.Exit`, or a panic outside a
+// check never produce a report.
+//
+// Import probe mode (TRAPARENA_PROBE_FROM=k): checks before index k are passed over, every
+// other check writes one JSON line {"case": i, "ok": ..., "why": ...} (0-based) as soon as it
+// ends, and a check still running after TRAPARENA_PROBE_TIMEOUT_MS ends the program.
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+type tpT struct {
+	failed bool
+}
+
+// Errorf records a failed assertion of the running check (assert.TestingT).
+func (t *tpT) Errorf(format string, args ...interface{}) {
+	t.failed = true
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+// Helper is testing.T's, for testify's tHelper.
+func (t *tpT) Helper() {}
+
+var tpOutcome = map[int]int{}
+var tpReport *os.File
+var tpProbe bool
+var tpFrom int
+var tpTimeout time.Duration
+
+func init() {
+	given, err := strconv.Atoi(os.Getenv("TRAPARENA_REPORT_FD"))
+	if err != nil {
+		given = 3
+	}
+	os.Unsetenv("TRAPARENA_REPORT_FD")
+	if fd, err := syscall.Dup(given); err == nil {
+		syscall.Close(given)
+		syscall.CloseOnExec(fd)
+		tpReport = os.NewFile(uintptr(fd), "report")
+	}
+	if f, ok := os.LookupEnv("TRAPARENA_PROBE_FROM"); ok {
+		tpProbe = true
+		tpFrom, _ = strconv.Atoi(f)
+		ms, _ := strconv.Atoi(os.Getenv("TRAPARENA_PROBE_TIMEOUT_MS"))
+		tpTimeout = time.Duration(ms) * time.Millisecond
+	}
+}
+
+func tpWrite(s string) {
+	if tpReport != nil {
+		tpReport.WriteString(s)
+	}
+}
+
+func tpEvaluate(t *tpT, f func()) (result int, why string) {
+	defer func() {
+		if r := recover(); r != nil {
+			result, why = 2, fmt.Sprintf("panics: %v", r)
+			fmt.Fprintln(os.Stderr, why)
+		}
+	}()
+	t.failed = false
+	f()
+	if t.failed {
+		return 1, "the assertion fails"
+	}
+	return 0, ""
+}
+
+func tpCheck(t *tpT, n int, f func()) {
+	i := n - 1
+	var result int
+	var why string
+	if tpProbe {
+		if i < tpFrom {
+			return
+		}
+		done := make(chan struct{})
+		go func() {
+			result, why = tpEvaluate(t, f)
+			close(done)
+		}()
+		var limit <-chan time.Time
+		if tpTimeout > 0 {
+			limit = time.After(tpTimeout)
+		}
+		select {
+		case <-done:
+		case <-limit:
+			tpWrite(fmt.Sprintf("{\"case\": %d, \"ok\": false, \"why\": \"timed out\"}\n", i))
+			os.Exit(0)
+		}
+		tpWrite(fmt.Sprintf("{\"case\": %d, \"ok\": %t, \"why\": %q}\n", i, result == 0, why))
+	} else {
+		result, why = tpEvaluate(t, f)
+	}
+	if result != 0 {
+		fmt.Fprintf(os.Stderr, "check %d: %s\n", n, why)
+	}
+	if old, ok := tpOutcome[n]; !ok || old < result {
+		tpOutcome[n] = result
+	}
+}
+
+func tpFinish() {
+	os.Stdout.Sync()
+	keys := make([]int, 0, len(tpOutcome))
+	for n := range tpOutcome {
+		keys = append(keys, n)
+	}
+	sort.Ints(keys)
+	failed, errored := 0, 0
+	outcomes := ""
+	for _, n := range keys {
+		r := tpOutcome[n]
+		name := "passed"
+		if r == 1 {
+			failed++
+			name = "failed"
+		} else if r == 2 {
+			errored++
+			name = "error"
+		}
+		if outcomes != "" {
+			outcomes += ", "
+		}
+		outcomes += fmt.Sprintf("\"check %d\": %q", n, name)
+	}
+	if !tpProbe {
+		tpWrite(fmt.Sprintf("{\"runner\": \"go\", \"tests_run\": %d, \"failed\": %d, \"errored\": %d, \"skipped\": 0, \"outcomes\": {%s}}", len(keys), failed, errored, outcomes))
+	}
+	if failed == 0 && errored == 0 && len(keys) > 0 {
+		os.Exit(0)
+	}
+	os.Exit(1)
+}
