@@ -50,6 +50,13 @@ pub struct HumanEvalFixRecord {
     /// The function's docstring, unindented.
     #[serde(default)]
     pub docstring: String,
+    /// The declaration the prompt ends with, without its documentation (C++: with every
+    /// include the solutions need).
+    #[serde(default)]
+    pub declaration: String,
+    /// Go: the test file's package line and imports.
+    #[serde(default)]
+    pub test_setup: String,
 }
 
 /// The HumanEvalPack language of the records, which selects the importer's language profile:
@@ -65,6 +72,12 @@ pub enum HumanEvalFixLanguage {
     /// `console.assert`.
     #[serde(alias = "js")]
     JavaScript,
+    /// `humanevalpack_cpp.jsonl`: a C++17 test program whose `assert`s are the harness's checks.
+    Cpp,
+    /// `humanevalpack_java.jsonl`: a Java test program whose list of booleans are the checks.
+    Java,
+    /// `humanevalpack_go.jsonl`: a Go program whose testify `assert` statements are the checks.
+    Go,
 }
 
 impl HumanEvalFixLanguage {
@@ -72,6 +85,9 @@ impl HumanEvalFixLanguage {
     pub const ALL: &'static [(&'static str, HumanEvalFixLanguage)] = &[
         ("python", HumanEvalFixLanguage::Python),
         ("javascript", HumanEvalFixLanguage::JavaScript),
+        ("cpp", HumanEvalFixLanguage::Cpp),
+        ("java", HumanEvalFixLanguage::Java),
+        ("go", HumanEvalFixLanguage::Go),
     ];
 
     /// The language HumanEvalPack's task id names (`JavaScript/3` → JavaScript), when this
@@ -81,6 +97,9 @@ impl HumanEvalFixLanguage {
         match prefix.to_ascii_lowercase().as_str() {
             "python" => Some(HumanEvalFixLanguage::Python),
             "javascript" | "js" => Some(HumanEvalFixLanguage::JavaScript),
+            "cpp" | "c++" => Some(HumanEvalFixLanguage::Cpp),
+            "java" => Some(HumanEvalFixLanguage::Java),
+            "go" => Some(HumanEvalFixLanguage::Go),
             _ => None,
         }
     }
@@ -90,6 +109,9 @@ impl HumanEvalFixLanguage {
         match self {
             HumanEvalFixLanguage::Python => "python",
             HumanEvalFixLanguage::JavaScript => "javascript",
+            HumanEvalFixLanguage::Cpp => "cpp",
+            HumanEvalFixLanguage::Java => "java",
+            HumanEvalFixLanguage::Go => "go",
         }
     }
 }
@@ -98,10 +120,10 @@ impl std::str::FromStr for HumanEvalFixLanguage {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let s = s.to_ascii_lowercase();
-        let s = if s == "js" {
-            "javascript".to_owned()
-        } else {
-            s
+        let s = match s.as_str() {
+            "js" => "javascript".to_owned(),
+            "c++" => "cpp".to_owned(),
+            _ => s,
         };
         Self::ALL
             .iter()
@@ -110,7 +132,7 @@ impl std::str::FromStr for HumanEvalFixLanguage {
             .ok_or_else(|| {
                 let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
                 format!(
-                    "unknown language {s:?}; this build imports {} (Go, Java, C++ and Rust are not built yet)",
+                    "unknown language {s:?}; this build imports {} (Rust is not built yet)",
                     names.join(", ")
                 )
             })
@@ -273,8 +295,19 @@ fn import_one(
     sandbox: &Sandbox,
     opts: &HumanEvalFixOptions,
 ) -> Outcome {
-    if opts.language == HumanEvalFixLanguage::JavaScript {
-        return import_one_js(r, id, out, sandbox, opts);
+    use crate::humanevalfix_compiled::Lang;
+    match opts.language {
+        HumanEvalFixLanguage::JavaScript => return import_one_js(r, id, out, sandbox, opts),
+        HumanEvalFixLanguage::Cpp => {
+            return import_one_compiled(Lang::Cpp, r, id, out, sandbox, opts);
+        }
+        HumanEvalFixLanguage::Java => {
+            return import_one_compiled(Lang::Java, r, id, out, sandbox, opts);
+        }
+        HumanEvalFixLanguage::Go => {
+            return import_one_compiled(Lang::Go, r, id, out, sandbox, opts);
+        }
+        HumanEvalFixLanguage::Python => {}
     }
     let entry = r.entry_point.as_str();
     if !is_identifier(entry) {
@@ -516,6 +549,168 @@ fn import_one_js(
         write_file(
             &partial,
             &format!("hidden/{hidden_file}"),
+            hidden_src.as_bytes(),
+        )?;
+        write_file(&partial, "reference.patch", patch_text.as_bytes())?;
+        let json = serde_json::to_string_pretty(&spec).expect("a task spec serialises") + "\n";
+        write_file(&partial, "task.json", json.as_bytes())
+    })();
+    if let Err(e) = written {
+        discard(&partial);
+        return Err(e);
+    }
+    validate_and_finish(&partial, out, id, sandbox, opts, r, emitted)
+}
+
+fn import_one_compiled(
+    lang: crate::humanevalfix_compiled::Lang,
+    r: &HumanEvalFixRecord,
+    id: &str,
+    out: &Path,
+    sandbox: &Sandbox,
+    opts: &HumanEvalFixOptions,
+) -> Outcome {
+    use crate::humanevalfix_compiled::{Lang, Layout, Template, probe};
+    let entry = r.entry_point.as_str();
+    if !is_identifier(entry) {
+        return skip(
+            r,
+            "the entry point is not an identifier",
+            format!("{entry:?}"),
+        );
+    }
+    let test = match lang {
+        Lang::Go => format!("{}\n{}", r.test_setup, r.test),
+        _ => r.test.clone(),
+    };
+    let template = match Template::parse(lang, &test) {
+        Ok(t) => t,
+        Err(e) => return skip(r, "the test is not of the expected shape", e),
+    };
+    let checks = template.checks.clone();
+    if checks.is_empty() {
+        return skip(r, "the test has no assertion", "no check".into());
+    }
+    let layout = Layout::new(lang, entry);
+    let declaration = if r.declaration.is_empty() {
+        &r.prompt
+    } else {
+        &r.declaration
+    };
+    let buggy = layout.module_text(&r.prompt, declaration, &r.buggy_solution);
+    let fixed = layout.module_text(&r.prompt, declaration, &r.canonical_solution);
+    if buggy == fixed {
+        return skip(
+            r,
+            "the buggy and canonical solutions are identical",
+            "there is no bug to repair".into(),
+        );
+    }
+    if !buggy.contains(entry) {
+        return skip(
+            r,
+            "the module does not define its entry point",
+            entry.to_owned(),
+        );
+    }
+    let results = probe(&layout, &template, &buggy, sandbox, opts.assertion_timeout)?;
+    if let Some((_, why)) = results
+        .first()
+        .filter(|(_, w)| w.starts_with("the test program does not build"))
+    {
+        return skip(
+            r,
+            "the test program does not build on the buggy code",
+            why.clone(),
+        );
+    }
+    let eligible = |c: &str| {
+        c.contains(entry) && !c.contains("rand.") && !c.contains("Random") && !c.contains("rand(")
+    };
+    let describe = || -> String {
+        checks
+            .iter()
+            .zip(&results)
+            .enumerate()
+            .map(|(n, (c, (ok, why)))| {
+                let outcome = if *ok { "passes" } else { why.as_str() };
+                let note = if eligible(c) { "" } else { " (not eligible)" };
+                format!("#{} {outcome}{note}", n + 1)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if results.iter().all(|(ok, _)| *ok) {
+        return skip(
+            r,
+            "every assertion passes on the buggy code on its own",
+            format!(
+                "{} assertions; the bug only shows when they run together",
+                checks.len()
+            ),
+        );
+    }
+    let public: Vec<usize> = (0..checks.len())
+        .filter(|&i| results[i].0 && eligible(&checks[i]))
+        .take(opts.max_public)
+        .collect();
+    if public.is_empty() {
+        return skip(r, "no assertion passes on the buggy code", describe());
+    }
+    let partial = partial_dir(out, id)?;
+    let emitted = Emitted {
+        record: r.task_id.clone(),
+        id: id.to_owned(),
+        public_tests: public.len(),
+        hidden_tests: checks.len(),
+        environment: None,
+    };
+    let all: Vec<usize> = (0..checks.len()).collect();
+    let written = (|| -> Result<(), ImportError> {
+        let module = &layout.module;
+        let patch_text = crate::common::unified_diff(module, &buggy, &fixed);
+        let buggy_at = layout.module_text_for_location(&r.prompt, declaration, &r.buggy_solution);
+        let fixed_at =
+            layout.module_text_for_location(&r.prompt, declaration, &r.canonical_solution);
+        let located = crate::common::unified_diff(module, &buggy_at, &fixed_at);
+        let reference_locations = reference_locations(&located, module, &buggy_at, &fixed_at)?;
+        let mut metadata = serde_json::Map::new();
+        for (k, v) in [
+            ("task_id", serde_json::json!(r.task_id)),
+            ("entry_point", serde_json::json!(entry)),
+            ("bug_type", serde_json::json!(r.bug_type)),
+            ("failure_symptoms", serde_json::json!(r.failure_symptoms)),
+            ("assertions", serde_json::json!(checks.len())),
+            (
+                "public_assertions",
+                serde_json::json!(public.iter().map(|i| i + 1).collect::<Vec<_>>()),
+            ),
+        ] {
+            metadata.insert(k.into(), v);
+        }
+        let spec = TaskSpec {
+            id: id.to_owned(),
+            source: "humanevalfix".into(),
+            language: layout.name.into(),
+            description: description(r, module, Some(&layout.language_note())),
+            public_tests: layout.test_spec(&layout.public_file),
+            hidden_tests: layout.test_spec(&layout.hidden_file),
+            timeout_s: opts.timeout_s,
+            reference_locations,
+            metadata,
+            setup: None,
+        };
+        write_file(&partial, &format!("repo/{module}"), buggy.as_bytes())?;
+        let pub_src = layout.test_file(&template, &buggy, &public, true, &r.task_id, entry);
+        write_file(
+            &partial,
+            &format!("repo/{}", layout.public_file),
+            pub_src.as_bytes(),
+        )?;
+        let hidden_src = layout.test_file(&template, &buggy, &all, false, &r.task_id, entry);
+        write_file(
+            &partial,
+            &format!("hidden/{}", layout.hidden_file),
             hidden_src.as_bytes(),
         )?;
         write_file(&partial, "reference.patch", patch_text.as_bytes())?;

@@ -32,6 +32,7 @@ mod common;
 mod error;
 mod export;
 mod humanevalfix;
+mod humanevalfix_compiled;
 mod humanevalfix_js;
 pub mod interpreters;
 mod pyparse;
