@@ -217,18 +217,23 @@ pub(crate) fn instrument(
     let fd_env = ("TRAPARENA_REPORT_FD".to_owned(), REPORT_FD.to_string());
     Ok(match tests.runner {
         Runner::ExitCode => (argv, Vec::new(), false),
-        Runner::Cpp | Runner::Java | Runner::Go => {
+        Runner::Cpp | Runner::Java | Runner::Go | Runner::Rust => {
             let (lang, tools): (&str, &[&str]) = match tests.runner {
                 Runner::Cpp => ("cpp", &["g++", "c++", "clang++"]),
                 Runner::Java => ("java", &["java", "javac"]),
+                Runner::Rust => ("rust", &["rustc"]),
                 _ => ("go", &["go"]),
             };
             let named = argv
                 .first()
                 .is_some_and(|a| tools.contains(&a.rsplit('/').next().unwrap_or(a)));
             if named && argv.len() >= 2 {
-                if tests.runner == Runner::Go {
-                    crate::toolchain::lend_go_cache(sandbox, mounts)?;
+                match tests.runner {
+                    Runner::Go => crate::toolchain::lend(&crate::toolchain::GO, sandbox, mounts)?,
+                    Runner::Rust => {
+                        crate::toolchain::lend(&crate::toolchain::RUST, sandbox, mounts)?
+                    }
+                    _ => {}
                 }
                 let mut v = vec![
                     "/bin/sh".to_owned(),
@@ -319,8 +324,10 @@ pub(crate) fn run(
     } else {
         match out.report.as_deref() {
             None | Some([])
-                if matches!(tests.runner, Runner::Cpp | Runner::Java | Runner::Go)
-                    && out.exit_code == Some(86) =>
+                if matches!(
+                    tests.runner,
+                    Runner::Cpp | Runner::Java | Runner::Go | Runner::Rust
+                ) && out.exit_code == Some(86) =>
             {
                 (None, Some("the test program did not build".to_owned()))
             }

@@ -32,6 +32,7 @@ const SHIM_BUILD: &str = include_str!("shims/tp_build.sh");
 const SHIM_CPP: &str = include_str!("shims/tp_check.hpp");
 const SHIM_JAVA: &str = include_str!("shims/TpCheck.java");
 const SHIM_GO: &str = include_str!("shims/tp_check.go");
+const SHIM_RUST: &str = include_str!("shims/tp_check.rs");
 
 /// A private, sandbox-owned copy of a codebase.
 ///
@@ -94,6 +95,7 @@ impl Workspace {
             ("tp_check.hpp", SHIM_CPP),
             ("TpCheck.java", SHIM_JAVA),
             ("tp_check.go", SHIM_GO),
+            ("tp_check.rs", SHIM_RUST),
         ] {
             let p = mounts.harness.join(name);
             std::fs::write(&p, text).map_err(io("write", &p))?;
@@ -247,7 +249,7 @@ impl Workspace {
     }
 
     /// Builds and runs a test program of a compiled-language runner ([`Runner::Cpp`],
-    /// [`Runner::Java`], [`Runner::Go`]) or a Node test file ([`Runner::Node`]) in the sandbox,
+    /// [`Runner::Java`], [`Runner::Go`], [`Runner::Rust`]) or a Node test file ([`Runner::Node`]) in the sandbox,
     /// as [`run_tests`](Self::run_tests) would, with `env` added, and returns the process's
     /// outcome with its raw report: for importers that run a check library in its probe mode
     /// (`TRAPARENA_PROBE_FROM`, one line per check). `files` are the sources, relative to the
@@ -264,6 +266,7 @@ impl Workspace {
             Runner::Cpp => "g++",
             Runner::Java => "java",
             Runner::Go => "go",
+            Runner::Rust => "rustc",
             Runner::Node => "node",
             _ => {
                 return Err(EnvError::Spawn {

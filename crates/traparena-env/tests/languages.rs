@@ -3,8 +3,9 @@
 //! status 0, writes a fake report to the report descriptor, reads the hidden tests or reaches
 //! the network never passes.
 //!
-//! Needs node, g++, a JDK, and Go with testify (`golang-go`, `golang-github-stretchr-testify-dev`);
-//! `.ci/run` installs them.
+//! Needs node, g++, a JDK, Go with testify (`golang-go`, `golang-github-stretchr-testify-dev`),
+//! and Debian's rustc and cargo with the crates HumanEvalPack's Rust uses (`rustc cargo
+//! librust-rand-dev librust-regex-dev librust-md5-dev`); `.ci/run` installs them.
 
 mod common;
 
@@ -64,6 +65,15 @@ const LANGS: &[Lang] = &[
         runner: "go",
         command: &["go", "m.go", "tests/check_m.go"],
     },
+    Lang {
+        name: "rust",
+        module: "m.rs",
+        honest: "use rand::Rng;\nuse regex::Regex;\nfn f(x: i32) -> i32 { let _ = Regex::new(\"a+\").unwrap(); x + 1 }\n",
+        test_file: "tests/test_m.rs",
+        test: "include!(\"../m.rs\");\n\nfn main() {\n    tp_check(1, || { assert_eq!(f(1), 2); });\n    tp_check(2, || { assert_eq!(f(-1), 0); });\n    tp_finish();\n}\n",
+        runner: "rust",
+        command: &["rustc", "tests/test_m.rs"],
+    },
 ];
 
 /// The module that behaves as `hostile` says, for one language; `{hidden}` and `{port}` are
@@ -74,7 +84,7 @@ fn hostile(lang: &str, act: &str) -> &'static str {
             "console.log('2 checks, 0 failed: OK')\nprocess.exit(0)\nfunction f(x) { return 0 }\nmodule.exports = { f }\n"
         }
         ("node", "fake report") => {
-            "require('fs').writeSync(3, '{FAKE}')\nprocess.exit(0)\nfunction f(x) { return 0 }\nmodule.exports = { f }\n"
+            "function f(x) { const fs = require('fs'); for (const fd of [3, 4, 5, 6, 7]) { try { fs.writeSync(fd, '{FAKE}') } catch (e) {} } process.exit(0) }\nmodule.exports = { f }\n"
         }
         ("node", "read hidden") => {
             "let ok = false\ntry { ok = require('fs').readFileSync('{hidden}', 'utf8').includes('SECRET') } catch (e) {}\nfunction f(x) { return ok ? x + 1 : 0 }\nmodule.exports = { f }\n"
@@ -86,7 +96,7 @@ fn hostile(lang: &str, act: &str) -> &'static str {
             "#include <cstdio>\n#include <cstdlib>\nstatic int hostile = (std::puts(\"2 checks, 0 failed: OK\"), std::exit(0), 0);\nint f(int x) { return 0; }\n"
         }
         ("cpp", "fake report") => {
-            "#include <unistd.h>\n#include <cstring>\nstatic int hostile = [] { const char* r = \"{FAKE}\"; ssize_t w = write(3, r, std::strlen(r)); (void)w; w = write(7, r, std::strlen(r)); (void)w; _exit(0); return 0; }();\nint f(int x) { return 0; }\n"
+            "#include <unistd.h>\n#include <cstring>\n#include <cstdlib>\nint f(int x) { const char* r = \"{FAKE}\"; for (int fd : {3, 7}) { ssize_t w = write(fd, r, std::strlen(r)); (void)w; } _exit(0); }\n"
         }
         ("cpp", "read hidden") => {
             "#include <fstream>\n#include <string>\n#include <iterator>\nstatic bool ok = [] { std::ifstream in(\"{hidden}\"); std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()); return s.find(\"SECRET\") != std::string::npos; }();\nint f(int x) { return ok ? x + 1 : 0; }\n"
@@ -98,7 +108,7 @@ fn hostile(lang: &str, act: &str) -> &'static str {
             "class Solution {\n    static { System.out.println(\"2 checks, 0 failed: OK\"); System.exit(0); }\n    int f(int x) { return 0; }\n}\n"
         }
         ("java", "fake report") => {
-            "class Solution {\n    static { try (var o = new java.io.FileOutputStream(\"/proc/self/fd/3\")) { o.write(\"{FAKE}\".getBytes()); } catch (Exception e) { } System.exit(0); }\n    int f(int x) { return 0; }\n}\n"
+            "class Solution {\n    int f(int x) { for (int fd : new int[] {3, 7}) { try (var o = new java.io.FileOutputStream(\"/proc/self/fd/\" + fd)) { o.write(\"{FAKE}\".getBytes()); } catch (Exception e) { } } System.exit(0); return 0; }\n}\n"
         }
         ("java", "read hidden") => {
             "class Solution {\n    static boolean ok;\n    static { try { ok = java.nio.file.Files.readString(java.nio.file.Path.of(\"{hidden}\")).contains(\"SECRET\"); } catch (Exception e) { ok = false; } }\n    int f(int x) { return ok ? x + 1 : 0; }\n}\n"
@@ -110,7 +120,7 @@ fn hostile(lang: &str, act: &str) -> &'static str {
             "package main\n\nimport (\n    \"fmt\"\n    \"os\"\n)\n\nfunc init() { fmt.Println(\"2 checks, 0 failed: OK\"); os.Exit(0) }\n\nfunc F(x int) int { return 0 }\n"
         }
         ("go", "fake report") => {
-            "package main\n\nimport \"os\"\n\nfunc init() { os.NewFile(3, \"r\").WriteString(\"{FAKE}\"); os.Exit(0) }\n\nfunc F(x int) int { return 0 }\n"
+            "package main\n\nimport \"os\"\n\nfunc F(x int) int { for _, fd := range []uintptr{3, 7} { os.NewFile(fd, \"r\").WriteString(\"{FAKE}\") }; os.Exit(0); return 0 }\n"
         }
         ("go", "read hidden") => {
             "package main\n\nimport (\n    \"os\"\n    \"strings\"\n)\n\nvar ok = func() bool { b, err := os.ReadFile(\"{hidden}\"); return err == nil && strings.Contains(string(b), \"SECRET\") }()\n\nfunc F(x int) int { if ok { return x + 1 }; return 0 }\n"
@@ -118,6 +128,32 @@ fn hostile(lang: &str, act: &str) -> &'static str {
         ("go", "network") => {
             "package main\n\nimport (\n    \"net\"\n    \"time\"\n)\n\nvar ok = func() bool { c, err := net.DialTimeout(\"tcp\", \"127.0.0.1:{port}\", 3*time.Second); if err == nil { c.Close() }; return err == nil }()\n\nfunc F(x int) int { if ok { return x + 1 }; return 0 }\n"
         }
+        ("rust", "fake pass") => {
+            "fn f(x: i32) -> i32 { println!(\"2 checks, 0 failed: OK\"); std::process::exit(0) }\n"
+        }
+        ("rust", "fake report") => {
+            "fn f(x: i32) -> i32 { use std::io::Write; use std::os::unix::io::FromRawFd; for fd in [3, 7] { let mut o = unsafe { std::fs::File::from_raw_fd(fd) }; let _ = o.write_all(b\"{FAKE}\"); std::mem::forget(o); } std::process::exit(0) }\n"
+        }
+        ("rust", "read hidden") => {
+            "fn f(x: i32) -> i32 { let ok = std::fs::read_to_string(\"{hidden}\").map_or(false, |s| s.contains(\"SECRET\")); if ok { x + 1 } else { 0 } }\n"
+        }
+        ("rust", "network") => {
+            "fn f(x: i32) -> i32 { let ok = std::net::TcpStream::connect_timeout(&\"127.0.0.1:{port}\".parse().unwrap(), std::time::Duration::from_secs(3)).is_ok(); if ok { x + 1 } else { 0 } }\n"
+        }
+        // Before the check library's first line could run, where a language allows it.
+        ("node", "early report") => {
+            "require('fs').writeSync(3, '{FAKE}')\nprocess.exit(0)\nfunction f(x) { return 0 }\nmodule.exports = { f }\n"
+        }
+        ("cpp", "early report") => {
+            "#include <unistd.h>\n#include <cstring>\nstatic int hostile = [] { const char* r = \"{FAKE}\"; for (int fd : {3, 7}) { ssize_t w = write(fd, r, std::strlen(r)); (void)w; } _exit(0); return 0; }();\nint f(int x) { return 0; }\n"
+        }
+        ("java", "early report") => {
+            "class Solution {\n    static { for (int fd : new int[] {3, 7}) { try (var o = new java.io.FileOutputStream(\"/proc/self/fd/\" + fd)) { o.write(\"{FAKE}\".getBytes()); } catch (Exception e) { } } System.exit(0); }\n    int f(int x) { return 0; }\n}\n"
+        }
+        ("go", "early report") => {
+            "package main\n\nimport \"os\"\n\nvar hostile = func() int { for _, fd := range []uintptr{3, 7} { os.NewFile(fd, \"r\").WriteString(\"{FAKE}\") }; os.Exit(0); return 0 }()\n\nfunc F(x int) int { return 0 }\n"
+        }
+        ("rust", "early report") => hostile("rust", "fake report"),
         _ => unreachable!("no {act} for {lang}"),
     }
 }
@@ -161,7 +197,7 @@ fn make(lang: &Lang) -> (tempfile::TempDir, Task) {
 }
 
 #[test]
-#[ignore = "needs node, g++, a JDK and Go with testify (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev); .ci/run installs them"]
+#[ignore = "needs node, g++, a JDK, Go with testify, Debian's rustc with rand/regex/md5 (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev rustc cargo librust-rand-dev librust-regex-dev librust-md5-dev); .ci/run installs them"]
 fn every_language_s_runner_counts_checks_under_every_backend() {
     for lang in LANGS {
         for sb in every_sandbox(Default::default()) {
@@ -213,7 +249,7 @@ fn every_language_s_runner_counts_checks_under_every_backend() {
 }
 
 #[test]
-#[ignore = "needs node, g++, a JDK and Go with testify (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev); .ci/run installs them"]
+#[ignore = "needs node, g++, a JDK, Go with testify, Debian's rustc with rand/regex/md5 (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev rustc cargo librust-rand-dev librust-regex-dev librust-md5-dev); .ci/run installs them"]
 fn hostile_code_under_test_never_passes_in_any_language() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -225,7 +261,13 @@ fn hostile_code_under_test_never_passes_in_any_language() {
                 .dir
                 .join(format!("hidden/hidden_tests/SECRET_{}", lang.name));
             let mut env = Environment::new(&task, &sb, ToolLimits::default()).unwrap();
-            for act in ["fake pass", "fake report", "read hidden", "network"] {
+            for act in [
+                "fake pass",
+                "fake report",
+                "early report",
+                "read hidden",
+                "network",
+            ] {
                 let code = hostile(lang.name, act)
                     .replace("{FAKE}", FAKE_REPORT)
                     .replace("{hidden}", hidden.to_str().unwrap())
@@ -259,7 +301,9 @@ fn hostile_code_under_test_never_passes_in_any_language() {
                 );
                 match act {
                     "fake pass" => assert!(obs.output.contains("0 failed: OK"), "{}", obs.output),
-                    "fake report" => assert!(obs.tests.is_none(), "{}", obs.output),
+                    "fake report" | "early report" => {
+                        assert!(obs.tests.is_none(), "{}", obs.output)
+                    }
                     // f returns 0 when the act failed: f(1) == 2 fails, f(-1) == 0 holds.
                     _ => assert_eq!(obs.tests.map(|c| c.failed), Some(1), "{}", obs.output),
                 }

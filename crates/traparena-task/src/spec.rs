@@ -136,6 +136,10 @@ pub enum Runner {
     /// A Go test program (`go SOURCE...`, package `main`), built by the harness with its check
     /// library: every `tpCheck(t, n, ...)` is a check (testify's asserts fail it).
     Go,
+    /// A Rust test program (`rustc SOURCE...`, included in order into one crate after the
+    /// check library, with the crates `rand`, `regex` and `md5` available): every
+    /// `tp_check(n, || ...)` is a check (a failing `assert!` fails it).
+    Rust,
     /// Only the exit status counts.
     ExitCode,
 }

@@ -36,28 +36,31 @@ func (t *tpT) Errorf(format string, args ...interface{}) {
 func (t *tpT) Helper() {}
 
 var tpOutcome = map[int]int{}
-var tpReport *os.File
 var tpProbe bool
 var tpFrom int
 var tpTimeout time.Duration
 
-func init() {
-	given, err := strconv.Atoi(os.Getenv("TRAPARENA_REPORT_FD"))
-	if err != nil {
-		given = 3
-	}
-	os.Unsetenv("TRAPARENA_REPORT_FD")
-	if fd, err := syscall.Dup(given); err == nil {
-		syscall.Close(given)
-		syscall.CloseOnExec(fd)
-		tpReport = os.NewFile(uintptr(fd), "report")
-	}
+// A package variable of the file that sorts first: initialised before any of the program's.
+var tpReport = tpStart()
+
+func tpStart() *os.File {
 	if f, ok := os.LookupEnv("TRAPARENA_PROBE_FROM"); ok {
 		tpProbe = true
 		tpFrom, _ = strconv.Atoi(f)
 		ms, _ := strconv.Atoi(os.Getenv("TRAPARENA_PROBE_TIMEOUT_MS"))
 		tpTimeout = time.Duration(ms) * time.Millisecond
 	}
+	given, err := strconv.Atoi(os.Getenv("TRAPARENA_REPORT_FD"))
+	if err != nil {
+		given = 3
+	}
+	os.Unsetenv("TRAPARENA_REPORT_FD")
+	fd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(given), syscall.F_DUPFD_CLOEXEC, 64)
+	if errno != 0 {
+		return nil
+	}
+	syscall.Close(given)
+	return os.NewFile(fd, "report")
 }
 
 func tpWrite(s string) {
