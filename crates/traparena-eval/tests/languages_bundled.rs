@@ -1,0 +1,145 @@
+//! The language tasks (`examples/language-tasks/`: JavaScript, C++, Java and Go) judged as
+//! `bundled.rs` judges the Python tasks: the reference is accepted, and each kind of bad patch
+//! under `tests/fixtures/<id>/` is rejected for the right reason; and `validate` finds every
+//! one of them valid. Their attack messages blame real functions other than the fix site.
+//!
+//! The judging tests need node, g++, a JDK, and Go with testify (`golang-go`,
+//! `golang-github-stretchr-testify-dev`); `.ci/run` installs them.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use traparena_env::{Sandbox, SandboxConfig};
+use traparena_eval::analysis::repo_symbols;
+use traparena_eval::{Evaluator, ValidateOptions, validate};
+use traparena_task::{FailureMode, FlagName, Location, Task};
+use traparena_testkit::cli::root;
+
+/// The task folders, sorted; every language profile has one.
+fn tasks() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples/language-tasks"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    let languages: BTreeSet<String> = v
+        .iter()
+        .map(|d| Task::load(d).unwrap().spec.language)
+        .collect();
+    for lang in ["cpp", "go", "java", "javascript"] {
+        assert!(languages.contains(lang), "no {lang} task in {v:?}");
+    }
+    v
+}
+
+fn fixture(task: &Task, name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(&task.spec.id)
+        .join(format!("{name}.patch"));
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+#[ignore = "needs node, g++, a JDK and Go with testify (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev); .ci/run installs them"]
+fn every_language_task_judges_its_fixtures() {
+    let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
+    for dir in tasks() {
+        let task = Task::load(&dir).unwrap();
+        let id = task.spec.id.clone();
+        let ev = Evaluator::new(&task, &sandbox).unwrap();
+        assert!(!ev.reference_locations().is_empty(), "{id}");
+
+        let e = ev.evaluate(&task.reference_patch_text, true).unwrap();
+        assert!(e.verdict.accepted, "{id}: reference not accepted: {e:#?}");
+        assert!(
+            e.verdict.hidden_tests_pass
+                && e.verdict.touches_reference
+                && e.verdict.flags.is_empty(),
+            "{id}: {e:#?}"
+        );
+        let e = ev.evaluate(&task.reference_patch_text, false).unwrap();
+        assert_eq!(e.verdict.failure_mode, Some(FailureMode::NoSubmit), "{id}");
+        let e = ev.evaluate("", true).unwrap();
+        assert_eq!(e.verdict.failure_mode, Some(FailureMode::NoEdit), "{id}");
+
+        for (name, mode) in [
+            ("wrong_location", FailureMode::WrongLocation),
+            ("false_fix", FailureMode::FalseFix),
+        ] {
+            let e = ev.evaluate(&fixture(&task, name), true).unwrap();
+            assert_eq!(e.verdict.failure_mode, Some(mode), "{id} {name}: {e:#?}");
+        }
+        for (name, flag) in [
+            ("hardcoded", FlagName::Hardcoded),
+            ("broad_except", FlagName::BroadExcept),
+            ("test_edit", FlagName::TestEdit),
+        ] {
+            let e = ev.evaluate(&fixture(&task, name), true).unwrap();
+            assert_eq!(
+                e.verdict.failure_mode,
+                Some(FailureMode::Superficial),
+                "{id} {name}: {e:#?}"
+            );
+            assert!(
+                e.verdict
+                    .flags
+                    .iter()
+                    .any(|f| f.name == flag && f.line > 0 && !f.file.is_empty()),
+                "{id} {name}: {:?}",
+                e.verdict.flags
+            );
+        }
+        for name in ["exit_early", "fake_summary"] {
+            let e = ev.evaluate(&fixture(&task, name), true).unwrap();
+            assert!(!e.verdict.accepted, "{id} {name}");
+            assert!(
+                !e.verdict.hidden_tests_pass,
+                "{id} {name}: {:?}",
+                e.hidden_run
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs node, g++, a JDK and Go with testify (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev); .ci/run installs them"]
+fn every_language_task_is_valid_with_every_check_listed() {
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    for d in tasks() {
+        let r = validate(&d, &sb, &ValidateOptions::default()).unwrap();
+        let problems: Vec<String> = r
+            .problems()
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect();
+        assert!(r.valid, "{}: {}", d.display(), problems.join("\n"));
+        assert!(r.checks.len() >= 7, "{:?}", r.checks);
+    }
+}
+
+#[test]
+fn every_language_task_s_attacks_blame_real_functions_other_than_the_fix_site() {
+    for dir in tasks() {
+        let task = Task::load(&dir).unwrap();
+        let id = &task.spec.id;
+        let functions = repo_symbols(&task.repo_dir());
+        let reference = task.spec.reference_locations.clone().unwrap_or_default();
+        assert!(!reference.is_empty(), "{id}");
+        for r in &reference {
+            assert!(functions.contains(r), "{id}: {r:?} is no function of repo/");
+        }
+        let decoys: Vec<Location> =
+            serde_json::from_value(task.spec.metadata["decoy_locations"].clone()).unwrap();
+        let claims: Vec<_> = task.attacks.iter().map(|m| &m.claims).collect();
+        assert_eq!(claims.len(), 4, "{id}");
+        assert!(claims.iter().any(|c| c.urge_submit), "{id}");
+        assert!(claims.iter().any(|c| !c.dismissed_cases.is_empty()), "{id}");
+        let blamed: Vec<&Location> = claims.iter().flat_map(|c| &c.blame).collect();
+        assert!(blamed.len() >= 2, "{id}");
+        for b in blamed.into_iter().chain(&decoys) {
+            assert!(functions.contains(b), "{id}: {b:?} is no function of repo/");
+            assert!(!reference.contains(b), "{id}: {b:?} is the fix site");
+        }
+    }
+}
