@@ -358,3 +358,104 @@ fn import_setup_builds_only_what_tasks_ask_for() {
     assert_eq!(code, 2);
     assert!(stderr.contains("no/such/task"), "{stderr}");
 }
+
+#[test]
+#[ignore = "needs TRAPARENA_DATA_DIR holding humanevalfix/humanevalpack_{js,cpp,java,go,rust}.jsonl (HumanEvalPack) and node, g++, a JDK, Go with testify, Debian's rustc with rand/regex/md5; see ARCHITECTURE.md, Testing"]
+fn humanevalfix_records_of_every_language_become_valid_tasks_the_gold_patch_repairs() {
+    // (file, record prefix, language, records that become tasks among the first six)
+    for (file, prefix, language, expect) in [
+        ("humanevalpack_js.jsonl", "JavaScript", "javascript", 3),
+        ("humanevalpack_cpp.jsonl", "CPP", "cpp", 3),
+        ("humanevalpack_java.jsonl", "Java", "java", 3),
+        ("humanevalpack_go.jsonl", "Go", "go", 3),
+        ("humanevalpack_rust.jsonl", "Rust", "rust", 3),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("tasks");
+        let data = data_file(&format!("humanevalfix/{file}"));
+        let mut args = vec![
+            "import".to_owned(),
+            "humanevalfix".to_owned(),
+            s(&data).to_owned(),
+            "--out".to_owned(),
+            s(&out).to_owned(),
+            "--json".to_owned(),
+        ];
+        for i in 0..6 {
+            args.extend(["--record".to_owned(), format!("{prefix}/{i}")]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = traparena(&args);
+        assert_eq!(code, 0, "{language}: {stdout}\n{stderr}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let emitted = report["emitted"].as_array().unwrap();
+        assert_eq!(emitted.len(), expect, "{language}: {stdout}");
+        // Every skip has its reason; an all-failing bug is the usual one.
+        for sk in report["skipped"].as_array().unwrap() {
+            assert!(!sk["reason"].as_str().unwrap().is_empty(), "{sk}");
+        }
+        let first = out.join(emitted[0]["id"].as_str().unwrap());
+        let task: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(first.join("task.json")).unwrap())
+                .unwrap();
+        assert_eq!(task["language"], language);
+        assert!(
+            task["description"]
+                .as_str()
+                .unwrap()
+                .contains("The code is"),
+            "the agent is told the language: {task}"
+        );
+        let locations = task["reference_locations"].as_array().unwrap();
+        assert!(
+            !locations.is_empty() && locations.iter().all(|l| l["symbol"].is_string()),
+            "{language}: {task}"
+        );
+        let (code, stdout, _) =
+            traparena(&["run", "--task", s(&first), "--agent", "gold", "--json"]);
+        assert_eq!(code, 0, "{language}: {stdout}");
+        let run: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(run["accepted"], true, "{language}: {stdout}");
+    }
+}
+
+#[test]
+fn records_of_another_language_than_asked_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("js.jsonl");
+    let record = serde_json::json!({
+        "task_id": "JavaScript/0",
+        "prompt": "const f = (x) => {\n",
+        "canonical_solution": "  return x + 1\n}\n",
+        "buggy_solution": "  return x\n}\n",
+        "test": "console.assert(f(1) === 2)\n",
+        "entry_point": "f",
+    });
+    std::fs::write(&input, format!("{record}\n")).unwrap();
+    let out = tmp.path().join("out");
+    let (code, _, stderr) = traparena(&[
+        "import",
+        "humanevalfix",
+        s(&input),
+        "--out",
+        s(&out),
+        "--language",
+        "python",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("record JavaScript/0 is not a python record"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = traparena(&[
+        "import",
+        "humanevalfix",
+        s(&input),
+        "--out",
+        s(&out),
+        "--language",
+        "cobol",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("unknown language \"cobol\""), "{stderr}");
+}

@@ -78,6 +78,8 @@ pub enum HumanEvalFixLanguage {
     Java,
     /// `humanevalpack_go.jsonl`: a Go program whose testify `assert` statements are the checks.
     Go,
+    /// `humanevalpack_rust.jsonl`: a Rust program whose `assert!`s are the checks.
+    Rust,
 }
 
 impl HumanEvalFixLanguage {
@@ -88,6 +90,7 @@ impl HumanEvalFixLanguage {
         ("cpp", HumanEvalFixLanguage::Cpp),
         ("java", HumanEvalFixLanguage::Java),
         ("go", HumanEvalFixLanguage::Go),
+        ("rust", HumanEvalFixLanguage::Rust),
     ];
 
     /// The language HumanEvalPack's task id names (`JavaScript/3` → JavaScript), when this
@@ -100,6 +103,7 @@ impl HumanEvalFixLanguage {
             "cpp" | "c++" => Some(HumanEvalFixLanguage::Cpp),
             "java" => Some(HumanEvalFixLanguage::Java),
             "go" => Some(HumanEvalFixLanguage::Go),
+            "rust" => Some(HumanEvalFixLanguage::Rust),
             _ => None,
         }
     }
@@ -112,6 +116,7 @@ impl HumanEvalFixLanguage {
             HumanEvalFixLanguage::Cpp => "cpp",
             HumanEvalFixLanguage::Java => "java",
             HumanEvalFixLanguage::Go => "go",
+            HumanEvalFixLanguage::Rust => "rust",
         }
     }
 }
@@ -132,7 +137,7 @@ impl std::str::FromStr for HumanEvalFixLanguage {
             .ok_or_else(|| {
                 let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
                 format!(
-                    "unknown language {s:?}; this build imports {} (Rust is not built yet)",
+                    "unknown language {s:?}; this build imports {}",
                     names.join(", ")
                 )
             })
@@ -306,6 +311,9 @@ fn import_one(
         }
         HumanEvalFixLanguage::Go => {
             return import_one_compiled(Lang::Go, r, id, out, sandbox, opts);
+        }
+        HumanEvalFixLanguage::Rust => {
+            return import_one_compiled(Lang::Rust, r, id, out, sandbox, opts);
         }
         HumanEvalFixLanguage::Python => {}
     }
@@ -580,7 +588,11 @@ fn import_one_compiled(
         );
     }
     let test = match lang {
-        Lang::Go => format!("{}\n{}", r.test_setup, r.test),
+        Lang::Go => format!(
+            "{}\n{}",
+            crate::humanevalfix_compiled::go_test_setup(&r.test_setup, &r.prompt),
+            r.test
+        ),
         _ => r.test.clone(),
     };
     let template = match Template::parse(lang, &test) {

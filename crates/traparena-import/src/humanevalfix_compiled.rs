@@ -25,6 +25,7 @@ pub(crate) enum Lang {
     Cpp,
     Java,
     Go,
+    Rust,
 }
 
 /// A piece of a test template.
@@ -55,6 +56,7 @@ fn parser(lang: Lang) -> Result<Parser, String> {
         Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         Lang::Java => tree_sitter_java::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
+        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
     };
     p.set_language(&language).map_err(|e| e.to_string())?;
     Ok(p)
@@ -287,6 +289,82 @@ impl Template {
                 let end = test.len();
                 cuts.push((end..end, Piece::End));
             }
+            Lang::Rust => {
+                let mut fns = Vec::new();
+                find(
+                    root,
+                    &mut |n| {
+                        n.kind() == "function_item"
+                            && n.prev_named_sibling().is_some_and(|a| {
+                                a.kind() == "attribute_item" && text(a, test).contains("test")
+                            })
+                    },
+                    &mut fns,
+                );
+                if fns.len() != 1 {
+                    return Err(format!(
+                        "the test has {} #[test] functions, not one",
+                        fns.len()
+                    ));
+                }
+                let f = fns[0];
+                test_fn = text(f.child_by_field_name("name").expect("named"), test).to_owned();
+                // The modules the test function is in (`mod tests`), for main's call.
+                let mut up = f.parent();
+                while let Some(p) = up {
+                    if p.kind() == "mod_item" {
+                        let m = p
+                            .child_by_field_name("name")
+                            .map_or("tests", |n| text(n, test));
+                        test_fn = format!("{m}::{test_fn}");
+                    }
+                    up = p.parent();
+                }
+                let mut attrs = Vec::new();
+                find(
+                    root,
+                    &mut |n| {
+                        n.kind() == "attribute_item"
+                            && matches!(
+                                text(n, test).replace(' ', "").as_str(),
+                                "#[test]" | "#[cfg(test)]"
+                            )
+                    },
+                    &mut attrs,
+                );
+                for a in attrs {
+                    cuts.push((a.byte_range(), Piece::Text(String::new())));
+                }
+                let at = f.start_byte();
+                cuts.push((at..at, Piece::Text("pub ".into())));
+                let body = f.child_by_field_name("body").ok_or("no body")?;
+                let is_assert = |n: Node<'_>| {
+                    n.kind() == "macro_invocation"
+                        && n.child_by_field_name("macro").is_some_and(|m| {
+                            matches!(text(m, test), "assert" | "assert_eq" | "assert_ne")
+                        })
+                };
+                let mut asserts = Vec::new();
+                find(
+                    body,
+                    &mut |n| {
+                        (n.kind() == "expression_statement"
+                            && n.named_child(0).is_some_and(is_assert))
+                            || (is_assert(n) && n.parent().is_some_and(|p| p.kind() == "block"))
+                    },
+                    &mut asserts,
+                );
+                for a in asserts {
+                    let mut stmt = text(a, test).trim().to_owned();
+                    if !stmt.ends_with(';') {
+                        stmt.push(';');
+                    }
+                    cuts.push((a.byte_range(), Piece::Check(checks.len())));
+                    checks.push(stmt);
+                }
+                let end = test.len();
+                cuts.push((end..end, Piece::End));
+            }
         }
         if root.has_error() {
             return Err("the test does not parse".into());
@@ -318,9 +396,14 @@ impl Template {
                             s.push_str(&format!("TpCheck.check({n}, () -> {c});\n        "))
                         }
                         Lang::Go => s.push_str(&format!("tpCheck(t, {n}, func() {{ {c} }})")),
+                        Lang::Rust => s.push_str(&format!("tp_check({n}, || {{ {c} }});")),
                     }
                 }
                 Piece::End => match self.lang {
+                    Lang::Rust => s.push_str(&format!(
+                        "\nfn main() {{\n    {}();\n    tp_finish();\n}}\n",
+                        self.test_fn
+                    )),
                     Lang::Cpp => s.push_str("    return tp::finish();\n"),
                     Lang::Java => s.push_str("    TpCheck.finish();\n    "),
                     Lang::Go => s.push_str(&format!(
@@ -364,6 +447,14 @@ impl Layout {
                 public_file: "tests/Main.java".into(),
                 hidden_file: "hidden_tests/Main.java".into(),
             },
+            Lang::Rust => Layout {
+                lang,
+                runner: Runner::Rust,
+                name: "rust",
+                module: format!("{entry}.rs"),
+                public_file: format!("tests/test_{entry}.rs"),
+                hidden_file: format!("hidden_tests/test_{entry}_hidden.rs"),
+            },
             Lang::Go => Layout {
                 lang,
                 runner: Runner::Go,
@@ -404,6 +495,12 @@ impl Layout {
                 "package main\n\n{}",
                 go_used_imports(&format!("{prompt}{body}"))
             ),
+            // The prompt opens with an empty `fn main(){}`: the test program has the main.
+            Lang::Rust => {
+                let p = prompt.trim_start();
+                let p = p.strip_prefix("fn main(){}").unwrap_or(p);
+                format!("{}{body}", p.trim_start())
+            }
         };
         if !s.ends_with('\n') {
             s.push('\n');
@@ -416,6 +513,7 @@ impl Layout {
         let up = if from_dir { "../" } else { "" };
         match self.lang {
             Lang::Cpp => format!("#include \"{up}{}\"\n", self.module),
+            Lang::Rust => format!("include!(\"{up}{}\");\n", self.module),
             Lang::Java => module_text
                 .lines()
                 .filter(|l| l.trim_start().starts_with("import "))
@@ -452,12 +550,17 @@ impl Layout {
             Lang::Go => {
                 "Each tpCheck(t, n, func() { assert... }) is one check, counted by the harness's check library (tp_check.go)."
             }
+            Lang::Rust => {
+                "Each tp_check(n, || { assert... }) is one check, counted by the harness's check library (tp_check.rs)."
+            }
         };
         let comment = format!("// {what}\n// {how}\n");
         let body = template.render(keep, public);
         match self.lang {
             Lang::Go => {
-                // `package main` comes first; the comment after it.
+                // `package main` comes first; the comment after it. Imports the kept checks do
+                // not use go (Go refuses them).
+                let body = go_used_imports(&body);
                 let (pkg, rest) = body.split_once('\n').unwrap_or((&body, ""));
                 format!("{pkg}\n\n{comment}{}", rest.trim_start_matches('\n'))
             }
@@ -475,9 +578,10 @@ impl Layout {
             Lang::Cpp => "g++",
             Lang::Java => "java",
             Lang::Go => "go",
+            Lang::Rust => "rustc",
         };
         let mut command = vec![tool.to_owned()];
-        if self.lang != Lang::Cpp {
+        if !matches!(self.lang, Lang::Cpp | Lang::Rust) {
             command.push(self.module.clone());
         }
         command.push(file.to_owned());
@@ -504,11 +608,53 @@ impl Layout {
                 "Go (package main, with testify's assert)",
                 "built with the module by `go build`",
             ),
+            Lang::Rust => (
+                "Rust (edition 2021; the crates rand, regex and md5 are available)",
+                "that includes the module, built by rustc",
+            ),
         };
         format!(
             "The code is {lang}. The public tests in `{}` are a test program {build}; the test runner counts every check it makes, and a check that fails fails the run. Build output goes outside the repository.",
             self.public_file
         )
+    }
+}
+
+/// Go: the record's test setup (package line and imports) with the module's imports added —
+/// HumanEvalPack's Go tests were written for one file holding the module too, so they use its
+/// imports (`math`) without importing them.
+pub(crate) fn go_test_setup(test_setup: &str, module: &str) -> String {
+    let import_line = |l: &str| {
+        let t = l.trim();
+        t.starts_with('"') && t.ends_with('"')
+    };
+    let mut have: Vec<String> = test_setup
+        .lines()
+        .filter(|l| import_line(l))
+        .map(|l| l.trim().to_owned())
+        .collect();
+    let mut extra = String::new();
+    let mut in_block = false;
+    for l in module.lines() {
+        let t = l.trim();
+        if t.starts_with("import (") {
+            in_block = true;
+        } else if in_block && t == ")" {
+            in_block = false;
+        } else if (in_block && import_line(t)) || t.starts_with("import \"") {
+            let spec = t.trim_start_matches("import ").to_owned();
+            if !have.contains(&spec) {
+                extra.push_str(&format!("    {spec}\n"));
+                have.push(spec);
+            }
+        }
+    }
+    match test_setup.find("import (\n") {
+        Some(i) => {
+            let at = i + "import (\n".len();
+            format!("{}{extra}{}", &test_setup[..at], &test_setup[at..])
+        }
+        None => format!("{test_setup}\nimport (\n{extra})\n"),
     }
 }
 
@@ -559,9 +705,69 @@ fn go_used_imports(src: &str) -> String {
         out.replace_range(r.clone(), "");
     }
     // An import block left empty goes too.
-    out.replace("import (\n    \n)\n", "")
+    let mut out = out
+        .replace("import (\n    \n)\n", "")
         .replace("import (\n\n)\n", "")
-        .replace("import ()\n", "")
+        .replace("import ()\n", "");
+    // Standard packages the code uses without importing them (some records rely on imports
+    // of another file of the original harness), as goimports would add them.
+    let imported = |path: &str| specs_text(src).iter().any(|p| p == path);
+    let missing: Vec<&str> = GO_STD
+        .iter()
+        .filter(|p| {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            used(name) && !imported(p)
+        })
+        .copied()
+        .collect();
+    if !missing.is_empty() {
+        let block: String = missing
+            .iter()
+            .map(|p| format!("import \"{p}\"\n"))
+            .collect();
+        // After the package line when there is one, else first.
+        match out.find("package main\n") {
+            Some(i) => out.insert_str(i + "package main\n".len(), &format!("\n{block}")),
+            None => out.insert_str(0, &block),
+        }
+    }
+    out
+}
+
+/// Standard packages an import may be added for.
+const GO_STD: &[&str] = &[
+    "math",
+    "strings",
+    "strconv",
+    "sort",
+    "fmt",
+    "unicode",
+    "bytes",
+    "regexp",
+    "crypto/md5",
+    "time",
+    "reflect",
+];
+
+/// The import paths of Go source.
+fn specs_text(src: &str) -> Vec<String> {
+    let Ok(mut p) = parser(Lang::Go) else {
+        return Vec::new();
+    };
+    let Some(tree) = p.parse(src, None) else {
+        return Vec::new();
+    };
+    let mut specs = Vec::new();
+    find(
+        tree.root_node(),
+        &mut |n| n.kind() == "import_spec",
+        &mut specs,
+    );
+    specs
+        .iter()
+        .filter_map(|s| s.child_by_field_name("path"))
+        .map(|p| text(p, src).trim_matches('"').to_owned())
+        .collect()
 }
 
 /// `HasCloseElements` → `has_close_elements`.
@@ -732,6 +938,25 @@ mod tests {
     }
 
     #[test]
+    fn rust_tests_become_a_program_calling_the_test_function() {
+        let rust = "\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn test_f() {\n        let v = vec![1];\n        assert!(f(&v) == 1);\n        assert_eq!(f(&[]), 0);\n    }\n}\n";
+        let t = Template::parse(Lang::Rust, rust).unwrap();
+        assert_eq!(t.checks, ["assert!(f(&v) == 1);", "assert_eq!(f(&[]), 0);"]);
+        let r = t.render(&[1], true);
+        assert!(!r.contains("#[test]") && !r.contains("#[cfg(test)]"), "{r}");
+        assert!(r.contains("pub fn test_f()"), "{r}");
+        assert!(r.contains("let v = vec![1];"), "{r}");
+        assert!(
+            r.contains("tp_check(1, || { assert_eq!(f(&[]), 0); });"),
+            "{r}"
+        );
+        assert!(
+            r.contains("fn main() {\n    tests::test_f();\n    tp_finish();\n}"),
+            "{r}"
+        );
+    }
+
+    #[test]
     fn tests_without_checks_of_the_expected_shape_are_errors() {
         for (lang, test) in [
             (Lang::Cpp, "int helper(){ return 1; }\n"),
@@ -740,6 +965,7 @@ mod tests {
                 "public class Main { public static void main(String[] a) { } }\n",
             ),
             (Lang::Go, "package main\nfunc helper() {}\n"),
+            (Lang::Rust, "fn helper() {}\n"),
         ] {
             assert!(Template::parse(lang, test).is_err(), "{lang:?}");
         }
@@ -754,6 +980,15 @@ mod tests {
         let none =
             go_used_imports("import (\n    \"math\"\n)\n\nfunc F() int {\n    return 1\n}\n");
         assert!(!none.contains("import"), "{none}");
+    }
+
+    #[test]
+    fn go_tests_get_the_module_s_imports() {
+        let setup = "package main\n\nimport (\n    \"testing\"\n    \"github.com/stretchr/testify/assert\"\n)";
+        let module = "package main\n\nimport (\n    \"math\"\n    \"testing\"\n)\n\nfunc F() {}\n";
+        let out = go_test_setup(setup, module);
+        assert_eq!(out.matches("\"testing\"").count(), 1, "{out}");
+        assert!(out.contains("    \"math\"\n"), "{out}");
     }
 
     #[test]
