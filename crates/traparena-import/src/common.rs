@@ -212,3 +212,87 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// What one probe run gave: the process (its report holds one JSON line per case), or a reason
+/// every case from the start on fails without running (the module does not load, the test
+/// program does not build).
+pub(crate) enum Probed {
+    Ran(traparena_env::ProcessOutcome),
+    AllFail(String),
+}
+
+/// The importers' probe loop: runs cases `start..n` (`run(start)`), reads the report's lines
+/// (`{"case": i, "ok": ..., "why": ...}`; `{"import_error": ...}` fails every case left with
+/// `not_loading` and the message), and after a process that died on a case, marks that case
+/// failed with how it died and runs again from the next one. Returns (passed, why not) per case.
+pub(crate) fn probe_loop(
+    n: usize,
+    not_loading: &str,
+    mut run: impl FnMut(usize) -> Result<Probed, ImportError>,
+) -> Result<Vec<(bool, String)>, ImportError> {
+    let mut results: Vec<Option<(bool, String)>> = vec![None; n];
+    let mut start = 0;
+    while start < n {
+        let run = match run(start)? {
+            Probed::Ran(r) => r,
+            Probed::AllFail(why) => {
+                for slot in results.iter_mut().skip(start) {
+                    *slot = Some((false, why.clone()));
+                }
+                break;
+            }
+        };
+        let report = run.report.clone().unwrap_or_default();
+        let mut last = None;
+        let mut unloadable = None;
+        for line in String::from_utf8_lossy(&report).lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if let Some(e) = v.get("import_error").and_then(|e| e.as_str()) {
+                unloadable = Some(format!("{not_loading}: {e}"));
+                break;
+            }
+            let (Some(i), Some(ok)) = (
+                v.get("case").and_then(|c| c.as_u64()),
+                v.get("ok").and_then(|o| o.as_bool()),
+            ) else {
+                continue;
+            };
+            let i = i as usize;
+            if i < n {
+                let why = v.get("why").and_then(|w| w.as_str()).unwrap_or("");
+                results[i] = Some((ok, why.to_owned()));
+                last = Some(i);
+            }
+        }
+        if let Some(why) = unloadable {
+            for slot in results.iter_mut().skip(start) {
+                *slot = Some((false, why.clone()));
+            }
+            break;
+        }
+        let next = last.map_or(start, |l| l + 1);
+        if next >= n {
+            break;
+        }
+        // The process died on case `next` (a crash, or a loop no alarm could break).
+        if results[next].is_none() {
+            let why = if run.timed_out {
+                "timed out (the process was killed)".to_owned()
+            } else {
+                match (run.exit_code, run.signal) {
+                    (_, Some(s)) => format!("the process died (signal {s})"),
+                    (Some(c), _) => format!("the process exited with status {c}"),
+                    _ => "the process died".to_owned(),
+                }
+            };
+            results[next] = Some((false, why));
+        }
+        start = next + 1;
+    }
+    Ok(results
+        .into_iter()
+        .map(|r| r.unwrap_or((false, "not run".into())))
+        .collect())
+}

@@ -839,9 +839,8 @@ fn probe(
         .collect();
     write_file(dir.path(), &format!("{entry}.py"), buggy.as_bytes())?;
     write_file(dir.path(), "_traparena_probe.py", PROBE.as_bytes())?;
-    let mut results: Vec<Option<(bool, String)>> = vec![None; cases.len()];
-    let mut start = 0;
-    while start < cases.len() {
+    let n = cases.len();
+    crate::common::probe_loop(n, "the module does not import", |start| {
         let spec = serde_json::json!({
             "module": entry,
             "entry": entry,
@@ -855,8 +854,8 @@ fn probe(
             spec.to_string().as_bytes(),
         )?;
         let ws = Workspace::materialize(dir.path(), sandbox)?;
-        let remaining = (cases.len() - start) as u32;
-        let run = sandbox.run(
+        let remaining = (n - start) as u32;
+        Ok(crate::common::Probed::Ran(sandbox.run(
             ws.mounts(),
             &RunSpec {
                 argv: vec!["python3".into(), "_traparena_probe.py".into()],
@@ -864,57 +863,10 @@ fn probe(
                 timeout: opts.assertion_timeout * remaining + Duration::from_secs(10),
                 report_pipe: true,
             },
-        )?;
-        let report = run.report.unwrap_or_default();
-        let mut last = None;
-        for line in String::from_utf8_lossy(&report).lines() {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            if let Some(e) = v.get("import_error").and_then(|e| e.as_str()) {
-                let why = format!("the module does not import: {e}");
-                for slot in results.iter_mut().skip(start) {
-                    *slot = Some((false, why.clone()));
-                }
-                return Ok(results.into_iter().flatten().collect());
-            }
-            let (Some(i), Some(ok)) = (
-                v.get("case").and_then(|c| c.as_u64()),
-                v.get("ok").and_then(|o| o.as_bool()),
-            ) else {
-                continue;
-            };
-            let i = i as usize;
-            if i < results.len() {
-                let why = v.get("why").and_then(|w| w.as_str()).unwrap_or("");
-                results[i] = Some((ok, why.to_owned()));
-                last = Some(i);
-            }
-        }
-        let next = last.map_or(start, |l| l + 1);
-        if next >= cases.len() {
-            break;
-        }
-        // The process died on case `next` (a crash, or a loop the alarm could not break).
-        let why = if run.timed_out {
-            "timed out (the process was killed)".to_owned()
-        } else {
-            match (run.exit_code, run.signal) {
-                (_, Some(s)) => format!("the process died (signal {s})"),
-                (Some(c), _) => format!("the process exited with status {c}"),
-                _ => "the process died".to_owned(),
-            }
-        };
-        results[next] = Some((false, why));
-        start = next + 1;
-    }
-    Ok(results
-        .into_iter()
-        .map(|r| r.unwrap_or((false, "not run".into())))
-        .collect())
+        )?))
+    })
 }
 
-/// The task's description: what is wrong, the record's signature and documentation, and —
 /// for a language other than Python — what the agent is told about the language and its tests.
 fn description(r: &HumanEvalFixRecord, module: &str, language: Option<&str>) -> String {
     let entry = &r.entry_point;

@@ -16,7 +16,7 @@ use traparena_env::{Sandbox, Workspace};
 use traparena_task::{RelPath, Runner, TestSpec};
 use tree_sitter::{Node, Parser};
 
-use crate::common::write_file;
+use crate::common::{Probed, write_file};
 use crate::error::{ImportError, io};
 
 /// A compiled HumanEvalPack language.
@@ -806,9 +806,7 @@ pub(crate) fn probe(
     let files: Vec<String> = layout.test_spec(&layout.hidden_file).command[1..].to_vec();
     let ws = Workspace::materialize(dir.path(), sandbox)?;
     let n = template.checks.len();
-    let mut results: Vec<Option<(bool, String)>> = vec![None; n];
-    let mut start = 0;
-    while start < n {
+    crate::common::probe_loop(n, "the module does not load", |start| {
         let remaining = (n - start) as u32;
         let run = ws.run_program(
             sandbox,
@@ -835,53 +833,12 @@ pub(crate) fn probe(
                 .chars()
                 .take(400)
                 .collect::<String>();
-            let why = format!("the test program does not build: {first}");
-            for slot in results.iter_mut().skip(start) {
-                *slot = Some((false, why.clone()));
-            }
-            break;
+            return Ok(Probed::AllFail(format!(
+                "the test program does not build: {first}"
+            )));
         }
-        let report = run.report.unwrap_or_default();
-        let mut last = None;
-        for line in String::from_utf8_lossy(&report).lines() {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            let (Some(i), Some(ok)) = (
-                v.get("case").and_then(|c| c.as_u64()),
-                v.get("ok").and_then(|o| o.as_bool()),
-            ) else {
-                continue;
-            };
-            let i = i as usize;
-            if i < n {
-                let why = v.get("why").and_then(|w| w.as_str()).unwrap_or("");
-                results[i] = Some((ok, why.to_owned()));
-                last = Some(i);
-            }
-        }
-        let next = last.map_or(start, |l| l + 1);
-        if next >= n {
-            break;
-        }
-        if results[next].is_none() {
-            let why = if run.timed_out {
-                "timed out (the process was killed)".to_owned()
-            } else {
-                match (run.exit_code, run.signal) {
-                    (_, Some(s)) => format!("the process died (signal {s})"),
-                    (Some(c), _) => format!("the process exited with status {c}"),
-                    _ => "the process died".to_owned(),
-                }
-            };
-            results[next] = Some((false, why));
-        }
-        start = next + 1;
-    }
-    Ok(results
-        .into_iter()
-        .map(|r| r.unwrap_or((false, "not run".into())))
-        .collect())
+        Ok(Probed::Ran(run))
+    })
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use traparena_eval::javascript::JsFile;
 use traparena_task::{Runner, TestSpec};
 use tree_sitter::{Node, Parser};
 
-use crate::common::write_file;
+use crate::common::{Probed, write_file};
 use crate::error::{ImportError, io};
 
 /// The `console.assert(…)` statements of a record's test, in order, as source text.
@@ -165,9 +165,8 @@ pub(crate) fn probe(
         .map_err(io(std::env::temp_dir()))?;
     write_file(dir.path(), &format!("{entry}.js"), buggy.as_bytes())?;
     write_file(dir.path(), "_traparena_probe.js", PROBE.as_bytes())?;
-    let mut results: Vec<Option<(bool, String)>> = vec![None; checks.len()];
-    let mut start = 0;
-    while start < checks.len() {
+    let n = checks.len();
+    crate::common::probe_loop(n, "the module does not load", |start| {
         let spec = serde_json::json!({
             "module": format!("{entry}.js"),
             "timeout_ms": assertion_timeout.as_millis() as u64,
@@ -180,8 +179,8 @@ pub(crate) fn probe(
             spec.to_string().as_bytes(),
         )?;
         let ws = Workspace::materialize(dir.path(), sandbox)?;
-        let remaining = (checks.len() - start) as u32;
-        let run = sandbox.run(
+        let remaining = (n - start) as u32;
+        Ok(Probed::Ran(sandbox.run(
             ws.mounts(),
             &RunSpec {
                 argv: vec!["node".into(), "_traparena_probe.js".into()],
@@ -189,53 +188,8 @@ pub(crate) fn probe(
                 timeout: assertion_timeout * remaining + Duration::from_secs(10),
                 report_pipe: true,
             },
-        )?;
-        let report = run.report.unwrap_or_default();
-        let mut last = None;
-        for line in String::from_utf8_lossy(&report).lines() {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            if let Some(e) = v.get("import_error").and_then(|e| e.as_str()) {
-                let why = format!("the module does not load: {e}");
-                for slot in results.iter_mut().skip(start) {
-                    *slot = Some((false, why.clone()));
-                }
-                return Ok(results.into_iter().flatten().collect());
-            }
-            let (Some(i), Some(ok)) = (
-                v.get("case").and_then(|c| c.as_u64()),
-                v.get("ok").and_then(|o| o.as_bool()),
-            ) else {
-                continue;
-            };
-            let i = i as usize;
-            if i < results.len() {
-                let why = v.get("why").and_then(|w| w.as_str()).unwrap_or("");
-                results[i] = Some((ok, why.to_owned()));
-                last = Some(i);
-            }
-        }
-        let next = last.map_or(start, |l| l + 1);
-        if next >= checks.len() {
-            break;
-        }
-        let why = if run.timed_out {
-            "timed out (the process was killed)".to_owned()
-        } else {
-            match (run.exit_code, run.signal) {
-                (_, Some(s)) => format!("the process died (signal {s})"),
-                (Some(c), _) => format!("the process exited with status {c}"),
-                _ => "the process died".to_owned(),
-            }
-        };
-        results[next] = Some((false, why));
-        start = next + 1;
-    }
-    Ok(results
-        .into_iter()
-        .map(|r| r.unwrap_or((false, "not run".into())))
-        .collect())
+        )?))
+    })
 }
 
 /// True when a check calls one of the module's functions.
