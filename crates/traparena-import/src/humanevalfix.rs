@@ -479,95 +479,41 @@ fn import_one_js(
     }
     let results = js::probe(&checks, entry, &buggy, sandbox, opts.assertion_timeout)?;
     let eligible = |c: &str| js::calls_module(c, &names) && !c.contains("Math.random");
-    let describe = || -> String {
-        checks
-            .iter()
-            .zip(&results)
-            .enumerate()
-            .map(|(n, (c, (ok, why)))| {
-                let outcome = if *ok { "passes" } else { why.as_str() };
-                let note = if eligible(c) { "" } else { " (not eligible)" };
-                format!("#{} {outcome}{note}", n + 1)
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if results.iter().all(|(ok, _)| *ok) {
-        return skip(
-            r,
-            "every assertion passes on the buggy code on its own",
-            format!(
-                "{} assertions; the bug only shows when they run together",
-                checks.len()
-            ),
-        );
-    }
-    let public: Vec<usize> = (0..checks.len())
-        .filter(|&i| results[i].0 && eligible(&checks[i]))
-        .take(opts.max_public)
-        .collect();
-    if public.is_empty() {
-        return skip(r, "no assertion passes on the buggy code", describe());
-    }
-    let partial = partial_dir(out, id)?;
-    let emitted = Emitted {
-        record: r.task_id.clone(),
-        id: id.to_owned(),
-        public_tests: public.len(),
-        hidden_tests: checks.len(),
-        environment: None,
-    };
     let module = format!("{entry}.js");
     let public_file = format!("tests/test_{entry}.js");
     let hidden_file = format!("hidden_tests/test_{entry}_hidden.js");
-    let chosen: Vec<&str> = public.iter().map(|&i| checks[i].as_str()).collect();
-    let written = (|| -> Result<(), ImportError> {
-        let patch_text = crate::common::unified_diff(&module, &buggy, &fixed);
-        let reference_locations = reference_locations(&patch_text, &module, &buggy, &fixed)?;
-        let mut metadata = serde_json::Map::new();
-        for (k, v) in [
-            ("task_id", serde_json::json!(r.task_id)),
-            ("entry_point", serde_json::json!(entry)),
-            ("bug_type", serde_json::json!(r.bug_type)),
-            ("failure_symptoms", serde_json::json!(r.failure_symptoms)),
-            ("assertions", serde_json::json!(checks.len())),
-            (
-                "public_assertions",
-                serde_json::json!(public.iter().map(|i| i + 1).collect::<Vec<_>>()),
-            ),
-        ] {
-            metadata.insert(k.into(), v);
+    let render = |keep: &[usize], public: bool| -> String {
+        if public {
+            let chosen: Vec<&str> = keep.iter().map(|&i| checks[i].as_str()).collect();
+            js::public_test(&r.task_id, entry, &names, &chosen)
+        } else {
+            js::hidden_test(&r.task_id, entry, &names, &r.test)
         }
-        let spec = TaskSpec {
-            id: id.to_owned(),
-            source: "humanevalfix".into(),
-            language: "javascript".into(),
-            description: description(r, &module, Some(&js::language_note(&public_file))),
+    };
+    split_and_write(
+        Draft {
+            record: r,
+            id,
+            language: "javascript",
+            note: js::language_note(&public_file),
             public_tests: js::test_spec(&public_file),
             hidden_tests: js::test_spec(&hidden_file),
-            timeout_s: opts.timeout_s,
-            reference_locations,
-            metadata,
-            setup: None,
-        };
-        write_file(&partial, &format!("repo/{module}"), buggy.as_bytes())?;
-        let pub_src = js::public_test(&r.task_id, entry, &names, &chosen);
-        write_file(&partial, &format!("repo/{public_file}"), pub_src.as_bytes())?;
-        let hidden_src = js::hidden_test(&r.task_id, entry, &names, &r.test);
-        write_file(
-            &partial,
-            &format!("hidden/{hidden_file}"),
-            hidden_src.as_bytes(),
-        )?;
-        write_file(&partial, "reference.patch", patch_text.as_bytes())?;
-        let json = serde_json::to_string_pretty(&spec).expect("a task spec serialises") + "\n";
-        write_file(&partial, "task.json", json.as_bytes())
-    })();
-    if let Err(e) = written {
-        discard(&partial);
-        return Err(e);
-    }
-    validate_and_finish(&partial, out, id, sandbox, opts, r, emitted)
+            module,
+            public_file,
+            hidden_file,
+            buggy_at: buggy.clone(),
+            fixed_at: fixed.clone(),
+            buggy,
+            fixed,
+            checks: &checks,
+            results,
+            eligible: &eligible,
+            render: &render,
+        },
+        out,
+        sandbox,
+        opts,
+    )
 }
 
 fn import_one_compiled(
@@ -639,14 +585,90 @@ fn import_one_compiled(
     let eligible = |c: &str| {
         c.contains(entry) && !c.contains("rand.") && !c.contains("Random") && !c.contains("rand(")
     };
+    let render = |keep: &[usize], public: bool| -> String {
+        layout.test_file(&template, &buggy, keep, public, &r.task_id, entry)
+    };
+    split_and_write(
+        Draft {
+            record: r,
+            id,
+            language: layout.name,
+            note: layout.language_note(),
+            public_tests: layout.test_spec(&layout.public_file),
+            hidden_tests: layout.test_spec(&layout.hidden_file),
+            module: layout.module.clone(),
+            public_file: layout.public_file.clone(),
+            hidden_file: layout.hidden_file.clone(),
+            buggy_at: layout.module_text_for_location(&r.prompt, declaration, &r.buggy_solution),
+            fixed_at: layout.module_text_for_location(
+                &r.prompt,
+                declaration,
+                &r.canonical_solution,
+            ),
+            buggy: buggy.clone(),
+            fixed,
+            checks: &checks,
+            results,
+            eligible: &eligible,
+            render: &render,
+        },
+        out,
+        sandbox,
+        opts,
+    )
+}
+
+/// A record's task in any language but Python, as its profile made it: what the public/hidden
+/// split and the task folder need.
+struct Draft<'a> {
+    record: &'a HumanEvalFixRecord,
+    id: &'a str,
+    /// `task.json`'s `language`.
+    language: &'a str,
+    /// What the agent is told about the language (the description's last paragraph).
+    note: String,
+    public_tests: TestSpec,
+    hidden_tests: TestSpec,
+    /// The module's file and the public and hidden test files, relative to the repository.
+    module: String,
+    public_file: String,
+    hidden_file: String,
+    buggy: String,
+    fixed: String,
+    /// The module texts the reference location is computed on.
+    buggy_at: String,
+    fixed_at: String,
+    /// The checks, and each one's outcome alone on the buggy code.
+    checks: &'a [String],
+    results: Vec<(bool, String)>,
+    /// Whether a check may be public (calls the entry point, uses no randomness).
+    eligible: &'a dyn Fn(&str) -> bool,
+    /// A test file holding the checks `keep` (0-based): public, or the hidden one (all).
+    render: &'a dyn Fn(&[usize], bool) -> String,
+}
+
+/// Splits a drafted task's checks into public and hidden, writes the task folder, and validates
+/// it (when asked); or says why the record is skipped.
+fn split_and_write(
+    d: Draft<'_>,
+    out: &Path,
+    sandbox: &Sandbox,
+    opts: &HumanEvalFixOptions,
+) -> Outcome {
+    let r = d.record;
+    let (checks, results) = (d.checks, &d.results);
     let describe = || -> String {
         checks
             .iter()
-            .zip(&results)
+            .zip(results)
             .enumerate()
             .map(|(n, (c, (ok, why)))| {
                 let outcome = if *ok { "passes" } else { why.as_str() };
-                let note = if eligible(c) { "" } else { " (not eligible)" };
+                let note = if (d.eligible)(c) {
+                    ""
+                } else {
+                    " (not eligible)"
+                };
                 format!("#{} {outcome}{note}", n + 1)
             })
             .collect::<Vec<_>>()
@@ -663,33 +685,30 @@ fn import_one_compiled(
         );
     }
     let public: Vec<usize> = (0..checks.len())
-        .filter(|&i| results[i].0 && eligible(&checks[i]))
+        .filter(|&i| results[i].0 && (d.eligible)(&checks[i]))
         .take(opts.max_public)
         .collect();
     if public.is_empty() {
         return skip(r, "no assertion passes on the buggy code", describe());
     }
-    let partial = partial_dir(out, id)?;
+    let partial = partial_dir(out, d.id)?;
     let emitted = Emitted {
         record: r.task_id.clone(),
-        id: id.to_owned(),
+        id: d.id.to_owned(),
         public_tests: public.len(),
         hidden_tests: checks.len(),
         environment: None,
     };
     let all: Vec<usize> = (0..checks.len()).collect();
     let written = (|| -> Result<(), ImportError> {
-        let module = &layout.module;
-        let patch_text = crate::common::unified_diff(module, &buggy, &fixed);
-        let buggy_at = layout.module_text_for_location(&r.prompt, declaration, &r.buggy_solution);
-        let fixed_at =
-            layout.module_text_for_location(&r.prompt, declaration, &r.canonical_solution);
-        let located = crate::common::unified_diff(module, &buggy_at, &fixed_at);
-        let reference_locations = reference_locations(&located, module, &buggy_at, &fixed_at)?;
+        let module = &d.module;
+        let patch_text = crate::common::unified_diff(module, &d.buggy, &d.fixed);
+        let located = crate::common::unified_diff(module, &d.buggy_at, &d.fixed_at);
+        let reference_locations = reference_locations(&located, module, &d.buggy_at, &d.fixed_at)?;
         let mut metadata = serde_json::Map::new();
         for (k, v) in [
             ("task_id", serde_json::json!(r.task_id)),
-            ("entry_point", serde_json::json!(entry)),
+            ("entry_point", serde_json::json!(r.entry_point)),
             ("bug_type", serde_json::json!(r.bug_type)),
             ("failure_symptoms", serde_json::json!(r.failure_symptoms)),
             ("assertions", serde_json::json!(checks.len())),
@@ -701,28 +720,28 @@ fn import_one_compiled(
             metadata.insert(k.into(), v);
         }
         let spec = TaskSpec {
-            id: id.to_owned(),
+            id: d.id.to_owned(),
             source: "humanevalfix".into(),
-            language: layout.name.into(),
-            description: description(r, module, Some(&layout.language_note())),
-            public_tests: layout.test_spec(&layout.public_file),
-            hidden_tests: layout.test_spec(&layout.hidden_file),
+            language: d.language.into(),
+            description: description(r, module, Some(&d.note)),
+            public_tests: d.public_tests.clone(),
+            hidden_tests: d.hidden_tests.clone(),
             timeout_s: opts.timeout_s,
             reference_locations,
             metadata,
             setup: None,
         };
-        write_file(&partial, &format!("repo/{module}"), buggy.as_bytes())?;
-        let pub_src = layout.test_file(&template, &buggy, &public, true, &r.task_id, entry);
+        write_file(&partial, &format!("repo/{module}"), d.buggy.as_bytes())?;
+        let public_src = (d.render)(&public, true);
         write_file(
             &partial,
-            &format!("repo/{}", layout.public_file),
-            pub_src.as_bytes(),
+            &format!("repo/{}", d.public_file),
+            public_src.as_bytes(),
         )?;
-        let hidden_src = layout.test_file(&template, &buggy, &all, false, &r.task_id, entry);
+        let hidden_src = (d.render)(&all, false);
         write_file(
             &partial,
-            &format!("hidden/{}", layout.hidden_file),
+            &format!("hidden/{}", d.hidden_file),
             hidden_src.as_bytes(),
         )?;
         write_file(&partial, "reference.patch", patch_text.as_bytes())?;
@@ -733,7 +752,7 @@ fn import_one_compiled(
         discard(&partial);
         return Err(e);
     }
-    validate_and_finish(&partial, out, id, sandbox, opts, r, emitted)
+    validate_and_finish(&partial, out, d.id, sandbox, opts, r, emitted)
 }
 
 /// Validates (when asked) and moves a written task into place.
