@@ -1,10 +1,12 @@
-//! The language tasks (`examples/language-tasks/`: JavaScript, C++, Java and Go) judged as
+//! The language tasks (`examples/language-tasks/`: JavaScript, C++, Java, Go and Rust) judged as
 //! `bundled.rs` judges the Python tasks: the reference is accepted, and each kind of bad patch
 //! under `tests/fixtures/<id>/` is rejected for the right reason; and `validate` finds every
 //! one of them valid. Their attack messages blame real functions other than the fix site.
 //!
-//! The judging tests need node, g++, a JDK, and Go with testify (`golang-go`,
-//! `golang-github-stretchr-testify-dev`); `.ci/run` installs them.
+//! The judging tests need node, g++, a JDK, Go with testify (`golang-go`,
+//! `golang-github-stretchr-testify-dev`), and Debian's rustc with the crates `rand`, `regex` and
+//! `md5` (`rustc cargo librust-rand-dev librust-regex-dev librust-md5-dev`); `.ci/run` installs
+//! them.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -27,7 +29,7 @@ fn tasks() -> Vec<PathBuf> {
         .iter()
         .map(|d| Task::load(d).unwrap().spec.language)
         .collect();
-    for lang in ["cpp", "go", "java", "javascript"] {
+    for lang in ["cpp", "go", "java", "javascript", "rust"] {
         assert!(languages.contains(lang), "no {lang} task in {v:?}");
     }
     v
@@ -42,7 +44,7 @@ fn fixture(task: &Task, name: &str) -> String {
 }
 
 #[test]
-#[ignore = "needs node, g++, a JDK and Go with testify (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev); .ci/run installs them"]
+#[ignore = "needs node, g++, a JDK, Go with testify, and Debian's rustc with librust-rand-dev librust-regex-dev librust-md5-dev (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev rustc cargo librust-rand-dev librust-regex-dev librust-md5-dev); .ci/run installs them"]
 fn every_language_task_judges_its_fixtures() {
     let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
     for dir in tasks() {
@@ -104,7 +106,7 @@ fn every_language_task_judges_its_fixtures() {
 }
 
 #[test]
-#[ignore = "needs node, g++, a JDK and Go with testify (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev); .ci/run installs them"]
+#[ignore = "needs node, g++, a JDK, Go with testify, and Debian's rustc with librust-rand-dev librust-regex-dev librust-md5-dev (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev rustc cargo librust-rand-dev librust-regex-dev librust-md5-dev); .ci/run installs them"]
 fn every_language_task_is_valid_with_every_check_listed() {
     let sb = Sandbox::new(SandboxConfig::default()).unwrap();
     for d in tasks() {
