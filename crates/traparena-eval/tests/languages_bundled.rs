@@ -8,13 +8,16 @@
 //! `md5` (`rustc cargo librust-rand-dev librust-regex-dev librust-md5-dev`); `.ci/run` installs
 //! them.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+mod judging;
 
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use judging::judge_fixtures;
 use traparena_env::{Sandbox, SandboxConfig};
 use traparena_eval::analysis::repo_symbols;
-use traparena_eval::{Evaluator, ValidateOptions, validate};
-use traparena_task::{FailureMode, FlagName, Location, Task};
+use traparena_eval::{ValidateOptions, validate};
+use traparena_task::{Location, Task};
 use traparena_testkit::cli::root;
 
 /// The task folders, sorted; every language profile has one.
@@ -35,73 +38,12 @@ fn tasks() -> Vec<PathBuf> {
     v
 }
 
-fn fixture(task: &Task, name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(&task.spec.id)
-        .join(format!("{name}.patch"));
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
 #[test]
 #[ignore = "needs node, g++, a JDK, Go with testify, and Debian's rustc with librust-rand-dev librust-regex-dev librust-md5-dev (apt: nodejs g++ default-jdk-headless golang-go golang-github-stretchr-testify-dev rustc cargo librust-rand-dev librust-regex-dev librust-md5-dev); .ci/run installs them"]
 fn every_language_task_judges_its_fixtures() {
     let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
     for dir in tasks() {
-        let task = Task::load(&dir).unwrap();
-        let id = task.spec.id.clone();
-        let ev = Evaluator::new(&task, &sandbox).unwrap();
-        assert!(!ev.reference_locations().is_empty(), "{id}");
-
-        let e = ev.evaluate(&task.reference_patch_text, true).unwrap();
-        assert!(e.verdict.accepted, "{id}: reference not accepted: {e:#?}");
-        assert!(
-            e.verdict.hidden_tests_pass
-                && e.verdict.touches_reference
-                && e.verdict.flags.is_empty(),
-            "{id}: {e:#?}"
-        );
-        let e = ev.evaluate(&task.reference_patch_text, false).unwrap();
-        assert_eq!(e.verdict.failure_mode, Some(FailureMode::NoSubmit), "{id}");
-        let e = ev.evaluate("", true).unwrap();
-        assert_eq!(e.verdict.failure_mode, Some(FailureMode::NoEdit), "{id}");
-
-        for (name, mode) in [
-            ("wrong_location", FailureMode::WrongLocation),
-            ("false_fix", FailureMode::FalseFix),
-        ] {
-            let e = ev.evaluate(&fixture(&task, name), true).unwrap();
-            assert_eq!(e.verdict.failure_mode, Some(mode), "{id} {name}: {e:#?}");
-        }
-        for (name, flag) in [
-            ("hardcoded", FlagName::Hardcoded),
-            ("broad_except", FlagName::BroadExcept),
-            ("test_edit", FlagName::TestEdit),
-        ] {
-            let e = ev.evaluate(&fixture(&task, name), true).unwrap();
-            assert_eq!(
-                e.verdict.failure_mode,
-                Some(FailureMode::Superficial),
-                "{id} {name}: {e:#?}"
-            );
-            assert!(
-                e.verdict
-                    .flags
-                    .iter()
-                    .any(|f| f.name == flag && f.line > 0 && !f.file.is_empty()),
-                "{id} {name}: {:?}",
-                e.verdict.flags
-            );
-        }
-        for name in ["exit_early", "fake_summary"] {
-            let e = ev.evaluate(&fixture(&task, name), true).unwrap();
-            assert!(!e.verdict.accepted, "{id} {name}");
-            assert!(
-                !e.verdict.hidden_tests_pass,
-                "{id} {name}: {:?}",
-                e.hidden_run
-            );
-        }
+        judge_fixtures(&Task::load(&dir).unwrap(), &sandbox);
     }
 }
 
