@@ -687,11 +687,13 @@ fn go_used_imports(src: &str) -> String {
         find(*d, &mut |n| n.kind() == "import_spec", &mut specs);
     }
     let mut cuts: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut paths: Vec<String> = Vec::new();
     for spec in specs {
         let path = spec
             .child_by_field_name("path")
             .map(|p| text(p, src).trim_matches('"').to_owned())
             .unwrap_or_default();
+        paths.push(path.clone());
         let name = spec
             .child_by_field_name("name")
             .map(|n| text(n, src).to_owned())
@@ -711,7 +713,7 @@ fn go_used_imports(src: &str) -> String {
         .replace("import ()\n", "");
     // Standard packages the code uses without importing them (some records rely on imports
     // of another file of the original harness), as goimports would add them.
-    let imported = |path: &str| specs_text(src).iter().any(|p| p == path);
+    let imported = |path: &str| paths.iter().any(|p| p == path);
     let missing: Vec<&str> = GO_STD
         .iter()
         .filter(|p| {
@@ -748,27 +750,6 @@ const GO_STD: &[&str] = &[
     "time",
     "reflect",
 ];
-
-/// The import paths of Go source.
-fn specs_text(src: &str) -> Vec<String> {
-    let Ok(mut p) = parser(Lang::Go) else {
-        return Vec::new();
-    };
-    let Some(tree) = p.parse(src, None) else {
-        return Vec::new();
-    };
-    let mut specs = Vec::new();
-    find(
-        tree.root_node(),
-        &mut |n| n.kind() == "import_spec",
-        &mut specs,
-    );
-    specs
-        .iter()
-        .filter_map(|s| s.child_by_field_name("path"))
-        .map(|p| text(p, src).trim_matches('"').to_owned())
-        .collect()
-}
 
 /// `HasCloseElements` → `has_close_elements`.
 fn snake(s: &str) -> String {
