@@ -592,7 +592,7 @@ fn import_one_compiled(
         Draft {
             record: r,
             id,
-            language: layout.name,
+            language: layout.name(),
             note: layout.language_note(),
             public_tests: layout.test_spec(&layout.public_file),
             hidden_tests: layout.test_spec(&layout.hidden_file),

@@ -420,8 +420,6 @@ impl Template {
 /// What one language's task looks like.
 pub(crate) struct Layout {
     pub(crate) lang: Lang,
-    pub(crate) runner: Runner,
-    pub(crate) name: &'static str,
     /// The module's file, relative to the repository.
     pub(crate) module: String,
     pub(crate) public_file: String,
@@ -429,36 +427,48 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
+    /// The runner of the language's test programs.
+    pub(crate) fn runner(&self) -> Runner {
+        match self.lang {
+            Lang::Cpp => Runner::Cpp,
+            Lang::Java => Runner::Java,
+            Lang::Go => Runner::Go,
+            Lang::Rust => Runner::Rust,
+        }
+    }
+
+    /// `task.json`'s `language`.
+    pub(crate) fn name(&self) -> &'static str {
+        match self.lang {
+            Lang::Cpp => "cpp",
+            Lang::Java => "java",
+            Lang::Go => "go",
+            Lang::Rust => "rust",
+        }
+    }
+
     pub(crate) fn new(lang: Lang, entry: &str) -> Layout {
         match lang {
             Lang::Cpp => Layout {
                 lang,
-                runner: Runner::Cpp,
-                name: "cpp",
                 module: format!("{entry}.cpp"),
                 public_file: format!("tests/test_{entry}.cpp"),
                 hidden_file: format!("hidden_tests/test_{entry}_hidden.cpp"),
             },
             Lang::Java => Layout {
                 lang,
-                runner: Runner::Java,
-                name: "java",
                 module: "Solution.java".into(),
                 public_file: "tests/Main.java".into(),
                 hidden_file: "hidden_tests/Main.java".into(),
             },
             Lang::Rust => Layout {
                 lang,
-                runner: Runner::Rust,
-                name: "rust",
                 module: format!("{entry}.rs"),
                 public_file: format!("tests/test_{entry}.rs"),
                 hidden_file: format!("hidden_tests/test_{entry}_hidden.rs"),
             },
             Lang::Go => Layout {
                 lang,
-                runner: Runner::Go,
-                name: "go",
                 module: format!("{}.go", snake(entry)),
                 public_file: format!("tests/check_{}.go", snake(entry)),
                 hidden_file: format!("hidden_tests/check_{}_hidden.go", snake(entry)),
@@ -587,7 +597,7 @@ impl Layout {
         command.push(file.to_owned());
         TestSpec {
             command,
-            runner: self.runner,
+            runner: self.runner(),
             files: vec![RelPath::new(file).expect("importer paths are relative")],
             select: Vec::new(),
         }
@@ -791,7 +801,7 @@ pub(crate) fn probe(
         let remaining = (n - start) as u32;
         let run = ws.run_program(
             sandbox,
-            layout.runner,
+            layout.runner(),
             &files,
             vec![
                 ("TRAPARENA_PROBE_FROM".into(), start.to_string()),
