@@ -83,6 +83,13 @@ pub trait AgentFactory: Send + Sync + 'static {
     async fn prepare(&self, _args: &Self::Args) -> Result<Vec<String>, AgentError> {
         Ok(Vec::new())
     }
+
+    /// The kind's main argument, which its short form `KIND:VALUE` sets (`file` for
+    /// `replay:actions.json`); `None` (the default) for a kind without one, which then takes no
+    /// value after a colon.
+    fn short_form(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A configured agent kind: a factory with checked arguments, ready to build one agent per
@@ -160,6 +167,7 @@ impl AgentRegistry {
 
     /// Registers (or replaces) `kind`.
     pub fn register<F: AgentFactory>(&mut self, kind: &str, factory: F) -> &mut AgentRegistry {
+        let short = factory.short_form();
         let factory = Arc::new(factory);
         self.kinds.register(kind, move |args, spec, cx| {
             Ok(Arc::new(Configured {
@@ -168,14 +176,9 @@ impl AgentRegistry {
                 spec: spec.clone(),
             }) as Arc<dyn AgentSetup>)
         });
-        self
-    }
-
-    /// Lets `KIND:VALUE` name `kind` with its argument `arg` set to `VALUE`:
-    /// `external:mini-swe-agent` for `{"kind": "external", "args": {"profile":
-    /// "mini-swe-agent"}}` (see [`Kinds::shorthand`]).
-    pub fn shorthand(&mut self, kind: &str, arg: &str) -> &mut AgentRegistry {
-        self.kinds.shorthand(kind, arg);
+        if let Some(arg) = short {
+            self.kinds.shorthand(kind, arg);
+        }
         self
     }
 
@@ -236,6 +239,9 @@ pub struct ReplayKind;
 
 impl AgentFactory for ReplayKind {
     type Args = ReplayArgs;
+    fn short_form(&self) -> Option<&'static str> {
+        Some("file")
+    }
     fn build(
         &self,
         args: &ReplayArgs,

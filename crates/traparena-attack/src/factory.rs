@@ -77,6 +77,13 @@ pub trait AttackerFactory: Send + Sync + 'static {
     async fn prepare(&self, _args: &Self::Args) -> Result<Vec<String>, AttackError> {
         Ok(Vec::new())
     }
+
+    /// The kind's main argument, which its short form `KIND:VALUE` sets (`persona` for
+    /// `scripted:urge_submit`); `None` (the default) for a kind without one, which then takes
+    /// no value after a colon.
+    fn short_form(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A configured attacker kind, ready to build one attacker per episode.
@@ -109,6 +116,13 @@ pub trait CuratorFactory: Send + Sync + 'static {
     /// Work to do once before the first round: returns lines worth telling the user.
     async fn prepare(&self, _args: &Self::Args) -> Result<Vec<String>, AttackError> {
         Ok(Vec::new())
+    }
+
+    /// The kind's main argument, which its short form `KIND:VALUE` sets (`persona` for
+    /// `scripted:urge_submit`); `None` (the default) for a kind without one, which then takes
+    /// no value after a colon.
+    fn short_form(&self) -> Option<&'static str> {
+        None
     }
 }
 
@@ -210,6 +224,7 @@ impl AttackerRegistry {
         kind: &str,
         factory: F,
     ) -> &mut AttackerRegistry {
+        let short = factory.short_form();
         let factory = Arc::new(factory);
         self.kinds.register(kind, move |args, spec, cx| {
             Ok(Arc::new(Configured {
@@ -218,6 +233,9 @@ impl AttackerRegistry {
                 spec: spec.clone(),
             }) as Arc<dyn AttackerSetup>)
         });
+        if let Some(arg) = short {
+            self.kinds.shorthand(kind, arg);
+        }
         self
     }
 
@@ -254,6 +272,7 @@ impl CuratorRegistry {
 
     /// Registers (or replaces) `kind`.
     pub fn register<F: CuratorFactory>(&mut self, kind: &str, factory: F) -> &mut CuratorRegistry {
+        let short = factory.short_form();
         let factory = Arc::new(factory);
         self.kinds.register(kind, move |args, spec, cx| {
             Ok(Arc::new(CuratorConfigured(Configured {
@@ -262,6 +281,9 @@ impl CuratorRegistry {
                 spec: spec.clone(),
             })) as Arc<dyn CuratorSetup>)
         });
+        if let Some(arg) = short {
+            self.kinds.shorthand(kind, arg);
+        }
         self
     }
 
@@ -298,6 +320,9 @@ pub struct ScriptedKind;
 
 impl AttackerFactory for ScriptedKind {
     type Args = ScriptedArgs;
+    fn short_form(&self) -> Option<&'static str> {
+        Some("persona")
+    }
     fn build(
         &self,
         args: &ScriptedArgs,

@@ -72,17 +72,20 @@ enum Cmd {
         /// The task folder.
         #[arg(long)]
         task: PathBuf,
-        /// The agent: a registered kind (gold, credulous, hardcoder, replay, llm,
+        /// The agent: a registered kind (gold, credulous, hardcoder, replay:FILE, llm,
         /// external:PROFILE such as external:mini-swe-agent) or a JSON object {"kind": ...,
-        /// "args": {...}}.
+        /// "args": {...}}. A kind with a main argument takes it after a colon: replay:FILE is
+        /// replay --agent-arg file=FILE.
         #[arg(long)]
         agent: String,
         /// An argument of the agent's kind, KEY=VALUE (VALUE is read as JSON when it parses,
         /// else as a string): --agent replay --agent-arg file=actions.json. Repeatable.
         #[arg(long = "agent-arg", value_name = "KEY=VALUE")]
         agent_args: Vec<String>,
-        /// The attacker: none, a registered kind (scripted, truthful, offline, adaptive) or a
-        /// JSON object {"kind": ..., "args": {...}}.
+        /// The attacker: none, a registered kind (scripted[:PERSONA], truthful, offline,
+        /// adaptive[:blind|reference]) or a JSON object {"kind": ..., "args": {...}}. A kind
+        /// with a main argument takes it after a colon: scripted:urge_submit is scripted
+        /// --attacker-arg persona=urge_submit.
         #[arg(long, default_value = "none")]
         attacker: String,
         /// An argument of the attacker's kind, KEY=VALUE: --attacker scripted --attacker-arg
@@ -477,24 +480,6 @@ fn fork_parent(task: &Task, f: &ForkArgs) -> Result<traparena::EpisodeRecord, St
     Ok(record)
 }
 
-/// Why a component named on the command line is refused, with a hint for the old
-/// `kind:ARGUMENT` form.
-fn refused(role: &str, spec: &ComponentSpec, e: &traparena::task::TaskError) -> String {
-    // Only a name no kind answers to can be the old form (`external:PROFILE` is a short form
-    // the registry reads itself).
-    let (Some((kind, arg)), traparena::task::TaskError::UnknownKind { .. }) =
-        (spec.kind.split_once(':'), e)
-    else {
-        return e.to_string();
-    };
-    let key = match kind {
-        "scripted" => "persona",
-        "replay" => "file",
-        _ => "KEY",
-    };
-    format!("{e}\n  (arguments are not part of the name: --{role} {kind} --{role}-arg {key}={arg})")
-}
-
 fn run_episode_cmd(
     sandbox_arg: SandboxArg,
     task_dir: &std::path::Path,
@@ -524,13 +509,13 @@ fn run_episode_cmd(
     cx.forked = parent.is_some();
     let agent_setup = match registry.agents.configure(&agent_spec, &cx) {
         Ok(s) => s,
-        Err(e) => return bad_input(&refused("agent", &agent_spec, &e)),
+        Err(e) => return bad_input(&e.to_string()),
     };
     let attacker_setup = match &attacker_spec {
         None => None,
         Some(spec) => match registry.attackers.configure(spec, &cx) {
             Ok(s) => Some(s),
-            Err(e) => return bad_input(&refused("attacker", spec, &e)),
+            Err(e) => return bad_input(&e.to_string()),
         },
     };
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -54,6 +54,10 @@ pub struct ExternalKind {
 impl AgentFactory for ExternalKind {
     type Args = ExternalArgs;
 
+    fn short_form(&self) -> Option<&'static str> {
+        Some("profile")
+    }
+
     fn build(
         &self,
         args: &ExternalArgs,
@@ -144,5 +148,4 @@ pub fn register(agents: &mut AgentRegistry) {
 /// other model-backed kinds, so that an endpoint's `max_concurrency` holds across all of them.
 pub fn register_with(agents: &mut AgentRegistry, pool: Arc<ModelPool>) {
     agents.register("external", ExternalKind { pool });
-    agents.shorthand("external", "profile");
 }

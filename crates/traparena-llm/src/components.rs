@@ -199,6 +199,10 @@ struct AdaptiveKind(Arc<ModelPool>);
 impl AttackerFactory for AdaptiveKind {
     type Args = AdaptiveArgs;
 
+    fn short_form(&self) -> Option<&'static str> {
+        Some("access")
+    }
+
     fn build(
         &self,
         args: &AdaptiveArgs,

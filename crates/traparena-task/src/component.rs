@@ -388,12 +388,28 @@ impl<S: ?Sized> Kinds<S> {
             configure(spec.parse_args()?, spec, cx).map_err(|e| e.for_kind(&spec.kind))
         };
         self.kinds.insert(kind.to_owned(), Arc::new(f));
+        // A kind registered again declares its short form anew.
+        self.shorthands.remove(kind);
     }
 
     /// Configures the kind `spec` names, or an error listing the registered kinds.
     pub fn configure(&self, spec: &ComponentSpec, cx: &ConfigContext) -> Result<Arc<S>, TaskError> {
         let expanded = self.expand(spec);
         let spec = expanded.as_ref().unwrap_or(spec);
+        if let Some((kind, value)) = spec.kind.split_once(':')
+            && self.kinds.contains_key(kind)
+        {
+            return Err(ArgsError::new(
+                "",
+                format!(
+                    "`{kind}` has no main argument to give after a colon (`{kind}:{value}`); \
+                     give arguments as `{{\"kind\": \"{kind}\", \"args\": {{...}}}}` \
+                     (on the command line, --{role}-arg KEY=VALUE)",
+                    role = self.role
+                ),
+            )
+            .for_kind(kind));
+        }
         let f = self
             .kinds
             .get(&spec.kind)
@@ -563,6 +579,21 @@ mod tests {
         );
         assert!(k.expand(&ComponentSpec::new("other:x")).is_none());
         assert!(k.expand(&ComponentSpec::new("external")).is_none());
+        // A kind registered again declares its short form anew: without one, a value after
+        // the colon is refused with a reason, not taken for an unknown kind.
+        k.register("external", |p: Persona, _, _| {
+            Ok(Arc::from(p.persona.as_str()))
+        });
+        let e = k.configure(&short, &cx).unwrap_err();
+        assert!(
+            matches!(e, TaskError::Args { ref kind, .. } if kind == "external"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("no main argument"), "{e}");
+        let e = k
+            .configure(&ComponentSpec::new("nothing:x"), &cx)
+            .unwrap_err();
+        assert!(matches!(e, TaskError::UnknownKind { .. }), "{e}");
     }
 
     #[test]
