@@ -46,7 +46,7 @@ async fn main() -> Result<(), traparena::Error> {
     let episode = Episode::builder(&task).build()?;
     // Without bubblewrap: what the builtin sandbox does not guarantee, and how to install it.
     for w in episode.sandbox().warnings() {
-        eprintln!("warning: {w}\n");
+        eprintln!("warning: {w}");
     }
     let record = episode.run(&mut agent, Some(&mut GreenLight)).await?;
     for step in &record.trajectory {

@@ -169,7 +169,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let sandbox = Sandbox::new(SandboxConfig::default())?;
     for w in sandbox.warnings() {
-        eprintln!("warning: {w}\n");
+        eprintln!("warning: {w}");
     }
     let opts = ExperimentOptions::new(&out);
     let report = run_experiment(&resolved, &sandbox, &opts, Arc::new(Lines)).await?;

@@ -20,7 +20,7 @@ async fn main() -> Result<(), traparena::Error> {
     let seed = episode.config().seed;
     // Without bubblewrap: what the builtin sandbox does not guarantee, and how to install it.
     for w in episode.sandbox().warnings() {
-        eprintln!("warning: {w}\n");
+        eprintln!("warning: {w}");
     }
 
     println!("task: {} ({})", task.spec.id, task.spec.description);

@@ -83,9 +83,12 @@ fn needs_data(block: &[Shown]) -> bool {
         .any(|s| s.command.contains("$TRAPARENA_DATA_DIR"))
 }
 
-/// Whether `line` is the machine-dependent sandbox warning.
+/// Whether `line` is the machine-dependent sandbox warning, as the `traparena` command
+/// (`traparena: warning: ...`) or an example program (`warning: ...`) prints it.
 fn sandbox_warning(line: &str) -> bool {
-    line.starts_with("traparena: warning: ")
+    line.strip_prefix("traparena: ")
+        .unwrap_or(line)
+        .starts_with("warning: ")
         && (line.contains("builtin sandbox") || line.contains("sandbox backend"))
 }
 
