@@ -11,7 +11,8 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use crate::config::{EndpointConfig, MaxTokensField};
+use crate::adapt::{Adapted, named_field, pydantic_message, refused};
+use crate::config::EndpointConfig;
 use crate::error::ModelError;
 use crate::model::ChatModel;
 use crate::types::{ChatRequest, ChatResponse};
@@ -39,52 +40,6 @@ struct Inner {
     backoff: Mutex<Backoff>,
     /// Parameters the server refused, learnt once and kept for every later call.
     adapted: Mutex<Adapted>,
-}
-
-/// What the client changed after a server refused a parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Adapted {
-    max_completion_tokens: bool,
-    omit_temperature: bool,
-}
-
-/// A parameter a server refused, read from its 400 message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Refused {
-    MaxTokens,
-    Temperature,
-}
-
-/// Which parameter a 400/422 message refuses, if it refuses one this client can drop or rename.
-fn refused(e: &ModelError) -> Option<Refused> {
-    let ModelError::Status {
-        status, message, ..
-    } = e
-    else {
-        return None;
-    };
-    if *status != 400 && *status != 422 {
-        return None;
-    }
-    let m = message.to_lowercase();
-    let refusing = [
-        "unsupported",
-        "not supported",
-        "does not support",
-        "only the default",
-        "not allowed",
-        "use 'max_completion_tokens'",
-        "use max_completion_tokens",
-    ]
-    .iter()
-    .any(|w| m.contains(w));
-    if m.contains("max_tokens") && (refusing || m.contains("max_completion_tokens")) {
-        Some(Refused::MaxTokens)
-    } else if m.contains("temperature") && refusing {
-        Some(Refused::Temperature)
-    } else {
-        None
-    }
 }
 
 impl fmt::Debug for ChatClient {
@@ -135,11 +90,7 @@ impl ChatClient {
                 http,
                 limiter,
                 backoff: Mutex::new(Backoff::new(&config)),
-                adapted: Mutex::new(Adapted {
-                    max_completion_tokens: config.max_tokens_field
-                        == MaxTokensField::MaxCompletionTokens,
-                    omit_temperature: config.omit_temperature,
-                }),
+                adapted: Mutex::new(Adapted::from_config(&config)),
                 config,
             }),
         })
@@ -225,7 +176,9 @@ impl ChatClient {
 
     /// The JSON body sent for `request`: its fields plus `model` (and `max_tokens` renamed
     /// when the endpoint asks for `max_completion_tokens`, the temperature left out when it
-    /// takes none, both as configured or as learnt from a refusal).
+    /// takes none, both as configured or as learnt from a refusal; a `json_schema` response
+    /// format sent as `json_object`, or none, with the JSON instruction in the system message,
+    /// when the server refused it).
     pub fn request_body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
         let adapted = *self
             .inner
@@ -245,14 +198,7 @@ impl ChatClient {
             "model".to_owned(),
             Value::String(self.inner.config.model.clone()),
         );
-        if adapted.max_completion_tokens
-            && let Some(n) = body.remove("max_tokens")
-        {
-            body.insert("max_completion_tokens".to_owned(), n);
-        }
-        if adapted.omit_temperature {
-            body.remove("temperature");
-        }
+        adapted.apply(&mut body, request);
         Ok(Value::Object(body))
     }
 
@@ -304,11 +250,13 @@ impl ChatClient {
             .await
             .map_err(transport("reading the response body"))?;
         if !status.is_success() {
+            let message = server_message(&bytes)
+                .unwrap_or_else(|| status.canonical_reason().unwrap_or("").to_owned());
             return Err(ModelError::Status {
                 url: inner.url.clone(),
                 status: status.as_u16(),
-                message: server_message(&bytes)
-                    .unwrap_or_else(|| status.canonical_reason().unwrap_or("").to_owned()),
+                field: named_field(&bytes, &message),
+                message,
                 retry_after,
             });
         }
@@ -344,25 +292,18 @@ impl ChatModel for ChatClient {
                     response.adjustments = adjustments;
                     return Ok(response);
                 }
-                // A refused parameter is renamed or dropped once, without counting as a retry.
+                // A refused parameter is renamed, dropped or stepped down once, without counting
+                // as a retry; what this request sent is stepped from, and what every clone
+                // learnt is kept.
                 Err(e) if let Some(r) = refused(&e) => {
-                    let before = adapted;
-                    let note = match r {
-                        Refused::MaxTokens if !adapted.max_completion_tokens => {
-                            adapted.max_completion_tokens = true;
-                            "sent `max_completion_tokens` instead of `max_tokens`"
-                        }
-                        Refused::Temperature
-                            if !adapted.omit_temperature && request.temperature.is_some() =>
-                        {
-                            adapted.omit_temperature = true;
-                            "sent no temperature"
-                        }
-                        _ => return Err(e),
+                    let Some(note) = adapted.step(r, request) else {
+                        return Err(e);
                     };
-                    debug_assert_ne!(before, adapted);
                     adjustments.push(format!("the server refused a parameter ({e}); {note}"));
-                    *lock() = adapted;
+                    let mut shared = lock();
+                    *shared = shared.merge(adapted);
+                    adapted = *shared;
+                    drop(shared);
                     body = encode(adapted)?;
                     attempts -= 1;
                 }
@@ -451,6 +392,11 @@ fn parse_completion(url: &str, bytes: &[u8]) -> Result<ChatResponse, ModelError>
 /// The server's error message from an error body, if it has one.
 fn server_message(bytes: &[u8]) -> Option<String> {
     if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(bytes) {
+        if let Some(Value::Array(details)) = o.get("detail")
+            && let Some(m) = pydantic_message(details)
+        {
+            return Some(m);
+        }
         for key in ["error", "message", "detail"] {
             if let Some(v) = o.get(key) {
                 return Some(error_text(v));
@@ -535,6 +481,7 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::MaxTokensField;
     use reqwest::header::HeaderValue;
 
     fn backoff(seed: u64) -> Backoff {

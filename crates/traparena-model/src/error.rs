@@ -48,17 +48,22 @@ pub enum ModelError {
         #[source]
         source: tokio::time::error::Elapsed,
     },
-    /// The server answered with an error status. 408, 429 and 5xx are retried; any other status
-    /// fails at once.
-    #[error("{url}: HTTP {status}: {message}")]
+    /// The server answered with an error status. 408, 429 and 5xx are retried, unless the
+    /// body names a request field (a refusal, which a retry would only repeat); any other
+    /// status fails at once.
+    #[error("{url}: HTTP {status}: {}", status_text(field.as_deref(), message))]
     Status {
         /// The URL that was called.
         url: String,
         /// The HTTP status code.
         status: u16,
-        /// The server's error message (`error.message` of an OpenAI-style error body, else the
-        /// start of the body, else the status's reason phrase).
+        /// The server's error message (`error.message` of an OpenAI-style error body, the
+        /// locations and messages of a FastAPI `detail` list, else the start of the body, else
+        /// the status's reason phrase).
         message: String,
+        /// The request field the body names as the cause (`error.param`, a FastAPI `detail`'s
+        /// `loc`, or a parameter the client can adapt named in the message), if any.
+        field: Option<String>,
         /// The delay the server asked for in `Retry-After` (seconds form), before capping.
         retry_after: Option<Duration>,
     },
@@ -179,16 +184,27 @@ pub enum ModelError {
     },
 }
 
+/// A status error's text: the server's message, after the field it names.
+fn status_text(field: Option<&str>, message: &str) -> String {
+    match field {
+        Some(f) => format!("the server refused the request field `{f}`: {message}"),
+        None => message.to_owned(),
+    }
+}
+
 impl ModelError {
     /// Whether the HTTP client retries this failure: transport errors (dropped connections,
-    /// truncated bodies), per-call timeouts, and HTTP 408, 429 and 5xx.
+    /// truncated bodies), per-call timeouts, and HTTP 408, 429 and 5xx, except a 5xx whose body
+    /// names a request field (llama-cpp-python answers a refused field with a 500).
     pub fn is_retryable(&self) -> bool {
         match self {
             ModelError::Transport { .. }
             | ModelError::Timeout { .. }
             | ModelError::ErrorBody { .. } => true,
-            ModelError::Status { status, .. } => {
-                *status == 408 || *status == 429 || (500..=599).contains(status)
+            ModelError::Status { status, field, .. } => {
+                *status == 408
+                    || *status == 429
+                    || ((500..=599).contains(status) && field.is_none())
             }
             _ => false,
         }

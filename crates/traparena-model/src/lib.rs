@@ -28,7 +28,9 @@
 //! the server's `Retry-After` (seconds form, or `retry-after-ms`), capped at
 //! [`EndpointConfig::retry_after_max`]. When every attempt fails the error is
 //! [`ModelError::RetriesExhausted`] holding the last attempt's error. Other 4xx statuses fail at
-//! once with the server's message ([`ModelError::Status`]).
+//! once with the server's message ([`ModelError::Status`]), and so does a 5xx whose body names a
+//! request field (OpenAI's `error.param`, a FastAPI `detail`'s `loc`, as llama-cpp-python
+//! answers a refused field with HTTP 500): a refusal is not transient.
 //!
 //! A 2xx response whose body is an `error` object and no completion is
 //! [`ModelError::ErrorBody`] and is retried like a 5xx: OpenRouter reports transient upstream
@@ -41,12 +43,16 @@
 //!
 //! # Refused parameters
 //!
-//! A 400 (or 422) that refuses `max_tokens` (hosted reasoning models want
+//! A 4xx or 5xx that refuses `max_tokens` (hosted reasoning models want
 //! `max_completion_tokens`) or the temperature (models that take only their default) is met by
-//! one more attempt with the parameter renamed or left out, not counted as a retry. The client
-//! keeps the change for every later call and lists it in [`ChatResponse::adjustments`] of the
-//! response that needed it. [`EndpointConfig::max_tokens_field`] and
-//! [`EndpointConfig::omit_temperature`] set the same from the start.
+//! one more attempt with the parameter renamed or left out, not counted as a retry. One that
+//! refuses the `response_format` (llama-cpp-python takes no `json_schema`) is met the same way,
+//! a step down each time: a `json_schema` is sent as `json_object`, then no format is sent; the
+//! system message then tells the model to answer with one JSON object matching the schema. The
+//! client (and every clone) keeps the change for every later call and lists it in
+//! [`ChatResponse::adjustments`] of the response that needed it.
+//! [`EndpointConfig::max_tokens_field`] and [`EndpointConfig::omit_temperature`] set the first
+//! two from the start.
 //!
 //! # Example
 //!
@@ -71,6 +77,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod adapt;
 mod cassette;
 mod client;
 mod config;

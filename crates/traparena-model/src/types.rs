@@ -355,8 +355,8 @@ pub struct ChatResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// Parameters the client changed to get this response, after the server refused them
-    /// (`max_tokens` renamed, the temperature dropped), one line each; empty normally. Kept
-    /// in cassettes so that a replay reproduces the record.
+    /// (`max_tokens` renamed, the temperature dropped, the `response_format` stepped down), one
+    /// line each; empty normally. Kept in cassettes so that a replay reproduces the record.
     #[serde(
         rename = "x_traparena_adjustments",
         skip_serializing_if = "Vec::is_empty"

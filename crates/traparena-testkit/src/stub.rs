@@ -13,6 +13,13 @@
 //! // A vLLM-like server: `/v1/models` is answered, chat completions come from the closure.
 //! let stub = StubServer::vllm(|_request| Reply::text("ok", 1, 1));
 //! # drop(stub);
+//!
+//! // A llama-cpp-python-like server: a `json_schema` response format is refused with its
+//! // HTTP 500, everything else comes from the closure.
+//! let stub = StubServer::llama_cpp_python(&["text", "json_object"], |_request| {
+//!     Reply::text("{}", 1, 1)
+//! });
+//! # drop(stub);
 //! ```
 
 use std::collections::VecDeque;
@@ -85,6 +92,32 @@ impl Reply {
                 completion,
             ),
         )
+    }
+
+    /// A FastAPI/pydantic `literal_error`, as llama-cpp-python answers a request field whose
+    /// value is not one of `allowed`: `{"detail":[{"type":"literal_error","loc":["body",
+    /// ...loc],"msg":"Input should be 'a' or 'b'","input":..,"ctx":{"expected":"'a' or 'b'"}}]}`,
+    /// byte for byte (llama-cpp-python sends it with status 500; plain FastAPI with 422).
+    pub fn literal_error(status: u16, loc: &[&str], input: &Value, allowed: &[&str]) -> Reply {
+        let quoted: Vec<String> = allowed.iter().map(|a| format!("'{a}'")).collect();
+        let expected = match quoted.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => quoted.concat(),
+        };
+        let loc: Vec<&str> = ["body"].into_iter().chain(loc.iter().copied()).collect();
+        let string = |s: &str| Value::String(s.to_owned()).to_string();
+        let body = format!(
+            r#"{{"detail":[{{"type":"literal_error","loc":{},"msg":{},"input":{},"ctx":{{"expected":{}}}}}]}}"#,
+            json!(loc),
+            string(&format!("Input should be {expected}")),
+            input,
+            string(&expected),
+        );
+        Reply::Full {
+            status,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body,
+        }
     }
 
     /// The same reply with one more header.
@@ -222,6 +255,39 @@ impl StubServer {
             } else {
                 Reply::json(404, json!({"detail": "Not Found"}))
             }
+        })
+    }
+
+    /// A stub that behaves like llama-cpp-python's server (`python -m llama_cpp.server`):
+    /// `GET /v1/models` lists [`STUB_MODEL`] with no context window, a chat completion whose
+    /// `response_format.type` is not one of `formats` is refused with HTTP 500 and the
+    /// validation error llama-cpp-python sends ([`Reply::literal_error`]; the real server takes
+    /// `text` and `json_object`), other chat completions are answered with `respond(request)`,
+    /// and anything else is 404 `{"detail": "Not Found"}`.
+    pub fn llama_cpp_python(
+        formats: &[&str],
+        mut respond: impl FnMut(&Received) -> Reply + Send + 'static,
+    ) -> StubServer {
+        let formats: Vec<String> = formats.iter().map(|f| (*f).to_owned()).collect();
+        StubServer::serve(move |r| {
+            if r.method == "GET" && r.path == "/v1/models" {
+                return Reply::json(
+                    200,
+                    json!({"object": "list", "data": [{
+                        "id": STUB_MODEL, "object": "model", "owned_by": "me", "permissions": []
+                    }]}),
+                );
+            }
+            if !r.is_chat() {
+                return Reply::json(404, json!({"detail": "Not Found"}));
+            }
+            if let Some(t) = r.body.pointer("/response_format/type")
+                && !t.as_str().is_some_and(|t| formats.iter().any(|f| f == t))
+            {
+                let allowed: Vec<&str> = formats.iter().map(String::as_str).collect();
+                return Reply::literal_error(500, &["response_format", "type"], t, &allowed);
+            }
+            respond(r)
         })
     }
 
