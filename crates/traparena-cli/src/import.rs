@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use traparena::env::Sandbox;
 use traparena_import::{
-    BuildOptions, DEFAULT_VENV_CACHE, ExportOptions, HumanEvalFixOptions, ImportError,
+    BuildOptions, DEFAULT_VENV_CACHE, Ensured, ExportOptions, HumanEvalFixOptions, ImportError,
     ImportReport, Pins, PredictionSet, SweBenchOptions, ensure_env, export_predictions,
     import_humanevalfix, import_swebench, write_predictions,
 };
@@ -323,6 +323,7 @@ fn print_report(report: &ImportReport, json: bool) -> Result<u8, ImportError> {
             .skipped
             .iter()
             .map(|s| format!("skipped  {}: {}: {}\n", s.record, s.reason, s.detail))
+            .chain(report.repaired.iter().map(|r| format!("repaired {r}\n")))
             .collect();
         write!(
             out,
@@ -350,13 +351,16 @@ fn setup(a: SetupArgs) -> Result<u8, ImportError> {
             println!("{}: no setup field", task.spec.id);
             continue;
         };
-        let built = traparena_import::is_built(s);
         match ensure_env(s, &opts) {
-            Ok(()) => println!(
+            Ok(done) => println!(
                 "{}: {} {} ({})",
                 task.spec.id,
                 s.key,
-                if built { "ready" } else { "built" },
+                match done {
+                    Ensured::Ready => "ready".to_owned(),
+                    Ensured::Rebuilt { reason } => format!("built again, it did not run: {reason}"),
+                    _ => "built".to_owned(),
+                },
                 s.venv.display()
             ),
             Err(e) => {

@@ -40,6 +40,10 @@ pub struct FoundPython {
     pub prefix: PathBuf,
     /// Where it was found, when it was copied into the store.
     pub copied_from: Option<PathBuf>,
+    /// Why the copy in the store was made again: the one there did not run (see
+    /// [`find_python`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repaired: Option<String>,
 }
 
 /// True when `spec` names an interpreter by version (`3.9`) rather than by path.
@@ -61,6 +65,11 @@ struct Probe {
 const PROBE: &str = "import json, sys; print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3], 'prefix': sys.base_prefix, 'executable': sys.executable}))";
 
 fn probe(exe: &Path) -> Option<Probe> {
+    try_probe(exe).ok()
+}
+
+/// Asks `exe` its version and prefix; else why it did not answer, in a few words.
+fn try_probe(exe: &Path) -> Result<Probe, String> {
     let out = run_host(&HostCommand {
         argv: vec![
             exe.to_string_lossy().into_owned(),
@@ -71,11 +80,18 @@ fn probe(exe: &Path) -> Option<Probe> {
         env: Vec::new(),
         timeout: Duration::from_secs(60),
     })
-    .ok()?;
-    if out.exit_code != Some(0) {
-        return None;
+    .map_err(|e| e.to_string())?;
+    if out.exit_code != Some(0) || out.timed_out {
+        let why = if out.timed_out {
+            "timed out".to_owned()
+        } else {
+            format!("exit status {:?}", out.exit_code)
+        };
+        let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
+        return Err(format!("{why}: {}", crate::common::tail(&text, 2)));
     }
-    serde_json::from_str(out.stdout.text.trim()).ok()
+    serde_json::from_str(out.stdout.text.trim())
+        .map_err(|e| format!("an unreadable answer ({e}): {}", out.stdout.text.trim()))
 }
 
 /// The candidates for `major.minor`, in search order.
@@ -178,20 +194,12 @@ pub fn find_python(
                 version: p.version,
                 prefix: p.prefix,
                 copied_from: None,
+                repaired: None,
             });
         }
         let copy = store.join(&p.version);
         let exe = copy.join("bin").join(format!("python{version}"));
-        if !copy.join(COPY_STAMP).is_file() {
-            copy_install(&p.prefix, &copy).map_err(fail)?;
-        }
-        let Some(q) = probe(&exe) else {
-            return Err(fail(format!(
-                "the copy of {} in {} does not run",
-                p.prefix.display(),
-                copy.display()
-            )));
-        };
+        let (q, repaired) = ensure_copy(&p.prefix, &copy, &exe).map_err(fail)?;
         if q.prefix != copy {
             return Err(fail(format!(
                 "the copy in {} still runs from {} (not relocatable)",
@@ -204,6 +212,7 @@ pub fn find_python(
             version: q.version,
             prefix: copy,
             copied_from: Some(p.prefix),
+            repaired,
         });
     }
     Err(fail(format!(
@@ -219,17 +228,60 @@ pub fn find_python(
 /// Marks a complete copy in the store.
 const COPY_STAMP: &str = ".traparena-python-copy";
 
+/// Why the copy at `copy` cannot be used: `None` when there is none, else what is wrong with
+/// it (no stamp: an unfinished copy; `exe` does not answer the version probe).
+fn check_copy(copy: &Path, exe: &Path) -> Result<Probe, Option<String>> {
+    if std::fs::symlink_metadata(copy).is_err() {
+        return Err(None);
+    }
+    if !copy.join(COPY_STAMP).is_file() {
+        return Err(Some(format!("is unfinished (no {COPY_STAMP})")));
+    }
+    try_probe(exe).map_err(|why| Some(format!("does not run ({why})")))
+}
+
+/// Makes sure `copy` holds a working copy of the installation `from`, copying it when it is
+/// missing and copying it again, once, when the copy there does not run. The copy is made
+/// under the entry's lock (see [`crate::store`]), so concurrent first uses, by threads or
+/// processes, copy once and all get the same copy. Returns what the copy says of itself, and
+/// why it was made again, if it was.
+fn ensure_copy(from: &Path, copy: &Path, exe: &Path) -> Result<(Probe, Option<String>), String> {
+    if let Ok(q) = check_copy(copy, exe) {
+        return Ok((q, None));
+    }
+    let store = copy.parent().ok_or("the store has no parent")?;
+    std::fs::create_dir_all(store).map_err(|e| format!("{}: {e}", store.display()))?;
+    let lock = crate::store::lock_entry(copy)
+        .map_err(|e| format!("{}: {e}", crate::store::lock_path(copy).display()))?;
+    // Another worker may have made (or repaired) the copy while this one waited.
+    let broken = match check_copy(copy, exe) {
+        Ok(q) => return Ok((q, None)),
+        Err(why) => why,
+    };
+    copy_install(from, copy)?;
+    let result = check_copy(copy, exe);
+    let what = format!("the copy of {} in {}", from.display(), copy.display());
+    match result {
+        Ok(q) => Ok((q, broken.map(|why| format!("{what} {why}; copied again")))),
+        Err(why) => {
+            // A copy that does not run is not kept: the next import tries again.
+            let _ = std::fs::remove_dir_all(copy);
+            drop(lock);
+            let why = why.unwrap_or_else(|| "is missing".into());
+            Err(match broken {
+                Some(before) => format!("{what} {before}, and copied again it {why}"),
+                None => format!("{what} {why}"),
+            })
+        }
+    }
+}
+
 /// Copies an installation prefix to `to` and rewrites the library paths of its executables and
-/// libraries to point into the copy. A failed copy leaves nothing behind.
+/// libraries to point into the copy. The copy is made in a folder of its own beside `to` and
+/// moved into place whole (replacing what was there); a failed copy leaves nothing behind.
+/// The caller holds the entry's lock.
 fn copy_install(from: &Path, to: &Path) -> Result<(), String> {
-    let parent = to.parent().ok_or("the store has no parent")?;
-    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    let tmp = parent.join(format!(
-        ".partial-{}-{}",
-        to.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = crate::store::partial_dir(to)?;
     let result = (|| {
         crate::common::copy_tree(from, &tmp)?;
         let old_lib = format!("{}/lib", from.display());
@@ -248,10 +300,7 @@ fn copy_install(from: &Path, to: &Path) -> Result<(), String> {
         }
         std::fs::write(tmp.join(COPY_STAMP), from.to_string_lossy().as_bytes())
             .map_err(|e| e.to_string())?;
-        if to.exists() {
-            std::fs::remove_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
-        }
-        std::fs::rename(&tmp, to).map_err(|e| format!("{}: {e}", to.display()))
+        crate::store::install(&tmp, to)
     })();
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&tmp);

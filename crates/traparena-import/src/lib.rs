@@ -38,6 +38,7 @@ pub mod interpreters;
 mod pyparse;
 mod report;
 mod setup;
+mod store;
 mod swebench;
 
 pub use error::ImportError;
@@ -49,7 +50,8 @@ pub use humanevalfix::{
 pub use interpreters::InterpreterSearch;
 pub use report::{Emitted, INFRASTRUCTURE, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
 pub use setup::{
-    BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, PinEntry, Pins, SETUP_STAMP, WORKSPACE_PTH,
-    bundled_envs, ensure_env, install_generated, is_built, major_minor, setup_for, venv_python,
+    BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, Ensured, PinEntry, Pins, SETUP_STAMP,
+    WORKSPACE_PTH, bundled_envs, ensure_env, install_generated, is_built, major_minor, setup_for,
+    venv_python,
 };
 pub use swebench::{SweBenchInstance, SweBenchOptions, import_swebench, read_swebench};

@@ -34,6 +34,10 @@ pub struct ImportReport {
     pub backend: Backend,
     /// Wall-clock time of the whole import, in milliseconds.
     pub duration_ms: u64,
+    /// Cached interpreter copies and environments that were there but did not run, and were
+    /// made again: what and why, one line each, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repaired: Vec<String>,
 }
 
 /// A task an import wrote.
@@ -131,6 +135,9 @@ impl ImportReport {
             ));
         }
         let mut out: String = lines.into_iter().map(|(_, l)| l + "\n").collect();
+        for r in &self.repaired {
+            out.push_str(&format!("repaired {r}\n"));
+        }
         out.push_str(&self.summary());
         out.push('\n');
         out
@@ -175,6 +182,7 @@ impl ImportReport {
             validated,
             backend,
             duration_ms: 0,
+            repaired: Vec::new(),
         };
         for r in results {
             match r? {
@@ -218,5 +226,34 @@ mod tests {
         // Bad input still stops the import.
         let bad = ImportReport::contain("r2", Err(ImportError::Input("no such file".into())));
         assert!(matches!(bad, Err(ImportError::Input(_))));
+    }
+
+    #[test]
+    fn repairs_are_listed_in_the_text_and_absent_from_the_json_when_none() {
+        let mut r = ImportReport {
+            source: "swebench".into(),
+            input: "/in.jsonl".into(),
+            out: "/out".into(),
+            records: 0,
+            emitted: Vec::new(),
+            skipped: Vec::new(),
+            validated: true,
+            backend: Backend::None,
+            duration_ms: 0,
+            repaired: Vec::new(),
+        };
+        assert!(!serde_json::to_string(&r).unwrap().contains("repaired"));
+        assert!(!r.text().contains("repaired"));
+        r.repaired.push(
+            "python 3.9: the copy of /p in /s does not run (exit status Some(1): x); copied again"
+                .into(),
+        );
+        let text = r.text();
+        assert!(
+            text.starts_with("repaired python 3.9: the copy of /p in /s does not run"),
+            "{text}"
+        );
+        let back: ImportReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
     }
 }

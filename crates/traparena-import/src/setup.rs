@@ -226,12 +226,30 @@ impl Default for BuildOptions {
     }
 }
 
-/// Builds the environment `setup` describes unless it is already built: `python -m venv`, one
-/// `pip install` of the packages, and a `.pth` file putting the workspace's `source_dirs` first
-/// on `sys.path`. Builds of the same environment are serialised by a lock file beside it (across
-/// processes too); a failed build leaves nothing behind. Runs on the host, with network access
-/// (see `traparena_env::run_host`).
-pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<(), ImportError> {
+/// What [`ensure_env`] found or did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ensured {
+    /// The environment was built already, and runs.
+    Ready,
+    /// The environment was missing and has been built.
+    Built,
+    /// The environment was built but did not run; it has been built again.
+    Rebuilt {
+        /// What was wrong with it.
+        reason: String,
+    },
+}
+
+/// Builds the environment `setup` describes unless it is already built and runs: `python -m
+/// venv`, one `pip install` of the packages, and a `.pth` file putting the workspace's
+/// `source_dirs` first on `sys.path`. Builds of the same environment are serialised by a lock
+/// file beside it (across threads and processes), and the stamp that marks it built is written
+/// last, so a waiting worker finds the finished environment and uses it. A built environment
+/// whose interpreter does not run (its base interpreter gone or broken) is built again, once,
+/// and the reason returned ([`Ensured::Rebuilt`]). A failed build leaves nothing behind. Runs
+/// on the host, with network access (see `traparena_env::run_host`).
+pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<Ensured, ImportError> {
     let fail = |message: String| ImportError::Setup {
         key: setup.key.clone(),
         message,
@@ -242,8 +260,8 @@ pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<(), ImportError>
             setup.venv.display()
         )));
     }
-    if is_built(setup) {
-        return Ok(());
+    if is_built(setup) && env_runs(setup).is_ok() {
+        return Ok(Ensured::Ready);
     }
     let parent = setup
         .venv
@@ -251,22 +269,49 @@ pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<(), ImportError>
         .ok_or_else(|| fail("the environment folder has no parent".into()))?;
     std::fs::create_dir_all(parent).map_err(io(parent))?;
     readable(parent);
-    let lock_path = PathBuf::from(format!("{}.lock", setup.venv.display()));
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(io(&lock_path))?;
-    lock.lock().map_err(io(&lock_path))?;
-    if is_built(setup) {
-        return Ok(());
-    }
+    let _lock =
+        crate::store::lock_entry(&setup.venv).map_err(io(crate::store::lock_path(&setup.venv)))?;
+    // Another worker may have built (or rebuilt) it while this one waited.
+    let broken = if is_built(setup) {
+        match env_runs(setup) {
+            Ok(()) => return Ok(Ensured::Ready),
+            Err(why) => Some(why),
+        }
+    } else {
+        None
+    };
     let result = build(setup, opts);
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&setup.venv);
     }
-    result.map_err(fail)
+    result.map_err(|e| match &broken {
+        Some(why) => fail(format!("{why}; built again: {e}")),
+        None => fail(e),
+    })?;
+    Ok(match broken {
+        Some(reason) => Ensured::Rebuilt { reason },
+        None => Ensured::Built,
+    })
+}
+
+/// Whether the environment's interpreter starts (with `site`, which runs the workspace's
+/// `.pth` file); else why not.
+fn env_runs(setup: &Setup) -> Result<(), String> {
+    let py = venv_python(setup);
+    run_step(
+        &format!("{} -c 'import sys, site'", py.display()),
+        &HostCommand {
+            argv: vec![
+                py.to_string_lossy().into_owned(),
+                "-c".into(),
+                "import sys, site".into(),
+            ],
+            cwd: setup.venv.parent().unwrap_or(Path::new("/")).to_owned(),
+            env: Vec::new(),
+            timeout: Duration::from_secs(60),
+        },
+    )
+    .map(drop)
 }
 
 /// Runs one build step on the host: its output when it exits 0 in time, else an error naming

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -21,10 +22,10 @@ use crate::common::{
     read_records, write_file,
 };
 use crate::error::{ImportError, io};
-use crate::interpreters::{InterpreterSearch, resolve as resolve_python};
+use crate::interpreters::{InterpreterSearch, find_python, is_version};
 use crate::report::{Emitted, ImportReport, Skipped};
 use crate::setup::{
-    BuildOptions, DEFAULT_VENV_CACHE, Pins, bundled_envs, ensure_env, install_generated,
+    BuildOptions, DEFAULT_VENV_CACHE, Ensured, Pins, bundled_envs, ensure_env, install_generated,
     major_minor, setup_for, venv_python,
 };
 
@@ -212,11 +213,13 @@ pub fn import_swebench(
         out: out.clone(),
         sandbox,
         opts,
+        pythons: Mutex::default(),
+        repaired: Mutex::default(),
     };
     let results = par_map(&selected, opts.jobs, |inst| {
         ImportReport::contain(&inst.instance_id, ctx.import_one(inst))
     });
-    ImportReport::gather(
+    let mut report = ImportReport::gather(
         "swebench",
         input,
         &out,
@@ -224,16 +227,35 @@ pub fn import_swebench(
         sandbox.backend(),
         started,
         results,
-    )
+    )?;
+    let mut repaired = std::mem::take(&mut *lock(&ctx.repaired));
+    if !repaired.is_empty() {
+        repaired.sort();
+        report.repaired = repaired;
+        report.write(&out)?;
+    }
+    Ok(report)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
+
+/// An interpreter setting resolved once: the executable, or why there is none.
+type Resolved = Arc<OnceLock<Result<PathBuf, String>>>;
 
 struct Ctx<'a> {
     git: GitRepo,
     out: PathBuf,
     sandbox: &'a Sandbox,
     opts: &'a SweBenchOptions,
+    /// Interpreters resolved so far, by the environment's `python` setting: each is found (and
+    /// copied, or repaired) once per import, however many instances need it.
+    pythons: Mutex<BTreeMap<String, Resolved>>,
+    /// What was found broken in the caches and made again (see [`ImportReport::repaired`]).
+    repaired: Mutex<Vec<String>>,
 }
 
 fn skip(i: &SweBenchInstance, reason: &str, detail: String) -> Outcome {
@@ -255,6 +277,28 @@ struct Plan {
 }
 
 impl Ctx<'_> {
+    /// The interpreter an environment's `python` setting names: a path as it is, a version
+    /// found with [`find_python`] (once per import; concurrent first uses wait for it).
+    fn python(&self, spec: &str) -> Result<PathBuf, String> {
+        if !is_version(spec) {
+            return Ok(PathBuf::from(spec));
+        }
+        let cell = lock(&self.pythons)
+            .entry(spec.to_owned())
+            .or_default()
+            .clone();
+        cell.get_or_init(|| {
+            let store = self.opts.venv_cache.join("python");
+            let found =
+                find_python(spec, &self.opts.interpreters, &store).map_err(|e| e.to_string())?;
+            if let Some(why) = &found.repaired {
+                lock(&self.repaired).push(format!("python {spec}: {why}"));
+            }
+            Ok(found.executable)
+        })
+        .clone()
+    }
+
     fn import_one(&self, inst: &SweBenchInstance) -> Outcome {
         let id = inst.instance_id.as_str();
         let Some(commit) = self.git.resolve_commit(&inst.base_commit)? else {
@@ -364,15 +408,9 @@ impl Ctx<'_> {
             }
             None => (None, None),
             Some((from, matched, mut entry)) => {
-                let python = match resolve_python(
-                    &entry.python,
-                    &self.opts.interpreters,
-                    &self.opts.venv_cache.join("python"),
-                ) {
+                let python = match self.python(&entry.python) {
                     Ok(p) => p,
-                    Err(e) => {
-                        return skip(inst, "no interpreter for the environment", e.to_string());
-                    }
+                    Err(e) => return skip(inst, "no interpreter for the environment", e),
                 };
                 environment = Some(format!(
                     "version {} ({version_source}); {from} {} {matched}, python {}",
@@ -398,8 +436,14 @@ impl Ctx<'_> {
         };
         if let Some(s) = &setup {
             if self.opts.build_envs {
-                if let Err(e) = ensure_env(s, &self.opts.build) {
-                    return skip(inst, "the environment cannot be built", e.to_string());
+                match ensure_env(s, &self.opts.build) {
+                    Ok(Ensured::Rebuilt { reason }) => lock(&self.repaired).push(format!(
+                        "environment {} in {}: {reason}; built again",
+                        s.key,
+                        s.venv.display()
+                    )),
+                    Ok(_) => {}
+                    Err(e) => return skip(inst, "the environment cannot be built", e.to_string()),
                 }
             } else if !crate::setup::is_built(s) {
                 return skip(

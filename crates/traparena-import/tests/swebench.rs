@@ -136,7 +136,7 @@ fn pytest_env() -> Option<PinEntry> {
         timeout: Duration::from_secs(600),
     };
     match ensure_env(&setup, &opts) {
-        Ok(()) => Some(entry),
+        Ok(_) => Some(entry),
         Err(e) => {
             eprintln!(
                 "SKIPPED: pytest cannot be installed into a virtual environment here ({e}); \
