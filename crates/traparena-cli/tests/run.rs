@@ -153,17 +153,23 @@ fn replay_agent_and_bad_input() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("actions.json"), "{err}");
     // Refusals name what is wrong: the kind (listing the registered ones), the argument.
-    let cases: [(&[&str], &[&str]); 4] = [
+    let cases: [(&[&str], &[&str]); 6] = [
         (
             &["--agent", "wizard"],
             &["unknown agent kind \"wizard\"", "credulous, external, gold"],
         ),
         (
+            // The short form is the kind's main argument: scripted:P is persona=P.
             &["--agent", "gold", "--attacker", "scripted:flatterer"],
-            &[
-                "unknown attacker kind",
-                "--attacker scripted --attacker-arg persona=flatterer",
-            ],
+            &["field `args.persona`", "unknown variant `flatterer`"],
+        ),
+        (
+            &["--agent", "gold", "--attacker", "offline:pool.json"],
+            &["`offline` has no main argument", "--attacker-arg KEY=VALUE"],
+        ),
+        (
+            &["--agent", "replay:no-such-actions.json"],
+            &["no-such-actions.json"],
         ),
         (
             &[
