@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use traparena_task::{Runner, TestCounts, TestSpec, test_name_matches};
 
 use crate::error::EnvError;
+use crate::failures::{self, TestFailure};
 use crate::sandbox::{Backend, Mounts, REPORT_FD, RunSpec, Sandbox};
 
 /// One test run. Timeouts, crashes and failures are all data.
@@ -38,6 +39,19 @@ pub struct TestRun {
     /// suite names no tests). `counts` then count these names only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub selected: Vec<NamedOutcome>,
+    /// The failed and errored tests, named by the runner's report (never by what the program
+    /// prints), each with the end of its failure; at most [`failures::MAX_FAILURES`] (for a
+    /// suite that names its tests, its failing names). Empty for a run that passed or has no
+    /// report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<TestFailure>,
+    /// How many more failed or errored tests there were than `failures` lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures_omitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What became of one named test of a run.
@@ -187,6 +201,12 @@ impl TestRun {
         let verdict = if self.passed() { "PASSED" } else { "FAILED" };
         format!("{verdict}: {counts}; {status}")
     }
+
+    /// The failing tests, one line each (name, then the end of the failure), then `and N more
+    /// failing tests` when the list was cut. Empty when the report named none.
+    pub fn failure_lines(&self) -> Vec<String> {
+        failures::failure_lines(&self.failures, self.failures_omitted)
+    }
 }
 
 #[derive(Deserialize)]
@@ -197,6 +217,8 @@ struct Report {
     skipped: u64,
     #[serde(default)]
     outcomes: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "failures::lenient")]
+    failures: Vec<TestFailure>,
 }
 
 /// A rewritten command: its argv, the environment it adds, and whether a shim reports on it.
@@ -315,6 +337,7 @@ pub(crate) fn run(
     };
     let out = sandbox.run(mounts, &spec)?;
     let mut selected = Vec::new();
+    let mut failed_tests = (Vec::new(), 0);
     let (counts, report_problem) = if tests.runner == Runner::ExitCode {
         (None, None)
     } else if !instrumented {
@@ -335,6 +358,7 @@ pub(crate) fn run(
             Some(bytes) => match serde_json::from_slice::<Report>(bytes) {
                 Ok(r) if !tests.select.is_empty() => {
                     selected = match_names(&tests.select, &r.outcomes);
+                    failed_tests = failures::of_selected(&selected, &r.failures);
                     let count = |f: fn(TestOutcome) -> bool| {
                         selected.iter().filter(|n| f(n.outcome)).count() as u64
                     };
@@ -355,15 +379,18 @@ pub(crate) fn run(
                         None,
                     )
                 }
-                Ok(r) => (
-                    Some(TestCounts {
-                        run: r.tests_run,
-                        failed: r.failed,
-                        errored: r.errored,
-                        skipped: r.skipped,
-                    }),
-                    None,
-                ),
+                Ok(r) => {
+                    failed_tests = failures::bound(r.failures, r.failed + r.errored);
+                    (
+                        Some(TestCounts {
+                            run: r.tests_run,
+                            failed: r.failed,
+                            errored: r.errored,
+                            skipped: r.skipped,
+                        }),
+                        None,
+                    )
+                }
                 Err(_) => (
                     None,
                     Some("the test runner's report was malformed".to_owned()),
@@ -401,5 +428,7 @@ pub(crate) fn run(
         duration_ms: out.duration_ms,
         backend: out.backend,
         selected,
+        failures: failed_tests.0,
+        failures_omitted: failed_tests.1,
     })
 }
