@@ -42,8 +42,19 @@ impl TestFailure {
             .filter_map(|l| l.strip_prefix("E ").map(str::trim))
             .take(2)
             .collect();
-        let said = match (explained.is_empty(), lines.last()) {
-            (false, Some(last)) => format!("{} / {last}", explained.join(" / ")),
+        // A Python traceback: from its last exception line (`AssertionError: 3 != 4`), after
+        // the source line that raised it; the frames' `File ...` lines say little.
+        let exception = lines.iter().rposition(|l| is_exception_line(l));
+        let said = match (explained.is_empty(), lines.last(), exception) {
+            (false, Some(last), _) => format!("{} / {last}", explained.join(" / ")),
+            (true, _, Some(at)) => {
+                let from = if at > 0 && !lines[at - 1].starts_with("File \"") {
+                    at - 1
+                } else {
+                    at
+                };
+                lines[from..(at + 2).min(lines.len())].join(" / ")
+            }
             _ => lines[lines.len().saturating_sub(3)..].join(" / "),
         };
         let count = said.chars().count();
@@ -59,6 +70,22 @@ impl TestFailure {
             format!("{}: {said}", self.name)
         }
     }
+}
+
+/// True for a line that starts with an exception's name and a colon (`AssertionError: ...`,
+/// `module.Error: ...`).
+fn is_exception_line(line: &str) -> bool {
+    let Some((name, _)) = line.split_once(':') else {
+        return false;
+    };
+    let last = name.rsplit('.').next().unwrap_or(name);
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && ["Error", "Exception", "Failure", "Exit", "Interrupt"]
+            .iter()
+            .any(|e| last.ends_with(e))
 }
 
 /// The lines describing `failures` (one per failure), then `and N more failing tests` when
@@ -92,6 +119,14 @@ pub(crate) fn lenient<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<TestFailure
             })
         })
         .collect())
+}
+
+/// `failures` with every mention of the workspace's real path shown as `shown`, as in the
+/// run's output.
+pub(crate) fn show_workspace(failures: &mut [TestFailure], real: &str, shown: &str) {
+    for f in failures {
+        f.message = f.message.replace(real, shown);
+    }
 }
 
 /// The failures of a run that names no tests: the report's, at most [`MAX_FAILURES`], and how
@@ -179,8 +214,21 @@ mod tests {
         };
         assert_eq!(
             f.line(),
-            "t.T.test_a: File x / assert f(2) == 4 / AssertionError: 3 != 4"
+            "t.T.test_a: assert f(2) == 4 / AssertionError: 3 != 4"
         );
+        let differ = TestFailure {
+            name: "t.T.test_l".into(),
+            message: "Traceback (most recent call last):\n  File \"t.py\", line 3, in test_l\n    self.assertEqual(a, b)\nAssertionError: Lists differ: [9] != [5]\n\nFirst differing element 0:\n9\n5\n".into(),
+        };
+        assert_eq!(
+            differ.line(),
+            "t.T.test_l: self.assertEqual(a, b) / AssertionError: Lists differ: [9] != [5] / First differing element 0:"
+        );
+        let plain = TestFailure {
+            name: "check 2".into(),
+            message: "line 6: f(2) == 4 is false".into(),
+        };
+        assert_eq!(plain.line(), "check 2: line 6: f(2) == 4 is false");
         let pytest = TestFailure {
             name: "tests/test_m.py::test_b".into(),
             message: "def test_b():\n>       assert f(2) == 4, 'four'\nE       AssertionError: four\nE       assert 3 == 4\nE        +  where 3 = f(2)\n\ntests/test_m.py:6: AssertionError".into(),

@@ -9,7 +9,7 @@ use traparena_task::{Runner, TestCounts, TestSpec, test_name_matches};
 
 use crate::error::EnvError;
 use crate::failures::{self, TestFailure};
-use crate::sandbox::{Backend, Mounts, REPORT_FD, RunSpec, Sandbox};
+use crate::sandbox::{Backend, Mounts, ProcessOutcome, REPORT_FD, RunSpec, Sandbox};
 
 /// One test run. Timeouts, crashes and failures are all data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -336,6 +336,59 @@ pub(crate) fn run(
         report_pipe: instrumented,
     };
     let out = sandbox.run(mounts, &spec)?;
+    let Reading {
+        counts,
+        report_problem,
+        selected,
+        mut failed_tests,
+    } = read(tests, instrumented, &out);
+    let ws_real = mounts.workspace.to_string_lossy().into_owned();
+    let ws_shown = crate::sandbox::SANDBOX_WORKSPACE;
+    let mut output = String::new();
+    output.push_str(&out.stdout.text);
+    if out.stdout.truncated {
+        output.push_str(&format!(
+            "\n[stdout truncated: {} bytes in all]\n",
+            out.stdout.total_bytes
+        ));
+    }
+    output.push_str(&out.stderr.text);
+    if out.stderr.truncated {
+        output.push_str(&format!(
+            "\n[stderr truncated: {} bytes in all]\n",
+            out.stderr.total_bytes
+        ));
+    }
+    let output = output.replace(&ws_real, ws_shown);
+    failures::show_workspace(&mut failed_tests.0, &ws_real, ws_shown);
+    Ok(TestRun {
+        runner: tests.runner,
+        counts,
+        report_problem,
+        exit_code: out.exit_code,
+        signal: out.signal,
+        timed_out: out.timed_out,
+        output,
+        output_truncated: out.stdout.truncated || out.stderr.truncated,
+        duration_ms: out.duration_ms,
+        backend: out.backend,
+        selected,
+        failures: failed_tests.0,
+        failures_omitted: failed_tests.1,
+    })
+}
+
+/// What the harness read of a finished run: its counts (or why there are none), the outcome of
+/// each selected name, and the failing tests with how many more there were.
+struct Reading {
+    counts: Option<TestCounts>,
+    report_problem: Option<String>,
+    selected: Vec<NamedOutcome>,
+    failed_tests: (Vec<TestFailure>, u64),
+}
+
+/// Reads the report of a finished run (never its output).
+fn read(tests: &TestSpec, instrumented: bool, out: &ProcessOutcome) -> Reading {
     let mut selected = Vec::new();
     let mut failed_tests = (Vec::new(), 0);
     let (counts, report_problem) = if tests.runner == Runner::ExitCode {
@@ -398,37 +451,10 @@ pub(crate) fn run(
             },
         }
     };
-    let ws_real = mounts.workspace.to_string_lossy().into_owned();
-    let ws_shown = crate::sandbox::SANDBOX_WORKSPACE;
-    let mut output = String::new();
-    output.push_str(&out.stdout.text);
-    if out.stdout.truncated {
-        output.push_str(&format!(
-            "\n[stdout truncated: {} bytes in all]\n",
-            out.stdout.total_bytes
-        ));
-    }
-    output.push_str(&out.stderr.text);
-    if out.stderr.truncated {
-        output.push_str(&format!(
-            "\n[stderr truncated: {} bytes in all]\n",
-            out.stderr.total_bytes
-        ));
-    }
-    let output = output.replace(&ws_real, ws_shown);
-    Ok(TestRun {
-        runner: tests.runner,
+    Reading {
         counts,
         report_problem,
-        exit_code: out.exit_code,
-        signal: out.signal,
-        timed_out: out.timed_out,
-        output,
-        output_truncated: out.stdout.truncated || out.stderr.truncated,
-        duration_ms: out.duration_ms,
-        backend: out.backend,
         selected,
-        failures: failed_tests.0,
-        failures_omitted: failed_tests.1,
-    })
+        failed_tests,
+    }
 }
