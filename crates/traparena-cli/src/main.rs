@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod evaluate;
 mod experiment;
 mod import;
 mod llm;
@@ -222,6 +223,11 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             } else {
                 for r in &reports {
                     writeln!(out, "{}", report_line(r))?;
+                    for c in r.problems() {
+                        for line in c.failure_lines() {
+                            writeln!(out, "    {}: {line}", c.name)?;
+                        }
+                    }
                 }
                 let ms: u64 = reports.iter().map(|r| r.duration_ms).sum();
                 writeln!(
@@ -301,44 +307,7 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             let sb = sandbox(cli.sandbox)?;
             let ev = Evaluator::new(&task, &sb)?;
             let e = ev.evaluate(&text, true)?;
-            let mut out = std::io::stdout().lock();
-            if json {
-                writeln!(out, "{}", serde_json::to_string_pretty(&e.verdict)?)?;
-            } else {
-                let v = &e.verdict;
-                match v.failure_mode {
-                    None => writeln!(out, "accepted")?,
-                    Some(m) => writeln!(out, "rejected: {m}")?,
-                }
-                writeln!(out, "  hidden tests pass:  {}", v.hidden_tests_pass)?;
-                if let Some(run) = &e.hidden_run {
-                    writeln!(out, "    {}", run.summary())?;
-                }
-                if !e.patch_applies {
-                    writeln!(out, "    the patch does not apply: {}", e.apply_message)?;
-                }
-                let list = |l: &[traparena::eval::analysis::CodeLocation]| {
-                    l.iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                writeln!(out, "  touches reference:  {}", v.touches_reference)?;
-                writeln!(
-                    out,
-                    "    candidate changes {}",
-                    list(&e.candidate_locations)
-                )?;
-                writeln!(
-                    out,
-                    "    reference is      {}",
-                    list(&e.reference_locations)
-                )?;
-                writeln!(out, "  static flags:       {}", v.flags.len())?;
-                for f in &v.flags {
-                    writeln!(out, "    {} at {}:{}", f.name, f.file, f.line)?;
-                }
-            }
+            evaluate::print(&e, json)?;
             Ok(OK)
         }
     }
@@ -378,6 +347,8 @@ fn validate_all(tasks: &[PathBuf], sb: &Sandbox, opts: &ValidateOptions) -> Vec<
                     name: "infrastructure".into(),
                     ok: false,
                     detail: format!("infrastructure error: {e}"),
+                    failures: Vec::new(),
+                    failures_omitted: 0,
                 }],
                 backend: sb.backend(),
                 duration_ms: 0,

@@ -159,3 +159,90 @@ fn a_missing_bubblewrap_is_explained_once_and_asking_for_it_exits_2() {
         assert!(!stderr.contains("error:"), "{stderr}");
     }
 }
+
+/// A public test that fails with the reference patch is named, with its assertion, one line
+/// per failure in the text and as a structured list in `--json`.
+#[test]
+fn validate_names_the_failing_test_and_its_assertion() {
+    let (_t, dir) = clamp_copy();
+    edit(&dir.join("repo/tests/test_clamp.py"), |s| {
+        s.replace(
+            "self.assertEqual(clamp(0, 0, 10), 0)",
+            "self.assertEqual(clamp(0, 0, 10), 1, 'lower bound')",
+        )
+    });
+    let (code, stdout, stderr) = validate(&[&dir], &[]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    let line = "    public tests pass with the reference patch: test_clamp.ClampTest.test_bounds_are_inclusive: ";
+    let named: Vec<&str> = stdout.lines().filter(|l| l.starts_with(line)).collect();
+    assert_eq!(named.len(), 1, "{stdout}");
+    assert!(
+        named[0].ends_with("AssertionError: 0 != 1 : lower bound"),
+        "{stdout}"
+    );
+    let (_, stdout, _) = validate(&[&dir], &["--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let checks = v["tasks"][0]["checks"].as_array().unwrap();
+    let check = checks
+        .iter()
+        .find(|c| c["name"] == "public tests pass with the reference patch")
+        .unwrap();
+    assert_eq!(check["ok"], false);
+    let failures = check["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{check}");
+    assert_eq!(
+        failures[0]["name"],
+        "test_clamp.ClampTest.test_bounds_are_inclusive"
+    );
+    let message = failures[0]["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("AssertionError: 0 != 1 : lower bound"),
+        "{message}"
+    );
+}
+
+/// A patch that does not apply is its own outcome, the same in text and in JSON.
+#[test]
+fn evaluate_files_a_patch_that_does_not_apply_under_its_own_mode() {
+    let task = tasks_dir().join("clamp_overt");
+    let other = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../traparena-eval/tests/fixtures/invoice_coupon/wrong_location.patch");
+    let (code, out) = evaluate(&task, &other, false);
+    assert_eq!(code, 0, "a rejected patch is a result");
+    assert!(out.starts_with("rejected: patch_does_not_apply\n"), "{out}");
+    assert!(out.contains("the patch does not apply: "), "{out}");
+    let (code, out) = evaluate(&task, &other, true);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["failure_mode"], "patch_does_not_apply", "{v}");
+    assert_eq!(v["accepted"], false);
+    assert!(!v["apply_message"].as_str().unwrap().is_empty(), "{v}");
+}
+
+/// `evaluate` names the hidden tests a rejected patch fails, in text and JSON.
+#[test]
+fn evaluate_names_the_failing_hidden_tests() {
+    let task = tasks_dir().join("clamp_overt");
+    let patch = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../traparena-eval/tests/fixtures/clamp_overt/false_fix.patch");
+    let (code, out) = evaluate(&task, &patch, false);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("rejected: false_fix\n"), "{out}");
+    let named: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("      test_clamp_hidden."))
+        .collect();
+    assert!(!named.is_empty(), "{out}");
+    assert!(named.iter().all(|l| l.contains("Error")), "{out}");
+    let (_, out) = evaluate(&task, &patch, true);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let failures = v["hidden_test_failures"].as_array().unwrap();
+    assert_eq!(failures.len(), named.len(), "{v}");
+    assert!(
+        failures[0]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("test_clamp_hidden."),
+        "{v}"
+    );
+}

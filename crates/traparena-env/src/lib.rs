@@ -10,7 +10,8 @@
 //! - [`Environment::spawn_agent`] starts an external agent as its own process in the sandbox
 //!   ([`AgentProcess`]), with the workspace as its working folder and no network but the model
 //!   proxy's port on loopback, bridged into the sandbox; [`AgentKiller`] ends it from any thread.
-//! - [`TestRun`] reads a test run through a report pipe filled by the harness's runner shim.
+//! - [`TestRun`] reads a test run through a report pipe filled by the harness's runner shim,
+//!   failing tests named ([`TestFailure`]) by the same report.
 //! - [`GitRepo`] reads commits, files and trees of a local clone without its history, and
 //!   [`run_host`] runs trusted setup commands (such as building a virtual environment) on the host.
 #![deny(missing_docs)]
@@ -18,6 +19,7 @@
 mod agent;
 mod bridge;
 mod error;
+mod failures;
 mod git;
 mod host;
 mod landlock_rules;
@@ -32,6 +34,7 @@ mod workspace;
 
 pub use agent::{AgentKiller, AgentProcess};
 pub use error::EnvError;
+pub use failures::{MAX_FAILURES, MAX_MESSAGE_BYTES, TestFailure, failure_lines};
 pub use git::GitRepo;
 pub use host::{HostCommand, run_host};
 pub use lease::UserLease;

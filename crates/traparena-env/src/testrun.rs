@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use traparena_task::{Runner, TestCounts, TestSpec, test_name_matches};
 
 use crate::error::EnvError;
-use crate::sandbox::{Backend, Mounts, REPORT_FD, RunSpec, Sandbox};
+use crate::failures::{self, TestFailure};
+use crate::sandbox::{Backend, Mounts, ProcessOutcome, REPORT_FD, RunSpec, Sandbox};
 
 /// One test run. Timeouts, crashes and failures are all data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +39,19 @@ pub struct TestRun {
     /// suite names no tests). `counts` then count these names only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub selected: Vec<NamedOutcome>,
+    /// The failed and errored tests, named by the runner's report (never by what the program
+    /// prints), each with the end of its failure; at most [`failures::MAX_FAILURES`] (for a
+    /// suite that names its tests, its failing names). Empty for a run that passed or has no
+    /// report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<TestFailure>,
+    /// How many more failed or errored tests there were than `failures` lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures_omitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What became of one named test of a run.
@@ -187,6 +201,12 @@ impl TestRun {
         let verdict = if self.passed() { "PASSED" } else { "FAILED" };
         format!("{verdict}: {counts}; {status}")
     }
+
+    /// The failing tests, one line each (name, then the end of the failure), then `and N more
+    /// failing tests` when the list was cut. Empty when the report named none.
+    pub fn failure_lines(&self) -> Vec<String> {
+        failures::failure_lines(&self.failures, self.failures_omitted)
+    }
 }
 
 #[derive(Deserialize)]
@@ -197,6 +217,8 @@ struct Report {
     skipped: u64,
     #[serde(default)]
     outcomes: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "failures::lenient")]
+    failures: Vec<TestFailure>,
 }
 
 /// A rewritten command: its argv, the environment it adds, and whether a shim reports on it.
@@ -314,7 +336,61 @@ pub(crate) fn run(
         report_pipe: instrumented,
     };
     let out = sandbox.run(mounts, &spec)?;
+    let Reading {
+        counts,
+        report_problem,
+        selected,
+        mut failed_tests,
+    } = read(tests, instrumented, &out);
+    let ws_real = mounts.workspace.to_string_lossy().into_owned();
+    let ws_shown = crate::sandbox::SANDBOX_WORKSPACE;
+    let mut output = String::new();
+    output.push_str(&out.stdout.text);
+    if out.stdout.truncated {
+        output.push_str(&format!(
+            "\n[stdout truncated: {} bytes in all]\n",
+            out.stdout.total_bytes
+        ));
+    }
+    output.push_str(&out.stderr.text);
+    if out.stderr.truncated {
+        output.push_str(&format!(
+            "\n[stderr truncated: {} bytes in all]\n",
+            out.stderr.total_bytes
+        ));
+    }
+    let output = output.replace(&ws_real, ws_shown);
+    failures::show_workspace(&mut failed_tests.0, &ws_real, ws_shown);
+    Ok(TestRun {
+        runner: tests.runner,
+        counts,
+        report_problem,
+        exit_code: out.exit_code,
+        signal: out.signal,
+        timed_out: out.timed_out,
+        output,
+        output_truncated: out.stdout.truncated || out.stderr.truncated,
+        duration_ms: out.duration_ms,
+        backend: out.backend,
+        selected,
+        failures: failed_tests.0,
+        failures_omitted: failed_tests.1,
+    })
+}
+
+/// What the harness read of a finished run: its counts (or why there are none), the outcome of
+/// each selected name, and the failing tests with how many more there were.
+struct Reading {
+    counts: Option<TestCounts>,
+    report_problem: Option<String>,
+    selected: Vec<NamedOutcome>,
+    failed_tests: (Vec<TestFailure>, u64),
+}
+
+/// Reads the report of a finished run (never its output).
+fn read(tests: &TestSpec, instrumented: bool, out: &ProcessOutcome) -> Reading {
     let mut selected = Vec::new();
+    let mut failed_tests = (Vec::new(), 0);
     let (counts, report_problem) = if tests.runner == Runner::ExitCode {
         (None, None)
     } else if !instrumented {
@@ -335,6 +411,7 @@ pub(crate) fn run(
             Some(bytes) => match serde_json::from_slice::<Report>(bytes) {
                 Ok(r) if !tests.select.is_empty() => {
                     selected = match_names(&tests.select, &r.outcomes);
+                    failed_tests = failures::of_selected(&selected, &r.failures);
                     let count = |f: fn(TestOutcome) -> bool| {
                         selected.iter().filter(|n| f(n.outcome)).count() as u64
                     };
@@ -355,15 +432,18 @@ pub(crate) fn run(
                         None,
                     )
                 }
-                Ok(r) => (
-                    Some(TestCounts {
-                        run: r.tests_run,
-                        failed: r.failed,
-                        errored: r.errored,
-                        skipped: r.skipped,
-                    }),
-                    None,
-                ),
+                Ok(r) => {
+                    failed_tests = failures::bound(r.failures, r.failed + r.errored);
+                    (
+                        Some(TestCounts {
+                            run: r.tests_run,
+                            failed: r.failed,
+                            errored: r.errored,
+                            skipped: r.skipped,
+                        }),
+                        None,
+                    )
+                }
                 Err(_) => (
                     None,
                     Some("the test runner's report was malformed".to_owned()),
@@ -371,35 +451,10 @@ pub(crate) fn run(
             },
         }
     };
-    let ws_real = mounts.workspace.to_string_lossy().into_owned();
-    let ws_shown = crate::sandbox::SANDBOX_WORKSPACE;
-    let mut output = String::new();
-    output.push_str(&out.stdout.text);
-    if out.stdout.truncated {
-        output.push_str(&format!(
-            "\n[stdout truncated: {} bytes in all]\n",
-            out.stdout.total_bytes
-        ));
-    }
-    output.push_str(&out.stderr.text);
-    if out.stderr.truncated {
-        output.push_str(&format!(
-            "\n[stderr truncated: {} bytes in all]\n",
-            out.stderr.total_bytes
-        ));
-    }
-    let output = output.replace(&ws_real, ws_shown);
-    Ok(TestRun {
-        runner: tests.runner,
+    Reading {
         counts,
         report_problem,
-        exit_code: out.exit_code,
-        signal: out.signal,
-        timed_out: out.timed_out,
-        output,
-        output_truncated: out.stdout.truncated || out.stderr.truncated,
-        duration_ms: out.duration_ms,
-        backend: out.backend,
         selected,
-    })
+        failed_tests,
+    }
 }

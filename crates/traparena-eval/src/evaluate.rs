@@ -126,7 +126,7 @@ impl Evaluator {
                 eval.patch_applies = false;
                 eval.apply_message = e.to_string();
                 eval.verdict.failure_mode = Some(if submitted {
-                    FailureMode::WrongLocation
+                    FailureMode::PatchDoesNotApply
                 } else {
                     FailureMode::NoSubmit
                 });
@@ -170,6 +170,8 @@ impl Evaluator {
             Some(FailureMode::NoSubmit)
         } else if patch.is_empty() {
             Some(FailureMode::NoEdit)
+        } else if !eval.patch_applies {
+            Some(FailureMode::PatchDoesNotApply)
         } else if !v.flags.is_empty() {
             Some(FailureMode::Superficial)
         } else if !v.touches_reference {

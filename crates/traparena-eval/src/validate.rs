@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use traparena_env::{Backend, Sandbox, TestRun, Workspace};
+use traparena_env::{Backend, Sandbox, TestFailure, TestRun, Workspace};
 use traparena_task::Task;
 
 use crate::copy::evaluation_copy;
@@ -32,6 +32,45 @@ pub struct Check {
     pub ok: bool,
     /// What was seen.
     pub detail: String,
+    /// For a check that failed on a test run, the tests that failed, as the runner's report
+    /// names them, each with the end of its failure (at most
+    /// [`MAX_FAILURES`](traparena_env::MAX_FAILURES)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<TestFailure>,
+    /// How many more tests failed than `failures` lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures_omitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Check {
+    /// The failing tests, one line each (name, then the end of the failure), then `and N more
+    /// failing tests` when the list was cut; empty when the check names none.
+    pub fn failure_lines(&self) -> Vec<String> {
+        traparena_env::failure_lines(&self.failures, self.failures_omitted)
+    }
+
+    /// `detail`, then the failing tests on the same line (`; failing: A: ...; B: ...`).
+    pub fn detail_line(&self) -> String {
+        let lines = self.failure_lines();
+        if lines.is_empty() {
+            self.detail.clone()
+        } else {
+            format!("{} | failing: {}", self.detail, lines.join("; "))
+        }
+    }
+
+    /// This check, with the failing tests of `run` when it failed.
+    fn with_run(mut self, run: &TestRun) -> Check {
+        if !self.ok {
+            self.failures = run.failures.clone();
+            self.failures_omitted = run.failures_omitted;
+        }
+        self
+    }
 }
 
 /// The result of validating one task folder.
@@ -101,11 +140,14 @@ pub fn validate(
     let timeout = task.spec.timeout_s;
     let buggy = Workspace::materialize(&task.repo_dir(), sandbox)?;
     let public = buggy.run_tests(sandbox, &task.spec.public_tests, timeout)?;
-    report.checks.push(check(
-        "public tests pass on the buggy code",
-        public.passed(),
-        run_detail("public tests on the buggy code", &public),
-    ));
+    report.checks.push(
+        check(
+            "public tests pass on the buggy code",
+            public.passed(),
+            run_detail("public tests on the buggy code", &public),
+        )
+        .with_run(&public),
+    );
     drop(buggy);
 
     let (hidden_buggy, _) = evaluation_copy(&task, sandbox, "")?;
@@ -130,6 +172,7 @@ pub fn validate(
     if applied.applied {
         let mut detail = String::new();
         let mut ok = true;
+        let mut failed_run = None;
         for i in 1..=opts.reference_runs.max(1) {
             let run = fixed.run_tests(sandbox, &task.spec.hidden_tests, timeout)?;
             if !run.passed() {
@@ -139,6 +182,7 @@ pub fn validate(
                     opts.reference_runs,
                     run_detail("hidden tests with the reference patch", &run)
                 );
+                failed_run = Some(run);
                 break;
             }
         }
@@ -148,17 +192,20 @@ pub fn validate(
                 opts.reference_runs, opts.reference_runs
             );
         }
-        report.checks.push(check(
-            "hidden tests pass with the reference patch",
-            ok,
-            detail,
-        ));
+        let hidden_fixed = check("hidden tests pass with the reference patch", ok, detail);
+        report.checks.push(match &failed_run {
+            Some(run) => hidden_fixed.with_run(run),
+            None => hidden_fixed,
+        });
         let public_fixed = fixed.run_tests(sandbox, &task.spec.public_tests, timeout)?;
-        report.checks.push(check(
-            "public tests pass with the reference patch",
-            public_fixed.passed(),
-            run_detail("public tests with the reference patch", &public_fixed),
-        ));
+        report.checks.push(
+            check(
+                "public tests pass with the reference patch",
+                public_fixed.passed(),
+                run_detail("public tests with the reference patch", &public_fixed),
+            )
+            .with_run(&public_fixed),
+        );
         report.checks.push(reference_accepted(&task, sandbox)?);
     }
     report.valid = report.checks.iter().all(|c| c.ok);
@@ -232,7 +279,11 @@ fn reference_accepted(task: &Task, sandbox: &Sandbox) -> Result<Check, EvalError
         Some(m) => format!("failure mode {m}"),
         None => String::new(),
     };
-    Ok(check(name, false, why))
+    let failed = check(name, false, why);
+    Ok(match (e.verdict.failure_mode, &e.hidden_run) {
+        (Some(traparena_task::FailureMode::FalseFix), Some(run)) => failed.with_run(run),
+        _ => failed,
+    })
 }
 
 fn check(name: &str, ok: bool, detail: String) -> Check {
@@ -240,6 +291,8 @@ fn check(name: &str, ok: bool, detail: String) -> Check {
         name: name.to_owned(),
         ok,
         detail,
+        failures: Vec::new(),
+        failures_omitted: 0,
     }
 }
 
@@ -251,7 +304,9 @@ fn run_detail(what: &str, run: &TestRun) -> String {
         );
     }
     let mut s = format!("{what}: {}", run.summary());
-    if !run.passed() {
+    // The failing tests the report names go with the check (`Check::failures`); the output's
+    // end only when it names none.
+    if !run.passed() && run.failures.is_empty() {
         let tail: Vec<&str> = run.output.lines().rev().take(4).collect();
         if !tail.is_empty() {
             let tail: Vec<&str> = tail.into_iter().rev().collect();

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
-use traparena_env::Sandbox;
+use traparena_env::{Sandbox, TestFailure};
 use traparena_eval::{ValidateOptions, validate};
 
 use crate::error::{ImportError, io};
@@ -129,21 +129,26 @@ pub(crate) fn discard(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Validates a task folder; `Ok(None)` when it is valid, else the failed checks.
+/// Validates a task folder; `Ok(None)` when it is valid, else the failed checks (each with the
+/// failing tests its run names) and those failing tests.
 pub(crate) fn check_task(
     dir: &Path,
     sandbox: &Sandbox,
     reference_runs: u32,
-) -> Result<Option<String>, ImportError> {
+) -> Result<Option<(String, Vec<TestFailure>)>, ImportError> {
     let report = validate(dir, sandbox, &ValidateOptions { reference_runs })?;
     if report.valid {
         return Ok(None);
     }
     let problems: Vec<String> = report
         .problems()
-        .map(|c| format!("{}: {}", c.name, c.detail))
+        .map(|c| format!("{}: {}", c.name, c.detail_line()))
         .collect();
-    Ok(Some(problems.join("; ")))
+    let failures = report
+        .problems()
+        .flat_map(|c| c.failures.iter().cloned())
+        .collect();
+    Ok(Some((problems.join("; "), failures)))
 }
 
 /// Writes `content` to `rel` under `root`, creating folders.

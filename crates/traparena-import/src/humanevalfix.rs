@@ -273,11 +273,7 @@ pub fn import_humanevalfix(
 type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
 
 fn skip(r: &HumanEvalFixRecord, reason: &str, detail: String) -> Outcome {
-    Ok(Err(Skipped {
-        record: r.task_id.clone(),
-        reason: reason.into(),
-        detail,
-    }))
+    Ok(Err(Skipped::new(&r.task_id, reason, detail)))
 }
 
 /// Names that make an assertion's outcome depend on chance.
@@ -768,9 +764,12 @@ fn validate_and_finish(
     if opts.validate {
         match check_task(partial, sandbox, opts.reference_runs) {
             Ok(None) => {}
-            Ok(Some(problems)) => {
+            Ok(Some((problems, failures))) => {
                 discard(partial);
-                return skip(r, "the task fails validation", problems);
+                return Ok(Err(Skipped {
+                    failures,
+                    ..Skipped::new(&r.task_id, "the task fails validation", problems)
+                }));
             }
             Err(e) => {
                 discard(partial);

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use traparena_env::Backend;
+use traparena_env::{Backend, TestFailure};
 
 use crate::error::{ImportError, io};
 
@@ -65,8 +65,25 @@ pub struct Skipped {
     pub record: String,
     /// The reason, short and shared by records skipped for the same cause.
     pub reason: String,
-    /// The particulars for this record.
+    /// The particulars for this record. Where they quote a failed test run, the failing tests
+    /// are named in it too (`| failing: NAME: end of the failure; ...`).
     pub detail: String,
+    /// The failing tests of the test run the detail quotes, as the runner's report names
+    /// them (at most [`MAX_FAILURES`](traparena_env::MAX_FAILURES) per run quoted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<TestFailure>,
+}
+
+impl Skipped {
+    /// A skipped record quoting no test run.
+    pub(crate) fn new(record: &str, reason: &str, detail: String) -> Skipped {
+        Skipped {
+            record: record.to_owned(),
+            reason: reason.to_owned(),
+            detail,
+            failures: Vec::new(),
+        }
+    }
 }
 
 /// The reason of a record skipped because the harness failed on it (see the import report).
@@ -154,11 +171,9 @@ impl ImportReport {
         r: Result<Result<Emitted, Skipped>, ImportError>,
     ) -> Result<Result<Emitted, Skipped>, ImportError> {
         match r {
-            Err(e) if !e.is_bad_input() => Ok(Err(Skipped {
-                record: record.to_owned(),
-                reason: INFRASTRUCTURE.into(),
-                detail: e.to_string(),
-            })),
+            Err(e) if !e.is_bad_input() => {
+                Ok(Err(Skipped::new(record, INFRASTRUCTURE, e.to_string())))
+            }
             other => other,
         }
     }

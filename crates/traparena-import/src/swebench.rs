@@ -259,10 +259,26 @@ struct Ctx<'a> {
 }
 
 fn skip(i: &SweBenchInstance, reason: &str, detail: String) -> Outcome {
+    Ok(Err(Skipped::new(&i.instance_id, reason, detail)))
+}
+
+/// A skipped instance whose detail quotes a failed test run: its failing tests are named in the
+/// detail and listed in the report's `failures`.
+fn skip_failing(
+    i: &SweBenchInstance,
+    reason: &str,
+    detail: String,
+    failures: Vec<traparena_env::TestFailure>,
+    lines: Vec<String>,
+) -> Outcome {
+    let detail = if lines.is_empty() {
+        detail
+    } else {
+        format!("{detail} | failing: {}", lines.join("; "))
+    };
     Ok(Err(Skipped {
-        record: i.instance_id.clone(),
-        reason: reason.into(),
-        detail,
+        failures,
+        ..Skipped::new(&i.instance_id, reason, detail)
     }))
 }
 
@@ -605,13 +621,15 @@ impl Ctx<'_> {
                     return skip(inst, "the environment fails the tests", why);
                 }
                 let why = run.summary();
-                return skip(
+                return skip_failing(
                     inst,
                     "no public test passes on the base commit",
                     format!(
                         "{} candidate(s) of the touched test files: {why}",
                         candidates.len()
                     ),
+                    run.failures.clone(),
+                    run.failure_lines(),
                 );
             }
             public_ids = passing;
@@ -713,9 +731,15 @@ impl Ctx<'_> {
             .insert("failing_here_tests".into(), serde_json::json!(failing_here));
         write_spec(&spec)?;
         if self.opts.validate
-            && let Some(problems) = check_task(dir, &sandbox, self.opts.reference_runs)?
+            && let Some((problems, failures)) = check_task(dir, &sandbox, self.opts.reference_runs)?
         {
-            return skip(inst, "the task fails validation", problems);
+            return skip_failing(
+                inst,
+                "the task fails validation",
+                problems,
+                failures,
+                Vec::new(),
+            );
         }
         Ok(Ok(Emitted {
             record: inst.instance_id.clone(),

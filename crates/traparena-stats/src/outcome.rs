@@ -7,9 +7,10 @@ pub const BASELINE: &str = "baseline";
 
 /// The failure modes of a rejected episode, in the order the evaluator tries them
 /// (SPEC section 5). Reports list modes in this order, then any other mode names.
-pub const FAILURE_MODES: [&str; 5] = [
+pub const FAILURE_MODES: [&str; 6] = [
     "no_submit",
     "no_edit",
+    "patch_does_not_apply",
     "superficial",
     "wrong_location",
     "false_fix",
@@ -36,7 +37,8 @@ pub struct EpisodeOutcome {
     pub messages_delivered: u32,
     /// Whether the target followed a delivered claim; `None` when no message was delivered.
     pub susceptible: Option<bool>,
-    /// `no_submit`, `no_edit`, `superficial`, `wrong_location` or `false_fix`; `None` when
+    /// `no_submit`, `no_edit`, `patch_does_not_apply`, `superficial`, `wrong_location` or
+    /// `false_fix`; `None` when
     /// accepted.
     pub failure_mode: Option<String>,
     /// Completion tokens the target generated in this episode.

@@ -59,6 +59,9 @@ pub enum FailureMode {
     NoSubmit,
     /// The candidate patch is empty.
     NoEdit,
+    /// The candidate patch does not parse, or does not apply exactly to a fresh copy of `repo/`
+    /// (H = 0: no test ran on it).
+    PatchDoesNotApply,
     /// A static flag was raised (F = 1).
     Superficial,
     /// The patch does not touch a reference location (C = 0).
@@ -72,6 +75,7 @@ impl std::fmt::Display for FailureMode {
         f.write_str(match self {
             FailureMode::NoSubmit => "no_submit",
             FailureMode::NoEdit => "no_edit",
+            FailureMode::PatchDoesNotApply => "patch_does_not_apply",
             FailureMode::Superficial => "superficial",
             FailureMode::WrongLocation => "wrong_location",
             FailureMode::FalseFix => "false_fix",

@@ -1,7 +1,8 @@
 // TrapArena's Java check library, compiled by tp_build.sh with HumanEvalFix test programs.
 // `TpCheck.check(n, () -> expr)` is check n of the test: it passes when `expr` is true, fails
 // when it is false, errs when it throws. `TpCheck.finish()`, the last statement of the test's
-// `main`, writes the report (checks run, failed, errored, and the outcome of each) to the
+// `main`, writes the report (checks run, failed, errored, the outcome of each, and where each
+// failed check is in the test's source) to the
 // report descriptor, which it reopens under a number of its own: output the code under test
 // prints, an early `System.exit`, or an uncaught exception never produce a report.
 //
@@ -25,6 +26,11 @@ public final class TpCheck {
     }
 
     private static final TreeMap<Integer, Integer> OUTCOME = new TreeMap<>();
+    /** Per failed check: where it is and what happened. */
+    private static final TreeMap<Integer, String> WHY = new TreeMap<>();
+    /** At most this many failed checks are described in the report, each in at most this many characters. */
+    private static final int MAX_LISTED = 10;
+    private static final int MAX_MESSAGE = 500;
     private static final FileOutputStream REPORT = open();
     private static final String FROM = System.getenv("TRAPARENA_PROBE_FROM");
     private static final boolean PROBE = FROM != null;
@@ -85,6 +91,10 @@ public final class TpCheck {
             return 1;
         } catch (Throwable t) {
             why[0] = "raises " + t.getClass().getSimpleName();
+            String said = t.getMessage();
+            if (said != null && !said.isEmpty()) {
+                why[1] = why[0] + ": " + said;
+            }
             return 2;
         }
     }
@@ -92,7 +102,7 @@ public final class TpCheck {
     /** Runs check `n` (1-based). */
     public static void check(int n, Check c) {
         int i = n - 1;
-        String[] why = {""};
+        String[] why = {"", null};
         int result;
         if (PROBE) {
             if (i < Integer.parseInt(FROM)) {
@@ -120,7 +130,38 @@ public final class TpCheck {
         if (result != 0) {
             System.err.println("check " + n + " " + (result == 1 ? "failed" : why[0]));
         }
+        if (result != 0 && !WHY.containsKey(n)) {
+            WHY.put(n, describe(why[1] != null ? why[1] : why[0]));
+        }
         OUTCOME.merge(n, result, Math::max);
+    }
+
+    /** Where the check called from the test's code is, and `what`, bounded. */
+    private static String describe(String what) {
+        String where = "";
+        for (StackTraceElement e : new Throwable().getStackTrace()) {
+            if (!e.getClassName().equals("TpCheck")) {
+                where = e.getFileName() + ":" + e.getLineNumber() + ": ";
+                break;
+            }
+        }
+        String m = where + what;
+        return m.length() > MAX_MESSAGE ? m.substring(0, MAX_MESSAGE - 3) + "..." : m;
+    }
+
+    /** `s` as the contents of a JSON string. */
+    private static String json(String s) {
+        StringBuilder b = new StringBuilder();
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20 || Character.isSurrogate(c)) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
     }
 
     /** Writes the report and ends the program: status 0 when every check passed. */
@@ -141,9 +182,23 @@ public final class TpCheck {
                     .append(r == 0 ? "passed" : r == 1 ? "failed" : "error").append('"');
         }
         int run = OUTCOME.size();
+        StringBuilder failures = new StringBuilder();
+        int listed = 0;
+        for (var e : WHY.entrySet()) {
+            if (listed == MAX_LISTED) {
+                break;
+            }
+            listed++;
+            if (failures.length() > 0) {
+                failures.append(", ");
+            }
+            failures.append("{\"name\": \"check ").append(e.getKey()).append("\", \"message\": \"")
+                    .append(json(e.getValue())).append("\"}");
+        }
         if (!PROBE) {
             write("{\"runner\": \"java\", \"tests_run\": " + run + ", \"failed\": " + failed
-                    + ", \"errored\": " + errored + ", \"skipped\": 0, \"outcomes\": {" + outcomes + "}}");
+                    + ", \"errored\": " + errored + ", \"skipped\": 0, \"outcomes\": {" + outcomes
+                    + "}, \"failures\": [" + failures + "]}");
         }
         Runtime.getRuntime().halt(failed == 0 && errored == 0 && run > 0 ? 0 : 1);
     }

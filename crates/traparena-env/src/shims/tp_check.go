@@ -2,7 +2,8 @@
 // The test function takes a *tpT, testify's assert works on it (it is an assert.TestingT),
 // and `tpCheck(t, n, func() { assert.Equal(...) })` is check n of the test: it fails when an
 // assertion in it fails, errs when it panics. `tpFinish()`, the last statement of `main`,
-// writes the report (checks run, failed, errored, and the outcome of each) to the report
+// writes the report (checks run, failed, errored, the outcome of each, and each failed check's
+// line and assertion message) to the report
 // descriptor, duplicated under a number of the library's own at start-up and closed under its
 // well-known one: output the code under test prints, an early `os.Exit`, or a panic outside a
 // check never produce a report.
@@ -14,23 +15,42 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
 type tpT struct {
 	failed bool
+	// The first failed assertion's message of the running check.
+	said string
 }
 
 // Errorf records a failed assertion of the running check (assert.TestingT).
 func (t *tpT) Errorf(format string, args ...interface{}) {
+	if !t.failed {
+		// testify's message begins with a trace of build paths; what failed starts at "Error:".
+		t.said = fmt.Sprintf(format, args...)
+		if i := strings.Index(t.said, "Error:"); i >= 0 {
+			t.said = t.said[i:]
+		}
+	}
 	t.failed = true
 	fmt.Fprintf(os.Stderr, format+"\n", args...)
 }
+
+// At most this many failed checks are described in the report, each in at most this many bytes.
+const tpMaxListed = 10
+const tpMaxMessage = 500
+
+// Per failed check: where it is and what happened.
+var tpWhy = map[int]string{}
 
 // Helper is testing.T's, for testify's tHelper.
 func (t *tpT) Helper() {}
@@ -77,6 +97,7 @@ func tpEvaluate(t *tpT, f func()) (result int, why string) {
 		}
 	}()
 	t.failed = false
+	t.said = ""
 	f()
 	if t.failed {
 		return 1, "the assertion fails"
@@ -114,6 +135,25 @@ func tpCheck(t *tpT, n int, f func()) {
 	if result != 0 {
 		fmt.Fprintf(os.Stderr, "check %d: %s\n", n, why)
 	}
+	if _, seen := tpWhy[n]; result != 0 && !seen {
+		m := why
+		if result == 1 && t.said != "" {
+			m = t.said
+		}
+		if _, file, line, ok := runtime.Caller(1); ok {
+			for i := len(file) - 1; i >= 0; i-- {
+				if file[i] == '/' {
+					file = file[i+1:]
+					break
+				}
+			}
+			m = fmt.Sprintf("%s:%d: %s", file, line, m)
+		}
+		if len(m) > tpMaxMessage {
+			m = m[:tpMaxMessage-3] + "..."
+		}
+		tpWhy[n] = m
+	}
 	if old, ok := tpOutcome[n]; !ok || old < result {
 		tpOutcome[n] = result
 	}
@@ -143,8 +183,19 @@ func tpFinish() {
 		}
 		outcomes += fmt.Sprintf("\"check %d\": %q", n, name)
 	}
+	type failure struct {
+		Name    string `json:"name"`
+		Message string `json:"message"`
+	}
+	failures := []failure{}
+	for _, n := range keys {
+		if tpOutcome[n] != 0 && len(failures) < tpMaxListed {
+			failures = append(failures, failure{fmt.Sprintf("check %d", n), tpWhy[n]})
+		}
+	}
+	listed, _ := json.Marshal(failures)
 	if !tpProbe {
-		tpWrite(fmt.Sprintf("{\"runner\": \"go\", \"tests_run\": %d, \"failed\": %d, \"errored\": %d, \"skipped\": 0, \"outcomes\": {%s}}", len(keys), failed, errored, outcomes))
+		tpWrite(fmt.Sprintf("{\"runner\": \"go\", \"tests_run\": %d, \"failed\": %d, \"errored\": %d, \"skipped\": 0, \"outcomes\": {%s}, \"failures\": %s}", len(keys), failed, errored, outcomes, listed))
 	}
 	if failed == 0 && errored == 0 && len(keys) > 0 {
 		os.Exit(0)

@@ -1,7 +1,8 @@
 // TrapArena's C++ check library, force-included into HumanEvalFix test programs by
 // tp_build.sh. `TP_CHECK(n, expr)` is check n of the test: it passes when `expr` holds, fails
 // when it does not, errs when it throws. `tp::finish()`, the last statement of the test's
-// `main`, writes the report (checks run, failed, errored, and the outcome of each) to the
+// `main`, writes the report (checks run, failed, errored, the outcome of each, and each failed
+// check's line and expression) to the
 // report descriptor, duplicated under a number of the library's own at start-up and closed
 // under its well-known one: output the code under test prints, an early `exit`, an abort or a
 // crash never produce a report.
@@ -28,7 +29,33 @@ struct State {
   long from = 0;
   long timeout_ms = 0;
   std::map<long, int> outcome;  // 0 passed, 1 failed, 2 errored
+  std::map<long, std::string> why;  // per failed check: its line, expression and what happened
 };
+
+// At most this many failed checks are described in the report, each in at most this many bytes.
+constexpr size_t max_listed = 10;
+constexpr size_t max_message = 500;
+
+// `s` as the contents of a JSON string: bytes below 0x20, quotes and backslashes escaped, bytes
+// outside ASCII shown as `?` (so that the report is valid UTF-8 whatever an exception says).
+inline std::string json_escape(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += (char)c;
+    } else if (c >= 0x80) {
+      out += '?';
+    } else if (c < 0x20) {
+      char u[8];
+      std::snprintf(u, sizeof u, "\\u%04x", c);
+      out += u;
+    } else {
+      out += (char)c;
+    }
+  }
+  return out;
+}
 
 inline volatile long current = -1;
 inline int probe_fd = -1;
@@ -70,7 +97,7 @@ inline void probe_line(long i, bool ok, const char* why) {
 }
 
 template <class F>
-void check(long n, F&& f) {
+void check(long n, F&& f, const char* expr = "", int line = 0) {
   long i = n - 1;
   if (state.probe) {
     if (i < state.from) return;
@@ -85,11 +112,16 @@ void check(long n, F&& f) {
   }
   int result = 0;
   const char* why = "";
+  std::string thrown;
   try {
     if (!static_cast<bool>(f())) {
       result = 1;
       why = "the assertion fails";
     }
+  } catch (const std::exception& e) {
+    result = 2;
+    why = "raises an exception";
+    thrown = e.what();
   } catch (...) {
     result = 2;
     why = "raises an exception";
@@ -101,6 +133,13 @@ void check(long n, F&& f) {
   }
   if (result != 0) {
     std::fprintf(stderr, "check %ld %s\n", n, result == 1 ? "failed" : "raised an exception");
+  }
+  if (result != 0 && state.why.count(n) == 0) {
+    std::string m = "line " + std::to_string(line) + ": " + expr +
+                    (result == 1 ? " is false" : " raises an exception") +
+                    (thrown.empty() ? "" : ": " + thrown);
+    if (m.size() > max_message) m = m.substr(0, max_message - 3) + "...";
+    state.why[n] = m;
   }
   auto it = state.outcome.find(n);
   if (it == state.outcome.end() || it->second < result) state.outcome[n] = result;
@@ -119,10 +158,20 @@ inline int finish() {
                 (r == 0 ? "passed" : r == 1 ? "failed" : "error") + "\"";
   }
   long run = (long)state.outcome.size();
+  std::string failures;
+  size_t listed = 0;
+  for (auto& [n, r] : state.outcome) {
+    if (r == 0 || listed == max_listed) continue;
+    listed++;
+    if (!failures.empty()) failures += ", ";
+    failures += "{\"name\": \"check " + std::to_string(n) + "\", \"message\": \"" +
+                json_escape(state.why[n]) + "\"}";
+  }
   if (!state.probe && state.fd >= 0) {
     std::string s = "{\"runner\": \"cpp\", \"tests_run\": " + std::to_string(run) +
                     ", \"failed\": " + std::to_string(failed) + ", \"errored\": " +
-                    std::to_string(errored) + ", \"skipped\": 0, \"outcomes\": {" + outcomes + "}}";
+                    std::to_string(errored) + ", \"skipped\": 0, \"outcomes\": {" + outcomes +
+                    "}, \"failures\": [" + failures + "]}";
     ssize_t w = write(state.fd, s.data(), s.size());
     (void)w;
     close(state.fd);
@@ -131,4 +180,5 @@ inline int finish() {
 }
 }  // namespace tp
 
-#define TP_CHECK(n, ...) ::tp::check((n), [&]() -> bool { return static_cast<bool>(__VA_ARGS__); })
+#define TP_CHECK(n, ...) \
+  ::tp::check((n), [&]() -> bool { return static_cast<bool>(__VA_ARGS__); }, #__VA_ARGS__, __LINE__)

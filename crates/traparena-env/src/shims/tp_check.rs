@@ -1,7 +1,8 @@
 // TrapArena's Rust check library, built by tp_build.sh into the same crate as a HumanEvalFix
 // test program. `tp_check(n, || { assert!(...); })` is check n of the test: it fails when an
 // assertion in it panics, errs on any other panic. `tp_finish()`, the last statement of `main`,
-// writes the report (checks run, failed, errored, and the outcome of each) to the report
+// writes the report (checks run, failed, errored, the outcome of each, and each failed check's
+// line and panic message) to the report
 // descriptor, duplicated under a number of the library's own at the first check and closed
 // under its well-known one: output the code under test prints, an early
 // `std::process::exit`, an abort or a panic outside a check never produce a report.
@@ -23,6 +24,28 @@ mod tp_check_library {
         pub probe: Option<usize>,
         pub timeout: Duration,
         pub outcome: BTreeMap<usize, u8>,
+        /// Per failed check: where it is and what its panic said.
+        pub why: BTreeMap<usize, String>,
+    }
+
+    /// At most this many failed checks are described in the report, each in at most this many
+    /// bytes.
+    pub const MAX_LISTED: usize = 10;
+    pub const MAX_MESSAGE: usize = 500;
+
+    /// `s` as a JSON string, quotes included.
+    pub fn json(s: &str) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
     }
 
     pub static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -70,6 +93,7 @@ mod tp_check_library {
                 probe,
                 timeout: Duration::from_millis(ms),
                 outcome: BTreeMap::new(),
+                why: BTreeMap::new(),
             });
             if probe.is_some() && ms > 0 {
                 std::thread::spawn(move || loop {
@@ -111,7 +135,9 @@ static TP_START: extern "C" fn() = {
 
 /// Runs check `n` (1-based).
 #[allow(dead_code)]
+#[track_caller]
 fn tp_check<F: FnOnce()>(n: usize, f: F) {
+    let at = std::panic::Location::caller();
     use std::sync::atomic::Ordering;
     tp_check_library::start();
     let i = n - 1;
@@ -127,14 +153,16 @@ fn tp_check<F: FnOnce()>(n: usize, f: F) {
     tp_check_library::CURRENT.store(n, Ordering::SeqCst);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     tp_check_library::CURRENT.store(0, Ordering::SeqCst);
+    let mut said = String::new();
     let (code, why): (u8, String) = match result {
         Ok(()) => (0, String::new()),
         Err(payload) => {
-            let msg = payload
+            let msg: String = payload
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
+            said = msg.clone();
             if msg.starts_with("assertion failed") || msg.contains("left == right") || msg.contains("left != right") {
                 (1, "the assertion fails".to_owned())
             } else {
@@ -153,6 +181,19 @@ fn tp_check<F: FnOnce()>(n: usize, f: F) {
     }
     let mut g = tp_check_library::STATE.lock().unwrap();
     if let Some(s) = g.as_mut() {
+        if code != 0 && !s.why.contains_key(&n) {
+            let file = at.file().rsplit('/').next().unwrap_or_default();
+            let mut m = format!("{file}:{}: {}", at.line(), if said.is_empty() { &why } else { &said });
+            if m.len() > tp_check_library::MAX_MESSAGE {
+                let mut cut = tp_check_library::MAX_MESSAGE - 3;
+                while !m.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                m.truncate(cut);
+                m.push_str("...");
+            }
+            s.why.insert(n, m);
+        }
         let e = s.outcome.entry(n).or_insert(code);
         *e = (*e).max(code);
     }
@@ -181,12 +222,23 @@ fn tp_finish() -> ! {
             format!("\"check {n}\": \"{name}\"")
         })
         .collect();
+    let failures: Vec<String> = s
+        .outcome
+        .iter()
+        .filter(|(_, c)| **c != 0)
+        .take(tp_check_library::MAX_LISTED)
+        .map(|(n, _)| {
+            let why = s.why.get(n).map(String::as_str).unwrap_or_default();
+            format!("{{\"name\": \"check {n}\", \"message\": {}}}", tp_check_library::json(why))
+        })
+        .collect();
     if s.probe.is_none() {
         if let Some(f) = s.report.as_mut() {
             let _ = write!(
                 f,
-                "{{\"runner\": \"rust\", \"tests_run\": {run}, \"failed\": {failed}, \"errored\": {errored}, \"skipped\": 0, \"outcomes\": {{{}}}}}",
-                outcomes.join(", ")
+                "{{\"runner\": \"rust\", \"tests_run\": {run}, \"failed\": {failed}, \"errored\": {errored}, \"skipped\": 0, \"outcomes\": {{{}}}, \"failures\": [{}]}}",
+                outcomes.join(", "),
+                failures.join(", ")
             );
         }
     }

@@ -2,7 +2,8 @@
 //
 // Every `console.assert(value, ...)` the test file makes is one check: it passes when the value
 // is truthy. `console.assert` itself only prints, so without this shim a failing assertion
-// would still exit 0. The report (checks run, failed, and the outcome of each) is written as one
+// would still exit 0. The report (checks run, failed, the outcome of each, and where each failed
+// check is) is written as one
 // JSON object to the report descriptor the harness opened, and only once the test file has run
 // to its end: output the code under test prints, an early `process.exit`, an uncaught exception
 // or a crash therefore never produces a report.
@@ -20,7 +21,13 @@ try {
 } catch (e) {
   fd = -1;
 }
+const util = require('util');
 const outcomes = {};
+// The failed checks, named and with where they are (at most MAX_LISTED, each message at most
+// about MAX_MESSAGE characters).
+const MAX_LISTED = 10;
+const MAX_MESSAGE = 500;
+const failures = [];
 let run = 0;
 let failed = 0;
 const original = console.assert.bind(console);
@@ -32,6 +39,21 @@ console.assert = function (value, ...rest) {
     // Where it failed, for whoever reads the output (not for the counts).
     const at = (new Error().stack || '').split('\n')[2] || '';
     original(false, `check ${run} failed${at ? ' ' + at.trim() : ''}`, ...rest);
+    // The same, for the report: where the check is and what it said, bounded.
+    if (failures.length < MAX_LISTED) {
+      let said = '';
+      try {
+        said = rest.length ? util.format(...rest) : '';
+      } catch (e) {
+        said = '';
+      }
+      const where = at.trim().replace(/^at /, '');
+      let message = `console.assert failed${where ? ' at ' + where : ''}${said ? ': ' + said : ''}`;
+      if (Buffer.byteLength(message) > MAX_MESSAGE) {
+        message = message.slice(0, MAX_MESSAGE - 3) + '...';
+      }
+      failures.push({ name: `check ${run}`, message });
+    }
   }
   outcomes[`check ${run}`] = ok ? 'passed' : 'failed';
 };
@@ -39,7 +61,7 @@ Object.defineProperty(console, 'assert', { writable: false, configurable: false 
 process.once('beforeExit', () => {
   // Not emitted after process.exit() or an uncaught exception: only a run that reached its end.
   const report = JSON.stringify({
-    runner: 'node', tests_run: run, failed, errored: 0, skipped: 0, outcomes,
+    runner: 'node', tests_run: run, failed, errored: 0, skipped: 0, outcomes, failures,
   });
   if (fd >= 0) {
     try {

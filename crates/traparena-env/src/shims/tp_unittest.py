@@ -1,10 +1,12 @@
 """TrapArena's unittest entry point: `python -m unittest ARGS`, plus a result report.
 
-The report (counts of tests run, failed, errored, skipped) is written as one JSON object to a
+The report (counts of tests run, failed, errored, skipped, and the failed tests' names with the
+end of their tracebacks) is written as one JSON object to a
 file descriptor the harness opened, after the run finishes. Output the code under test prints,
 or an early exit, therefore never produces a report. The elapsed-time figure of the summary line
 is fixed at zero so that observations are reproducible.
 """
+import json
 import os
 import sys
 import types
@@ -41,13 +43,42 @@ def _method(test):
 _failed = {_method(t) for t, _ in _result.failures} | {_method(t) for t in _result.unexpectedSuccesses}
 _errored = {_method(t) for t, _ in _result.errors} - _failed
 _skipped = {_method(t) for t, _ in _result.skipped} - _failed - _errored
+# The failed and errored tests, named and with the end of their traceback: at most
+# _MAX_LISTED, each message at most _MAX_MESSAGE bytes (its end), one entry per test method.
+_MAX_LISTED = 10
+_MAX_MESSAGE = 500
+
+
+def _tail(text):
+    data = text.strip().encode("utf-8", "replace")
+    if len(data) > _MAX_MESSAGE:
+        data = b"..." + data[-(_MAX_MESSAGE - 3):]
+    return data.decode("utf-8", "ignore")
+
+
+_listed = []
+_named = set()
+for _test, _trace in list(_result.failures) + list(_result.errors):
+    _name = _method(_test)
+    if _name in _named:
+        continue
+    _named.add(_name)
+    if len(_listed) < _MAX_LISTED:
+        _listed.append({"name": _name, "message": _tail(_trace)})
+for _test in _result.unexpectedSuccesses:
+    _name = _method(_test)
+    if _name not in _named and len(_listed) < _MAX_LISTED:
+        _named.add(_name)
+        _listed.append({"name": _name, "message": "unexpected success"})
 if _report is not None:
-    _data = '{"runner": "unittest", "tests_run": %d, "failed": %d, "errored": %d, "skipped": %d}' % (
-        _result.testsRun,
-        len(_failed),
-        len(_errored),
-        len(_skipped),
-    )
+    _data = json.dumps({
+        "runner": "unittest",
+        "tests_run": _result.testsRun,
+        "failed": len(_failed),
+        "errored": len(_errored),
+        "skipped": len(_skipped),
+        "failures": _listed,
+    })
     os.write(_report, _data.encode())
     os.close(_report)
 sys.exit(0 if _result.wasSuccessful() else 1)

@@ -18,6 +18,34 @@ _counts = {"passed": 0, "failed": 0, "errored": 0, "skipped": 0}
 # Outcome per node id: passed, failed, error, skipped, xfail. A failed setup or teardown is
 # an error whatever the call did; an expected failure is xfail.
 _outcomes = {}
+# The failed and errored tests (node id, end of the failure's text), at most _MAX_LISTED, each
+# message at most _MAX_MESSAGE bytes; one entry per node id.
+_MAX_LISTED = 10
+_MAX_MESSAGE = 500
+_failures = []
+_failed_nodes = set()
+
+
+def _tail(text):
+    data = (text or "").strip().encode("utf-8", "replace")
+    if len(data) > _MAX_MESSAGE:
+        data = b"..." + data[-(_MAX_MESSAGE - 3):]
+    return data.decode("utf-8", "ignore")
+
+
+def _note_failure(report):
+    node = report.nodeid
+    if node in _failed_nodes or len(_failures) >= _MAX_LISTED:
+        return
+    _failed_nodes.add(node)
+    try:
+        text = report.longreprtext
+    except Exception:  # a report that cannot render itself still names its test
+        text = ""
+    when = getattr(report, "when", None)
+    if when not in (None, "call", "collect"):
+        text = "error at %s: %s" % (when, text)
+    _failures.append({"name": node, "message": _tail(text)})
 
 
 def _note(report):
@@ -41,6 +69,8 @@ def _note(report):
 
 def pytest_runtest_logreport(report):
     _note(report)
+    if report.failed:
+        _note_failure(report)
     if report.when == "call":
         if report.passed:
             _counts["passed"] += 1
@@ -57,6 +87,7 @@ def pytest_runtest_logreport(report):
 def pytest_collectreport(report):
     if report.failed:
         _counts["errored"] += 1
+        _note_failure(report)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -71,6 +102,7 @@ def pytest_sessionfinish(session, exitstatus):
         "errored": _counts["errored"],
         "skipped": _counts["skipped"],
         "outcomes": _outcomes,
+        "failures": _failures,
     }
     os.write(_report, json.dumps(data).encode())
     os.close(_report)
