@@ -394,6 +394,7 @@ fn failure_mode_shares_of_rejected_and_of_all_episodes() {
         [
             "no_submit",
             "no_edit",
+            "patch_does_not_apply",
             "superficial",
             "wrong_location",
             "false_fix",
@@ -403,9 +404,9 @@ fn failure_mode_shares_of_rejected_and_of_all_episodes() {
     );
     assert_eq!(f.modes[0].count, 0);
     assert_eq!(f.modes[0].pct_of_rejected, Some(0.0));
-    assert_eq!(f.modes[3].count, 1);
-    assert_eq!(f.modes[3].pct_of_rejected, Some(25.0));
-    assert_eq!(f.modes[3].pct_of_episodes, Some(20.0));
+    assert_eq!(f.modes[4].count, 1);
+    assert_eq!(f.modes[4].pct_of_rejected, Some(25.0));
+    assert_eq!(f.modes[4].pct_of_episodes, Some(20.0));
     let total: f64 = f.modes.iter().map(|m| m.pct_of_rejected.unwrap()).sum();
     assert!((total - 100.0).abs() < 1e-9);
 
