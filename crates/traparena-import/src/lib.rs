@@ -35,6 +35,7 @@ mod humanevalfix;
 mod humanevalfix_compiled;
 mod humanevalfix_js;
 pub mod interpreters;
+pub mod profiles;
 mod pyparse;
 mod report;
 mod setup;
@@ -48,6 +49,7 @@ pub use humanevalfix::{
     import_humanevalfix, read_humanevalfix,
 };
 pub use interpreters::InterpreterSearch;
+pub use profiles::{Profiles, RunnerProfile};
 pub use report::{Emitted, INFRASTRUCTURE, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
 pub use setup::{
     BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, Ensured, PinEntry, Pins, SETUP_STAMP,

@@ -65,10 +65,19 @@ pub struct PinEntry {
     /// (`SETUPTOOLS_SCM_PRETEND_VERSION` lets setuptools_scm work without git metadata).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub install_env: BTreeMap<String, String>,
+    /// How the repository's tests run: the name of a runner profile
+    /// ([`Profiles`](crate::Profiles): `pytest`, `unittest`, `django`, `sympy`,
+    /// `tox-current-env`, or one the caller registered).
+    #[serde(default = "default_profile")]
+    pub profile: String,
 }
 
 fn default_python() -> String {
     "/usr/bin/python3".into()
+}
+
+fn default_profile() -> String {
+    crate::profiles::DEFAULT_PROFILE.into()
 }
 
 impl Pins {

@@ -226,8 +226,17 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
         spec.hidden_tests.command[..3],
         [python.as_str(), "-m", "pytest"]
     );
-    // The files are run whole; the tests are judged by name.
-    assert_eq!(spec.hidden_tests.command[3..], ["tests/test_calc.py"]);
+    // Only the named test functions run, and they are judged by name.
+    assert_eq!(
+        spec.hidden_tests.command[3..],
+        [
+            "tests/test_calc.py::test_clamp_high",
+            "tests/test_calc.py::test_add",
+            "tests/test_calc.py::test_clamp_low",
+            "tests/test_calc.py::TestMore::test_in_class",
+            "tests/test_calc.py::test_new_passing"
+        ]
+    );
     assert_eq!(
         spec.hidden_tests.select,
         [
@@ -240,7 +249,11 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
     );
     assert_eq!(
         spec.public_tests.command[3..],
-        ["tests/test_calc_public.py"]
+        [
+            "tests/test_calc_public.py::test_add",
+            "tests/test_calc_public.py::test_clamp_low",
+            "tests/test_calc_public.py::TestMore::test_in_class"
+        ]
     );
     assert_eq!(
         spec.public_tests.select,
@@ -474,7 +487,7 @@ fn real_instance_troubles_still_give_a_valid_task() {
     // The report says which version was derived and which environment it chose.
     assert_eq!(
         report.emitted[0].environment.as_deref(),
-        Some("version 3.1 (record); pins example/gen 3.1, python /usr/bin/python3")
+        Some("version 3.1 (record); pins example/gen 3.1, python /usr/bin/python3, profile pytest")
     );
     assert!(
         report
@@ -510,7 +523,7 @@ fn real_instance_troubles_still_give_a_valid_task() {
     );
     assert_eq!(
         spec.metadata["unmatched_tests"],
-        serde_json::json!(["[100%]", "tests/test_b.py::test_gone"])
+        serde_json::json!(["tests/test_b.py::test_gone", "[100%]"])
     );
     assert_eq!(
         spec.metadata["skipped_tests"],

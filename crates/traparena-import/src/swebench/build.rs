@@ -1,0 +1,534 @@
+//! One instance → one task folder: the environment, the test selection through the runner
+//! profile, and the runs that choose the public tests and confirm the hidden ones.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use traparena_env::{Sandbox, TestOutcome, TestRun, Workspace};
+use traparena_task::{Patch, RelPath, Setup, Task, TaskSpec, TestSpec};
+
+use super::plan::{Parsed, Plan, plan};
+use super::{
+    Ctx, Outcome, SweBenchInstance, lock, runs_in_sandbox, skip, skip_failing, skipped_failing,
+};
+use crate::common::{check_task, write_file};
+use crate::error::{ImportError, io};
+use crate::profiles::RunnerProfile;
+use crate::report::{Emitted, Skipped};
+use crate::setup::{
+    Ensured, PinEntry, bundled_envs, ensure_env, install_generated, major_minor, setup_for,
+    venv_python,
+};
+
+type Refused = (String, String);
+type Metadata = serde_json::Map<String, serde_json::Value>;
+
+/// The environment an instance runs in, and how its tests run.
+struct Chosen {
+    setup: Option<Setup>,
+    entry: Option<PinEntry>,
+    /// The report's line on the choice.
+    environment: Option<String>,
+    profile: Arc<dyn RunnerProfile>,
+}
+
+/// The names of an instance's tests, sorted by what can be done with them.
+#[derive(Default)]
+struct Selection {
+    /// Test files to run (for profiles that run files).
+    run_files: Vec<String>,
+    /// Names that judge a patch.
+    select: Vec<String>,
+    /// Names no test of the repository answers to.
+    unselectable: Vec<String>,
+    /// Names skipped here (an optional dependency SWE-bench's environment had).
+    skipped_here: Vec<String>,
+    /// `PASS_TO_PASS` names that fail here even with the reference.
+    failing_here: Vec<String>,
+}
+
+impl Ctx<'_> {
+    /// The environment for `inst` at `version`: the user's pins, else the bundled one; a
+    /// repository neither knows runs with the system's python3 and pytest.
+    fn choose_env(
+        &self,
+        inst: &SweBenchInstance,
+        version: Option<&str>,
+        version_source: &str,
+        metadata: &mut Metadata,
+    ) -> Result<Chosen, Refused> {
+        let found = self
+            .opts
+            .pins
+            .as_ref()
+            .and_then(|p| p.lookup(&inst.repo, version))
+            .map(|(k, e)| ("pins", k.to_owned(), e.clone()))
+            .or_else(|| {
+                self.opts
+                    .bundled
+                    .then(bundled_envs)
+                    .and_then(|p| p.lookup(&inst.repo, version))
+                    .map(|(k, e)| ("bundled", k.to_owned(), e.clone()))
+            });
+        let known_repo = self
+            .opts
+            .pins
+            .as_ref()
+            .is_some_and(|p| p.0.contains_key(&inst.repo))
+            || (self.opts.bundled && bundled_envs().0.contains_key(&inst.repo));
+        let Some((from, matched, mut entry)) = found else {
+            if known_repo {
+                return Err((
+                    "no environment for the repository's version".into(),
+                    format!(
+                        "neither --pins nor the bundled environments have {} {} (nor `*`)",
+                        inst.repo,
+                        version.unwrap_or("(unknown version)")
+                    ),
+                ));
+            }
+            let profile = self.opts.profiles.get(crate::profiles::DEFAULT_PROFILE);
+            return Ok(Chosen {
+                setup: None,
+                entry: None,
+                environment: None,
+                profile: profile.map_err(|e| ("no runner profile".to_owned(), e))?,
+            });
+        };
+        let profile = self.opts.profiles.get(&entry.profile).map_err(|e| {
+            (
+                "the environment names an unknown runner profile".to_owned(),
+                e,
+            )
+        })?;
+        let python = self
+            .python(&entry.python)
+            .map_err(|e| ("no interpreter for the environment".to_owned(), e))?;
+        let environment = Some(format!(
+            "version {} ({version_source}); {from} {} {matched}, python {}, profile {}",
+            version.unwrap_or("unknown"),
+            inst.repo,
+            entry.python,
+            entry.profile
+        ));
+        metadata.insert(
+            "environment".into(),
+            serde_json::json!({"from": from, "version_key": matched, "python": entry.python,
+                "profile": entry.profile}),
+        );
+        entry.python = python.to_string_lossy().into_owned();
+        let key = format!(
+            "{}@{}",
+            inst.repo,
+            version
+                .and_then(major_minor)
+                .unwrap_or_else(|| "unknown".into())
+        );
+        Ok(Chosen {
+            setup: Some(setup_for(&key, &entry, &self.opts.venv_cache)),
+            entry: Some(entry),
+            environment,
+            profile,
+        })
+    }
+
+    /// Builds (or finds) the chosen environment, checks it runs in the sandbox, and runs the
+    /// repository's install step into `repo_dir`. Returns the sandbox that shows it.
+    fn prepare_env(
+        &self,
+        chosen: &Chosen,
+        version: Option<&str>,
+        repo_dir: &Path,
+        metadata: &mut Metadata,
+    ) -> Result<Result<Sandbox, Refused>, ImportError> {
+        let (Some(s), Some(e)) = (&chosen.setup, &chosen.entry) else {
+            return Ok(Ok(self.sandbox.clone()));
+        };
+        let refuse = |r: &str, d: String| Ok(Err((r.to_owned(), d)));
+        let sandbox = self.sandbox.with_read_only_paths(&s.visible_paths());
+        if self.opts.build_envs {
+            match ensure_env(s, &self.opts.build) {
+                Ok(Ensured::Rebuilt { reason }) => lock(&self.repaired).push(format!(
+                    "environment {} in {}: {reason}; built again",
+                    s.key,
+                    s.venv.display()
+                )),
+                Ok(_) => {}
+                Err(e) => return refuse("the environment cannot be built", e.to_string()),
+            }
+        } else if !crate::setup::is_built(s) {
+            return refuse(
+                "the environment is not built",
+                format!("{} is missing", s.venv.display()),
+            );
+        }
+        if let Some(why) = runs_in_sandbox(&sandbox, &venv_python(s))? {
+            return refuse("the environment cannot run in the sandbox", why);
+        }
+        match install_generated(e, s, version.unwrap_or("0.0.0"), repo_dir, &self.opts.build) {
+            Ok(files) if !files.is_empty() => {
+                metadata.insert("generated_files".into(), serde_json::json!(files));
+            }
+            Ok(_) => {}
+            Err(e) => return refuse("the repository cannot be installed", e),
+        }
+        Ok(Ok(sandbox))
+    }
+
+    pub(super) fn build_task(
+        &self,
+        inst: &SweBenchInstance,
+        commit: &str,
+        test_patch: &Patch,
+        dir: &Path,
+    ) -> Outcome {
+        let repo_dir = dir.join("repo");
+        self.git.export_tree(commit, &repo_dir)?;
+        let mut metadata = Metadata::new();
+        let (version, version_source) = self.version(inst, commit, &repo_dir)?;
+        let chosen = match self.choose_env(inst, version.as_deref(), version_source, &mut metadata)
+        {
+            Ok(c) => c,
+            Err((reason, detail)) => return skip(inst, &reason, detail),
+        };
+        let profile = chosen.profile.as_ref();
+        let plan = match plan(inst, test_patch, &repo_dir, self.sandbox, profile)? {
+            Ok(p) => p,
+            Err((reason, detail)) => return skip(inst, &reason, detail),
+        };
+        let sandbox =
+            match self.prepare_env(&chosen, version.as_deref(), &repo_dir, &mut metadata)? {
+                Ok(s) => s,
+                Err((reason, detail)) => return skip(inst, &reason, detail),
+            };
+        self.write_files(inst, &plan, &repo_dir, dir)?;
+        let python = match &chosen.setup {
+            Some(s) => venv_python(s).to_string_lossy().into_owned(),
+            None => "python3".to_owned(),
+        };
+        let mut sel = select_tests(inst, &plan, &repo_dir, profile);
+        let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();
+        if !sel.select.iter().any(|id| f2p.contains(id.as_str())) {
+            return skip(
+                inst,
+                "no FAIL_TO_PASS test can be found",
+                format!(
+                    "no FAIL_TO_PASS name names a test file the test patch touches: {}",
+                    inst.fail_to_pass.join(", ")
+                ),
+            );
+        }
+        let hidden_files: Vec<RelPath> = plan
+            .hidden
+            .iter()
+            .map(|(p, _)| rel(p))
+            .collect::<Result<_, _>>()?;
+        let spec_of = |files: &[String], names: &[String], spec_files: Vec<RelPath>| TestSpec {
+            command: profile.command(&python, &profile.targets(files, names)),
+            runner: profile.runner(),
+            files: spec_files,
+            select: names.to_vec(),
+        };
+        let public_files: Vec<String> = plan.public.iter().map(|(p, _, _)| p.clone()).collect();
+        let candidates: Vec<String> = plan
+            .public
+            .iter()
+            .flat_map(|(_, _, ids)| ids.clone())
+            .collect();
+        let public_spec_files: Vec<RelPath> = public_files
+            .iter()
+            .map(|p| rel(p))
+            .collect::<Result<_, _>>()?;
+        describe(inst, commit, &version, version_source, &mut metadata);
+        // While the names are being tried, whole files run: a name the runner does not know
+        // must not stop the others.
+        let whole = |files: &[String], names: &[String], spec_files: Vec<RelPath>| TestSpec {
+            command: profile.command(&python, files),
+            runner: profile.runner(),
+            files: spec_files,
+            select: names.to_vec(),
+        };
+        let mut spec = TaskSpec {
+            id: inst.instance_id.clone(),
+            source: "swebench".into(),
+            language: "python".into(),
+            description: description(inst),
+            public_tests: whole(&public_files, &candidates, public_spec_files),
+            hidden_tests: whole(&sel.run_files, &sel.select, hidden_files.clone()),
+            timeout_s: self.opts.timeout_s,
+            reference_locations: None,
+            metadata,
+            setup: chosen.setup.clone(),
+        };
+        write_spec(dir, &spec)?;
+        let mut public_ids: Vec<String> = candidates
+            .iter()
+            .take(self.opts.max_public)
+            .cloned()
+            .collect();
+        if self.opts.validate {
+            match self.try_names(inst, dir, &spec, &sandbox, &mut sel)? {
+                Ok(passing) => public_ids = passing,
+                Err(skipped) => return Ok(Err(skipped)),
+            }
+        }
+        // Only the public files that hold a chosen test stay.
+        let source_of: BTreeMap<&str, &str> = plan
+            .public_source
+            .iter()
+            .map(|(copy, orig)| (copy.as_str(), orig.as_str()))
+            .collect();
+        let keep: BTreeSet<&str> = plan
+            .public
+            .iter()
+            .filter(|(_, _, ids)| ids.iter().any(|i| public_ids.contains(i)))
+            .map(|(p, _, _)| p.as_str())
+            .collect();
+        for p in &public_files {
+            if !keep.contains(p.as_str()) {
+                let f = repo_dir.join(p);
+                std::fs::remove_file(&f).map_err(io(&f))?;
+            }
+        }
+        let kept: Vec<String> = public_files
+            .iter()
+            .filter(|p| keep.contains(p.as_str()))
+            .cloned()
+            .collect();
+        let kept_spec: Vec<RelPath> = kept.iter().map(|p| rel(p)).collect::<Result<_, _>>()?;
+        spec.public_tests = spec_of(&kept, &public_ids, kept_spec);
+        spec.hidden_tests = spec_of(&sel.run_files, &sel.select, hidden_files);
+        let public_names: Vec<&str> = public_ids
+            .iter()
+            .map(|id| source_of.get(id.as_str()).copied().unwrap_or(id.as_str()))
+            .collect();
+        let m = &mut spec.metadata;
+        m.insert("public_tests".into(), serde_json::json!(public_names));
+        m.insert("matched_tests".into(), serde_json::json!(sel.select));
+        m.insert(
+            "unmatched_tests".into(),
+            serde_json::json!(sel.unselectable),
+        );
+        m.insert("skipped_tests".into(), serde_json::json!(sel.skipped_here));
+        m.insert(
+            "failing_here_tests".into(),
+            serde_json::json!(sel.failing_here),
+        );
+        write_spec(dir, &spec)?;
+        if self.opts.validate
+            && let Some((problems, failures)) = check_task(dir, &sandbox, self.opts.reference_runs)?
+        {
+            return skip_failing(
+                inst,
+                "the task fails validation",
+                problems,
+                failures,
+                Vec::new(),
+            );
+        }
+        Ok(Ok(Emitted {
+            record: inst.instance_id.clone(),
+            id: inst.instance_id.clone(),
+            public_tests: public_ids.len(),
+            hidden_tests: sel.select.len(),
+            environment: chosen.environment,
+        }))
+    }
+
+    /// Writes the plan into the task folder: test files out of `repo/`, public copies in, the
+    /// hidden files and the reference patch beside it.
+    fn write_files(
+        &self,
+        inst: &SweBenchInstance,
+        plan: &Plan,
+        repo_dir: &Path,
+        dir: &Path,
+    ) -> Result<(), ImportError> {
+        for rel in &plan.remove {
+            let p = repo_dir.join(rel);
+            if std::fs::symlink_metadata(&p).is_ok() {
+                std::fs::remove_file(&p).map_err(io(&p))?;
+            }
+        }
+        for (rel, bytes, _) in &plan.public {
+            write_file(repo_dir, rel, bytes)?;
+        }
+        for (rel, bytes) in &plan.hidden {
+            write_file(&dir.join("hidden"), rel, bytes)?;
+        }
+        write_file(dir, "reference.patch", inst.patch.as_bytes())
+    }
+
+    /// Runs the names: the public candidates on the base commit (the ones that pass become the
+    /// public tests, returned), then the hidden files with the reference patch, which tells
+    /// which of the instance's names are real tests here (`sel` is narrowed to them).
+    fn try_names(
+        &self,
+        inst: &SweBenchInstance,
+        dir: &Path,
+        spec: &TaskSpec,
+        sandbox: &Sandbox,
+        sel: &mut Selection,
+    ) -> Result<Result<Vec<String>, Skipped>, ImportError> {
+        let skipped = |s: Skipped| Ok(Err(s));
+        let skip = |r: &str, d: String| Skipped::new(&inst.instance_id, r, d);
+        let task = Task::load(dir).map_err(|e| ImportError::Input(e.to_string()))?;
+        // One file that cannot be collected must not stop the others from running.
+        let mut trial = spec.public_tests.clone();
+        if spec.public_tests.runner == traparena_task::Runner::Pytest {
+            trial
+                .command
+                .insert(3, "--continue-on-collection-errors".into());
+        }
+        let ws = Workspace::materialize(&task.repo_dir(), sandbox)?;
+        let run = ws.run_tests(sandbox, &trial, spec.timeout_s)?;
+        drop(ws);
+        let passing: Vec<String> = run
+            .selected
+            .iter()
+            .filter(|n| n.outcome.is_pass())
+            .map(|n| n.name.clone())
+            .take(self.opts.max_public)
+            .collect();
+        if passing.is_empty() {
+            if let Some(why) = run.environment_failure() {
+                return skipped(skip("the environment fails the tests", why));
+            }
+            return skipped(skipped_failing(
+                inst,
+                "no public test passes on the base commit",
+                format!(
+                    "{} candidate(s) of the touched test files: {}",
+                    spec.public_tests.select.len(),
+                    run.summary()
+                ),
+                run.failures.clone(),
+                run.failure_lines(),
+            ));
+        }
+        let (fixed, applied) =
+            traparena_eval::evaluation_copy(&task, sandbox, &task.reference_patch_text)?;
+        if !applied.applied {
+            return skipped(skip(
+                "the reference patch does not apply",
+                applied.message.clone(),
+            ));
+        }
+        let run = fixed.run_tests(sandbox, &spec.hidden_tests, spec.timeout_s)?;
+        drop(fixed);
+        if let Some(why) = run.environment_failure() {
+            return skipped(skip("the environment fails the tests", why));
+        }
+        narrow(inst, &run, sel);
+        let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();
+        if !sel.select.iter().any(|id| f2p.contains(id.as_str())) {
+            return skipped(skip(
+                "no FAIL_TO_PASS test can be found",
+                format!(
+                    "the runner reports none of {} in {}",
+                    inst.fail_to_pass.join(", "),
+                    spec.hidden_tests.command[1..].join(" ")
+                ),
+            ));
+        }
+        Ok(Ok(passing))
+    }
+}
+
+/// Sorts the instance's names: the ones whose file the profile finds among the hidden files or
+/// in the tree are selected (their files run), the others that name a file are unselectable,
+/// and the ones that do not say their file are selected too when files run, for the reference
+/// run to tell whether they are tests here.
+fn select_tests(
+    inst: &SweBenchInstance,
+    plan: &Plan,
+    repo_dir: &Path,
+    profile: &dyn RunnerProfile,
+) -> Selection {
+    let touched = Parsed::new(plan.hidden.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
+    let hidden_paths: BTreeSet<&str> = plan.hidden.iter().map(|(p, _)| p.as_str()).collect();
+    let mut sel = Selection::default();
+    let mut floating = Vec::new();
+    for id in inst.fail_to_pass.iter().chain(&inst.pass_to_pass) {
+        let Some(loc) = profile.locate(id, &touched) else {
+            floating.push(id.clone());
+            continue;
+        };
+        let exists = hidden_paths.contains(loc.file.as_str())
+            || (RelPath::new(&loc.file).is_ok() && repo_dir.join(&loc.file).is_file());
+        if !exists || !loc.file.ends_with(".py") {
+            sel.unselectable.push(id.clone());
+            continue;
+        }
+        if !sel.run_files.contains(&loc.file) {
+            sel.run_files.push(loc.file.clone());
+        }
+        sel.select.push(id.clone());
+    }
+    if sel.run_files.is_empty() {
+        sel.unselectable.extend(floating);
+    } else {
+        sel.select.extend(floating);
+    }
+    sel
+}
+
+/// Narrows the selection to what the reference run says: a name the runner does not report, or
+/// a test skipped here (an optional dependency SWE-bench's environment had), cannot judge a
+/// patch; a `PASS_TO_PASS` test that fails even with the reference (a test of how an editable
+/// install sets sys.path, say) says nothing about a candidate. Each is left out and listed. A
+/// `FAIL_TO_PASS` test that fails with the reference stays, and fails validation.
+fn narrow(inst: &SweBenchInstance, run: &TestRun, sel: &mut Selection) {
+    let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();
+    let mut keep = Vec::new();
+    for n in &run.selected {
+        match n.outcome {
+            TestOutcome::Skipped => sel.skipped_here.push(n.name.clone()),
+            TestOutcome::NotRun => sel.unselectable.push(n.name.clone()),
+            o if o.is_pass() || f2p.contains(n.name.as_str()) => keep.push(n.name.clone()),
+            _ => sel.failing_here.push(n.name.clone()),
+        }
+    }
+    sel.select = keep;
+}
+
+fn rel(s: &str) -> Result<RelPath, ImportError> {
+    RelPath::new(s).map_err(|e| ImportError::Input(format!("{s}: {e}")))
+}
+
+fn write_spec(dir: &Path, spec: &TaskSpec) -> Result<(), ImportError> {
+    let json = serde_json::to_string_pretty(spec).expect("a task spec serialises") + "\n";
+    write_file(dir, "task.json", json.as_bytes())
+}
+
+fn description(inst: &SweBenchInstance) -> String {
+    if inst.problem_statement.trim().is_empty() {
+        format!(
+            "Repair the defect of {} behind SWE-bench instance {}.",
+            inst.repo, inst.instance_id
+        )
+    } else {
+        inst.problem_statement.trim().to_owned()
+    }
+}
+
+/// The record's fields every task keeps.
+fn describe(
+    inst: &SweBenchInstance,
+    commit: &str,
+    version: &Option<String>,
+    version_source: &str,
+    m: &mut Metadata,
+) {
+    m.insert("instance_id".into(), inst.instance_id.clone().into());
+    m.insert("repo".into(), inst.repo.clone().into());
+    m.insert("base_commit".into(), commit.into());
+    m.insert("version".into(), version.clone().into());
+    m.insert("version_source".into(), version_source.into());
+    m.insert("FAIL_TO_PASS".into(), serde_json::json!(inst.fail_to_pass));
+    m.insert("PASS_TO_PASS".into(), serde_json::json!(inst.pass_to_pass));
+    if let Some(c) = &inst.environment_setup_commit {
+        m.insert("environment_setup_commit".into(), c.clone().into());
+    }
+}

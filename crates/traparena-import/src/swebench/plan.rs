@@ -1,0 +1,176 @@
+//! How an instance's test patch becomes hidden files and public copies, and which of its test
+//! names each file holds, read through the repository's runner profile.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use traparena_env::{Sandbox, Workspace};
+use traparena_eval::python::PyFile;
+use traparena_task::Patch;
+
+use super::SweBenchInstance;
+use crate::common::write_file;
+use crate::error::{ImportError, io};
+use crate::profiles::{RunnerProfile, TestFiles};
+
+/// What an instance becomes before it is written.
+pub(super) struct Plan {
+    /// The files the test patch leaves, with the patch applied: path, content.
+    pub hidden: Vec<(String, Vec<u8>)>,
+    /// The files to remove from `repo/` (they move to `hidden/`).
+    pub remove: Vec<String>,
+    /// Public copies: path, content, the candidate test names in the copy.
+    pub public: Vec<(String, Vec<u8>, Vec<String>)>,
+    /// Candidate name in the copy → the instance's name.
+    pub public_source: Vec<(String, String)>,
+}
+
+/// Python files with the symbols each defines, parsed once.
+pub(super) struct Parsed {
+    files: Vec<(String, BTreeSet<String>)>,
+}
+
+impl Parsed {
+    /// The Python files among `files` (path, content), parsed.
+    pub fn new<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Parsed {
+        Parsed {
+            files: files
+                .into_iter()
+                .filter(|(p, _)| p.ends_with(".py"))
+                .map(|(p, bytes)| {
+                    let text = String::from_utf8_lossy(bytes);
+                    let symbols = PyFile::parse(&text)
+                        .map(|f| f.symbols().into_iter().map(|s| s.name).collect())
+                        .unwrap_or_default();
+                    (p.to_owned(), symbols)
+                })
+                .collect(),
+        }
+    }
+}
+
+impl TestFiles for Parsed {
+    fn files(&self) -> Vec<String> {
+        self.files.iter().map(|(p, _)| p.clone()).collect()
+    }
+
+    fn defines(&self, file: &str, symbol: &str) -> bool {
+        self.files
+            .iter()
+            .any(|(p, s)| p == file && s.contains(symbol))
+    }
+}
+
+type Refused = (String, String);
+
+/// Splits the test patch into hidden files and public copies: the public tests are the
+/// `PASS_TO_PASS` tests of touched test files that exist at the base commit, in a renamed copy
+/// of the file beside the original.
+pub(super) fn plan(
+    inst: &SweBenchInstance,
+    test_patch: &Patch,
+    repo_dir: &Path,
+    sandbox: &Sandbox,
+    profile: &dyn RunnerProfile,
+) -> Result<Result<Plan, Refused>, ImportError> {
+    let refuse = |r: &str, d: String| Ok(Err((r.to_owned(), d)));
+    // The touched files' base versions, then test_patch applied to them.
+    let scratch = tempfile::Builder::new()
+        .prefix("traparena-testpatch-")
+        .tempdir()
+        .map_err(io(std::env::temp_dir()))?;
+    let mut base: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for f in &test_patch.files {
+        for p in f.paths() {
+            let src = repo_dir.join(p.as_str());
+            if src.is_file() {
+                let bytes = std::fs::read(&src).map_err(io(&src))?;
+                write_file(scratch.path(), p.as_str(), &bytes)?;
+                base.insert(p.as_str().to_owned(), bytes);
+            }
+        }
+    }
+    let mut ws = Workspace::materialize(scratch.path(), sandbox)?;
+    let applied = ws.apply_patch(&inst.test_patch)?;
+    if !applied.applied {
+        return refuse(
+            "the test patch does not apply at the base commit",
+            applied.message,
+        );
+    }
+    let mut hidden = Vec::new();
+    let mut remove = Vec::new();
+    for f in &test_patch.files {
+        let Some(new) = &f.new_path else { continue };
+        let p = ws.path().join(new.as_str());
+        let bytes = std::fs::read(&p).map_err(io(&p))?;
+        hidden.push((new.as_str().to_owned(), bytes));
+        remove.push(new.as_str().to_owned());
+    }
+    if hidden.is_empty() {
+        return refuse(
+            "the test patch only deletes files",
+            "no file is left to hold hidden tests".into(),
+        );
+    }
+    let touched = Parsed::new(hidden.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
+    let at_base = Parsed::new(base.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
+    let hidden_paths: BTreeSet<&str> = hidden.iter().map(|(p, _)| p.as_str()).collect();
+    let mut public_path: BTreeMap<String, String> = BTreeMap::new();
+    let mut public: Vec<(String, Vec<u8>, Vec<String>)> = Vec::new();
+    let mut public_source = Vec::new();
+    for name in &inst.pass_to_pass {
+        let Some(loc) = profile.locate(name, &touched) else {
+            continue;
+        };
+        let Some(symbol) = &loc.symbol else { continue };
+        if !hidden_paths.contains(loc.file.as_str()) || !at_base.defines(&loc.file, symbol) {
+            continue;
+        }
+        let Some(text) = base.get(&loc.file) else {
+            continue;
+        };
+        let target = match public_path.get(&loc.file) {
+            Some(t) => t.clone(),
+            None => {
+                let t = public_name(&loc.file, repo_dir, &hidden_paths);
+                public.push((t.clone(), text.clone(), Vec::new()));
+                public_path.insert(loc.file.clone(), t.clone());
+                t
+            }
+        };
+        let id = profile.renamed(name, &loc.file, &target);
+        if let Some(entry) = public.iter_mut().find(|(p, _, _)| *p == target) {
+            entry.2.push(id.clone());
+        }
+        public_source.push((id, name.clone()));
+    }
+    if public_source.is_empty() {
+        return refuse(
+            "no public test",
+            "no PASS_TO_PASS test of the files the test patch touches exists at the base commit"
+                .into(),
+        );
+    }
+    Ok(Ok(Plan {
+        hidden,
+        remove,
+        public,
+        public_source,
+    }))
+}
+
+/// `dir/test_x.py` → `dir/test_x_public.py` (or `_public2`, ... when taken).
+fn public_name(file: &str, repo_dir: &Path, hidden: &BTreeSet<&str>) -> String {
+    let stem = file.strip_suffix(".py").unwrap_or(file);
+    (1..)
+        .map(|n| {
+            if n == 1 {
+                format!("{stem}_public.py")
+            } else {
+                format!("{stem}_public{n}.py")
+            }
+        })
+        .find(|c| !repo_dir.join(c).exists() && !hidden.contains(c.as_str()))
+        .expect("some name is free")
+}
