@@ -373,7 +373,8 @@ mod tests {
             ("tests/admin_views/tests.py", vec![]),
             ("sympy/core/tests/test_basic.py", vec!["test_issue_1"]),
         ]);
-        let cases: &[(&dyn RunnerProfile, &str, Option<(&str, Option<&str>)>)] = &[
+        type Case<'a> = (&'a dyn RunnerProfile, &'a str, Option<(&'a str, Option<&'a str>)>);
+        let cases: &[Case] = &[
             (
                 &Pytest,
                 "tests/test_x.py::TestA::test_b[1-2]",
