@@ -374,7 +374,7 @@ mod tests {
             ("sympy/core/tests/test_basic.py", vec!["test_issue_1"]),
         ]);
         type Case<'a> = (&'a dyn RunnerProfile, &'a str, Option<(&'a str, Option<&'a str>)>);
-        let cases: &[Case] = &[
+        let cases: &[Case<'_>] = &[
             (
                 &Pytest,
                 "tests/test_x.py::TestA::test_b[1-2]",
