@@ -327,7 +327,8 @@ fn print_report(report: &ImportReport, json: bool) -> Result<u8, ImportError> {
             .collect();
         write!(
             out,
-            "{skipped}{}\nreport: {}\n",
+            "{skipped}{}{}\nreport: {}\n",
+            report.groups_text(),
             report.summary(),
             report.out.join(traparena_import::REPORT_TEXT).display()
         )

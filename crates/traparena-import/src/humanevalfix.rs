@@ -406,6 +406,9 @@ fn import_one(
         public_tests: public.len(),
         hidden_tests: assertions.len(),
         environment: None,
+        differs: Vec::new(),
+        group: None,
+        duration_ms: 0,
     };
     let written = write_task(
         r,
@@ -694,6 +697,9 @@ fn split_and_write(
         public_tests: public.len(),
         hidden_tests: checks.len(),
         environment: None,
+        differs: Vec::new(),
+        group: None,
+        duration_ms: 0,
     };
     let all: Vec<usize> = (0..checks.len()).collect();
     let written = (|| -> Result<(), ImportError> {

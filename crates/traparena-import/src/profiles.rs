@@ -373,7 +373,11 @@ mod tests {
             ("tests/admin_views/tests.py", vec![]),
             ("sympy/core/tests/test_basic.py", vec!["test_issue_1"]),
         ]);
-        type Case<'a> = (&'a dyn RunnerProfile, &'a str, Option<(&'a str, Option<&'a str>)>);
+        type Case<'a> = (
+            &'a dyn RunnerProfile,
+            &'a str,
+            Option<(&'a str, Option<&'a str>)>,
+        );
         let cases: &[Case<'_>] = &[
             (
                 &Pytest,

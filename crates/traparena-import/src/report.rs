@@ -56,6 +56,17 @@ pub struct Emitted {
     /// pytest-dev/pytest 5.4, python 3.9`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,
+    /// Where the task differs from the source's own verdict on the record (SWE-bench's: every
+    /// listed test passes with the reference), one phrase each (`2 PASS_TO_PASS tests fail
+    /// here`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
+    /// The group of the report's table the record is counted in (the repository, for SWE-bench).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Time spent on the record (its environment build included), in milliseconds.
+    #[serde(default)]
+    pub duration_ms: u64,
 }
 
 /// A record an import did not turn into a task.
@@ -72,6 +83,16 @@ pub struct Skipped {
     /// them (at most [`MAX_FAILURES`](traparena_env::MAX_FAILURES) per run quoted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<TestFailure>,
+    /// True when what the record's tests printed shows they reach for the network (tests run
+    /// offline: an `httpbin.org` era psf/requests instance, say).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub needs_network: bool,
+    /// The group of the report's table the record is counted in (the repository, for SWE-bench).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Time spent on the record (its environment build included), in milliseconds.
+    #[serde(default)]
+    pub duration_ms: u64,
 }
 
 impl Skipped {
@@ -82,8 +103,50 @@ impl Skipped {
             reason: reason.to_owned(),
             detail,
             failures: Vec::new(),
+            needs_network: false,
+            group: None,
+            duration_ms: 0,
         }
     }
+}
+
+/// Marks a record's outcome with its group and the time since `started`, and a skipped
+/// record whose detail or failures show a reach for the network as needing it.
+pub(crate) fn stamp(
+    r: Result<Result<Emitted, Skipped>, ImportError>,
+    group: &str,
+    started: std::time::Instant,
+) -> Result<Result<Emitted, Skipped>, ImportError> {
+    let ms = started.elapsed().as_millis() as u64;
+    r.map(|r| match r {
+        Ok(mut e) => {
+            e.group = Some(group.to_owned());
+            e.duration_ms = ms;
+            Ok(e)
+        }
+        Err(mut s) => {
+            s.group = Some(group.to_owned());
+            s.duration_ms = ms;
+            s.needs_network = reaches_for_network(&s.detail)
+                || s.failures.iter().any(|f| reaches_for_network(&f.message));
+            Err(s)
+        }
+    })
+}
+
+/// True when `text` shows a connection attempt that failed for want of a network.
+fn reaches_for_network(text: &str) -> bool {
+    const SIGNS: &[&str] = &[
+        "httpbin.org",
+        "NewConnectionError",
+        "Failed to establish a new connection",
+        "Name or service not known",
+        "Temporary failure in name resolution",
+        "Network is unreachable",
+        "nodename nor servname",
+        "getaddrinfo failed",
+    ];
+    SIGNS.iter().any(|s| text.contains(s))
 }
 
 /// The reason of a record skipped because the harness failed on it (see the import report).
@@ -155,8 +218,74 @@ impl ImportReport {
         for r in &self.repaired {
             out.push_str(&format!("repaired {r}\n"));
         }
+        out.push_str(&self.groups_text());
         out.push_str(&self.summary());
         out.push('\n');
+        out
+    }
+
+    /// The per-group table (SWE-bench: per repository): records, valid, skipped by reason with
+    /// the first cause quoted, time in all and per record (median, worst), the records that
+    /// need the network and the tasks that differ from the source's verdict. Empty when no
+    /// record has a group.
+    pub fn groups_text(&self) -> String {
+        let mut groups: BTreeMap<&str, (Vec<&Emitted>, Vec<&Skipped>)> = BTreeMap::new();
+        for e in &self.emitted {
+            if let Some(g) = &e.group {
+                groups.entry(g).or_default().0.push(e);
+            }
+        }
+        for s in &self.skipped {
+            if let Some(g) = &s.group {
+                groups.entry(g).or_default().1.push(s);
+            }
+        }
+        if groups.is_empty() {
+            return String::new();
+        }
+        let secs = |ms: u64| ms as f64 / 1000.0;
+        let mut out = String::from("by group:\n");
+        for (g, (emitted, skipped)) in groups {
+            let mut times: Vec<u64> = emitted.iter().map(|e| e.duration_ms).collect();
+            times.extend(skipped.iter().map(|s| s.duration_ms));
+            times.sort_unstable();
+            let n = times.len();
+            out.push_str(&format!(
+                "  {g}: {n} records, {} valid, {} skipped; {:.1} s in all, per record median {:.1} s, worst {:.1} s\n",
+                emitted.len(),
+                skipped.len(),
+                secs(times.iter().sum()),
+                secs(times[n / 2]),
+                secs(times[n - 1]),
+            ));
+            let mut reasons: BTreeMap<&str, Vec<&Skipped>> = BTreeMap::new();
+            for s in &skipped {
+                reasons.entry(&s.reason).or_default().push(s);
+            }
+            for (reason, list) in reasons {
+                let cause: String = list[0].detail.chars().take(160).collect();
+                out.push_str(&format!(
+                    "    skipped {}: {reason} (\"{cause}\", {})\n",
+                    list.len(),
+                    list[0].record
+                ));
+            }
+            let network: Vec<&str> = skipped
+                .iter()
+                .filter(|s| s.needs_network)
+                .map(|s| s.record.as_str())
+                .collect();
+            if !network.is_empty() {
+                out.push_str(&format!("    needs the network: {}\n", network.join(", ")));
+            }
+            for e in emitted.iter().filter(|e| !e.differs.is_empty()) {
+                out.push_str(&format!(
+                    "    differs from the source: {}: {}\n",
+                    e.record,
+                    e.differs.join("; ")
+                ));
+            }
+        }
         out
     }
 
@@ -270,5 +399,72 @@ mod tests {
         );
         let back: ImportReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn groups_count_records_quote_causes_and_name_network_needs() {
+        let started = std::time::Instant::now();
+        let emitted = Emitted {
+            record: "a__b-1".into(),
+            id: "a__b-1".into(),
+            public_tests: 1,
+            hidden_tests: 2,
+            environment: None,
+            differs: vec!["2 tests are skipped here".into()],
+            group: None,
+            duration_ms: 0,
+        };
+        let offline = Skipped::new(
+            "a__b-2",
+            "the task fails validation",
+            "hidden tests: ConnectionError: HTTPConnectionPool(host='httpbin.org')".into(),
+        );
+        let other = Skipped::new("c__d-1", "no public test", "none at base".into());
+        let rows: Vec<_> = [Ok(emitted), Err(offline), Err(other)]
+            .into_iter()
+            .zip(["a/b", "a/b", "c/d"])
+            .map(|(r, g)| stamp(Ok(r), g, started).unwrap())
+            .collect();
+        let mut report = ImportReport {
+            source: "swebench".into(),
+            input: "/in.jsonl".into(),
+            out: "/out".into(),
+            records: 3,
+            emitted: Vec::new(),
+            skipped: Vec::new(),
+            validated: true,
+            backend: Backend::None,
+            duration_ms: 0,
+            repaired: Vec::new(),
+        };
+        for r in rows {
+            match r {
+                Ok(e) => report.emitted.push(e),
+                Err(s) => report.skipped.push(s),
+            }
+        }
+        assert!(report.skipped[0].needs_network && !report.skipped[1].needs_network);
+        let text = report.groups_text();
+        assert!(
+            text.contains("  a/b: 2 records, 1 valid, 1 skipped;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  c/d: 1 records, 0 valid, 1 skipped;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    skipped 1: no public test (\"none at base\", c__d-1)"),
+            "{text}"
+        );
+        assert!(text.contains("    needs the network: a__b-2\n"), "{text}");
+        assert!(
+            text.contains("    differs from the source: a__b-1: 2 tests are skipped here"),
+            "{text}"
+        );
+        // Records without a group (HumanEvalFix) give no table.
+        report.emitted.iter_mut().for_each(|e| e.group = None);
+        report.skipped.iter_mut().for_each(|s| s.group = None);
+        assert_eq!(report.groups_text(), "");
     }
 }

@@ -229,7 +229,9 @@ pub fn import_swebench(
         repaired: Mutex::default(),
     };
     let results = par_map(&selected, opts.jobs, |inst| {
-        ImportReport::contain(&inst.instance_id, ctx.import_one(inst))
+        let started = Instant::now();
+        let r = ImportReport::contain(&inst.instance_id, ctx.import_one(inst));
+        crate::report::stamp(r, &inst.repo, started)
     });
     let mut report = ImportReport::gather(
         "swebench",

@@ -333,6 +333,9 @@ impl Ctx<'_> {
             public_tests: public_ids.len(),
             hidden_tests: sel.select.len(),
             environment: chosen.environment,
+            differs: differs(&sel),
+            group: None,
+            duration_ms: 0,
         }))
     }
 
@@ -491,6 +494,23 @@ fn narrow(inst: &SweBenchInstance, run: &TestRun, sel: &mut Selection) {
         }
     }
     sel.select = keep;
+}
+
+/// Where the task departs from SWE-bench's verdict that every listed test passes with the
+/// reference in its environment.
+fn differs(sel: &Selection) -> Vec<String> {
+    [
+        (
+            sel.failing_here.len(),
+            "PASS_TO_PASS tests fail here even with the reference",
+        ),
+        (sel.skipped_here.len(), "tests are skipped here"),
+        (sel.unselectable.len(), "listed tests are not found here"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect()
 }
 
 fn rel(s: &str) -> Result<RelPath, ImportError> {
