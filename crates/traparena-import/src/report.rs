@@ -118,7 +118,8 @@ pub(crate) fn stamp(
     started: std::time::Instant,
 ) -> Result<Result<Emitted, Skipped>, ImportError> {
     let ms = started.elapsed().as_millis() as u64;
-    r.map(|r| match r {
+    let r = r?;
+    Ok(match r {
         Ok(mut e) => {
             e.group = Some(group.to_owned());
             e.duration_ms = ms;
