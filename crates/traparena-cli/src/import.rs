@@ -305,6 +305,7 @@ fn swebench(a: SweBenchArgs, sb: &Sandbox) -> Result<u8, ImportError> {
         validate: !a.no_validate,
         reference_runs: a.reference_runs,
         jobs: jobs(a.jobs)?,
+        profiles: traparena_import::Profiles::default(),
     };
     let report = import_swebench(&a.input, &a.repo, &a.out, sb, &opts)?;
     print_report(&report, a.json)
