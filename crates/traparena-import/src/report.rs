@@ -421,11 +421,13 @@ mod tests {
             "hidden tests: ConnectionError: HTTPConnectionPool(host='httpbin.org')".into(),
         );
         let other = Skipped::new("c__d-1", "no public test", "none at base".into());
-        let rows: Vec<_> = [Ok(emitted), Err(offline), Err(other)]
+        let mut rows = Vec::new();
+        for (r, g) in [Ok(emitted), Err(offline), Err(other)]
             .into_iter()
             .zip(["a/b", "a/b", "c/d"])
-            .map(|(r, g)| stamp(Ok(r), g, started).unwrap())
-            .collect();
+        {
+            rows.push(stamp(Ok(r), g, started).unwrap());
+        }
         let mut report = ImportReport {
             source: "swebench".into(),
             input: "/in.jsonl".into(),
