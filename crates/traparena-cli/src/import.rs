@@ -97,7 +97,8 @@ pub struct SweBenchArgs {
     /// Do not validate the emitted tasks.
     #[arg(long)]
     no_validate: bool,
-    /// Hidden runs with the reference patch during validation.
+    /// Hidden runs with the reference patch during validation when the run that chose the
+    /// tests was suspect (a FAIL_TO_PASS test failed with the reference); otherwise one.
     #[arg(long, default_value_t = 3)]
     reference_runs: u32,
     /// Worker threads (default: the number of cores).

@@ -123,7 +123,10 @@ pub struct SweBenchOptions {
     pub timeout_s: u64,
     /// Validate every emitted task, and skip the ones that fail.
     pub validate: bool,
-    /// Hidden runs with the reference patch during validation.
+    /// Hidden runs with the reference patch during validation when the first runs were suspect
+    /// (a `FAIL_TO_PASS` test failed with the reference in the run that chose the tests, then
+    /// passed). Otherwise validation runs the reference once: with the run that chose the tests
+    /// and the acceptance check, the reference has then passed three times.
     pub reference_runs: u32,
     /// Worker threads.
     pub jobs: usize,
