@@ -34,12 +34,14 @@ mod export;
 mod humanevalfix;
 mod humanevalfix_compiled;
 mod humanevalfix_js;
+mod install;
 pub mod interpreters;
 mod pyparse;
 mod report;
 mod setup;
 mod store;
 mod swebench;
+mod tree_env;
 
 pub use error::ImportError;
 pub use export::{ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions};
@@ -49,9 +51,10 @@ pub use humanevalfix::{
 };
 pub use interpreters::InterpreterSearch;
 pub use report::{Emitted, INFRASTRUCTURE, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
+pub use install::{build_cache_entry, install_generated};
 pub use setup::{
-    BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, Ensured, PinEntry, Pins, SETUP_STAMP,
-    WORKSPACE_PTH, bundled_envs, ensure_env, install_generated, is_built, major_minor, setup_for,
-    venv_python,
+    BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, EnvTree, Ensured, PinEntry, Pins,
+    SETUP_STAMP, TreeEdit, WORKSPACE_PTH, bundled_envs, ensure_env, ensure_env_tree, is_built,
+    major_minor, setup_for, setup_for_tree, venv_python,
 };
 pub use swebench::{SweBenchInstance, SweBenchOptions, import_swebench, read_swebench};

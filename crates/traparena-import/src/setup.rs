@@ -65,6 +65,77 @@ pub struct PinEntry {
     /// (`SETUPTOOLS_SCM_PRETEND_VERSION` lets setuptools_scm work without git metadata).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub install_env: BTreeMap<String, String>,
+    /// Requirements files of the repository's tree (SWE-bench's `tests/requirements/py3.txt`
+    /// for django): the first of them the tree has is installed into the environment, after
+    /// `packages`, with lines installing the tree itself (`-e .`) left out. Non-empty: the
+    /// environment is built from a tree ([`EnvTree`]), and it is an error when the tree has
+    /// none of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tree_requirements: Vec<RelPath>,
+    /// The package's own declared requirements, with these extras (`["test"]` for SWE-bench's
+    /// `pip install -e .[test]`): the tree is installed with them and the distribution itself
+    /// uninstalled again, so the environment holds its dependencies but not the repository.
+    /// `None`: not installed; `Some([])`: the requirements without extras.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_extras: Option<Vec<String>>,
+    /// Edits of the tree's files before its requirements are read (SWE-bench's `pre_install`
+    /// pins, `Jinja2>=2.3` → `Jinja2<3.0` in sphinx's `setup.py`), made in a scratch copy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tree_edits: Vec<TreeEdit>,
+    /// Requirement names left out of the tree's requirements files (packages that need system
+    /// libraries the machine lacks, `pylibmc`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tree_skip: Vec<String>,
+    /// The files the install step's output depends on, besides the environment and the step
+    /// itself: file-name suffixes (`.c`, `.pyx`) or names (`setup.py`). Non-empty: the
+    /// install step builds extensions, its output (`.so` files included) is cached per
+    /// (environment, step, hash of these files of the tree) and reused by every task with the
+    /// same sources (see [`install_generated`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub build_inputs: Vec<String>,
+    /// How the repository's tests run: `pytest` (the default), `django` (`tests/runtests.py`),
+    /// `sympy` (`bin/test`), `tox-current-env` (sphinx).
+    #[serde(default = "default_profile", skip_serializing_if = "is_default_profile")]
+    pub profile: String,
+}
+
+/// One edit of a tree file: every occurrence of `find` replaced by `replace` (none: no change).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TreeEdit {
+    /// The file, relative to the tree; a missing file is an error.
+    pub file: RelPath,
+    /// The text replaced.
+    pub find: String,
+    /// What replaces it.
+    pub replace: String,
+}
+
+/// A source tree an environment's dependencies are read from (see
+/// [`PinEntry::tree_requirements`]): the repository exported at the instance's
+/// `environment_setup_commit`, else at its base commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvTree {
+    /// The tree's folder; it is copied, never changed.
+    pub dir: PathBuf,
+    /// Its identity (a commit id or a content hash), part of the environment's folder name, so
+    /// that two different trees never share an environment.
+    pub id: String,
+}
+
+impl PinEntry {
+    /// True when the environment is built from a source tree.
+    pub fn needs_tree(&self) -> bool {
+        !self.tree_requirements.is_empty() || self.tree_extras.is_some()
+    }
+}
+
+fn default_profile() -> String {
+    "pytest".into()
+}
+
+fn is_default_profile(p: &String) -> bool {
+    p == "pytest"
 }
 
 fn default_python() -> String {
@@ -159,8 +230,26 @@ pub fn major_minor(v: &str) -> Option<String> {
 /// The task field for an environment: its key, and a folder under `cache` named after the key
 /// and a hash of the pins (so that changed pins never reuse a stale environment).
 pub fn setup_for(key: &str, entry: &PinEntry, cache: &Path) -> Setup {
-    let fingerprint =
+    setup_for_tree(key, entry, cache, None)
+}
+
+/// [`setup_for`] for an environment built from a source tree: when `entry` reads the tree
+/// ([`PinEntry::needs_tree`]), the tree's identity and what is read from it are part of the
+/// folder's hash (`tree_id` `None` stands for "no tree"); otherwise they are ignored and the
+/// folder is [`setup_for`]'s.
+pub fn setup_for_tree(key: &str, entry: &PinEntry, cache: &Path, tree_id: Option<&str>) -> Setup {
+    let mut fingerprint =
         serde_json::json!([ENV_LAYOUT, entry.python, entry.packages, entry.source_dirs]);
+    if entry.needs_tree() {
+        fingerprint = serde_json::json!([
+            fingerprint,
+            tree_id,
+            entry.tree_requirements,
+            entry.tree_extras,
+            entry.tree_edits,
+            entry.tree_skip
+        ]);
+    }
     // The install step runs per task, in the task's copy of the repository; it does not change
     // the environment, so it is not part of the fingerprint.
     let slug: String = key
@@ -250,6 +339,40 @@ pub enum Ensured {
 /// and the reason returned ([`Ensured::Rebuilt`]). A failed build leaves nothing behind. Runs
 /// on the host, with network access (see `traparena_env::run_host`).
 pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<Ensured, ImportError> {
+    ensure(setup, None, opts)
+}
+
+/// [`ensure_env`] for an environment that also holds dependencies read from a source tree
+/// ([`PinEntry::tree_requirements`], [`PinEntry::tree_extras`]); `setup` is
+/// [`setup_for_tree`]'s for `entry` and `tree.id`. After the packages, the tree is copied to a
+/// scratch folder, `tree_edits` are made there, the first requirements file found is installed
+/// and then the tree with its extras, whose own distribution is uninstalled at once: the
+/// environment never holds the repository. An entry that reads no tree ignores `tree`; one that
+/// does and has none is an error, as is a tree without any of the requirements files.
+pub fn ensure_env_tree(
+    setup: &Setup,
+    entry: &PinEntry,
+    tree: Option<&EnvTree>,
+    opts: &BuildOptions,
+) -> Result<Ensured, ImportError> {
+    if !entry.needs_tree() {
+        return ensure(setup, None, opts);
+    }
+    match tree {
+        Some(t) => ensure(setup, Some((entry, t)), opts),
+        None => Err(ImportError::Setup {
+            key: setup.key.clone(),
+            message: "its dependencies come from the repository's tree, and no tree was given"
+                .into(),
+        }),
+    }
+}
+
+fn ensure(
+    setup: &Setup,
+    tree: Option<(&PinEntry, &EnvTree)>,
+    opts: &BuildOptions,
+) -> Result<Ensured, ImportError> {
     let fail = |message: String| ImportError::Setup {
         key: setup.key.clone(),
         message,
@@ -280,7 +403,7 @@ pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<Ensured, ImportE
     } else {
         None
     };
-    let result = build(setup, opts);
+    let result = build(setup, tree, opts);
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&setup.venv);
     }
@@ -316,7 +439,7 @@ fn env_runs(setup: &Setup) -> Result<(), String> {
 
 /// Runs one build step on the host: its output when it exits 0 in time, else an error naming
 /// the step, why it failed and the last lines it printed.
-fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, String> {
+pub(crate) fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, String> {
     let out = run_host(cmd).map_err(|e| format!("{step}: {e}"))?;
     if out.exit_code == Some(0) && !out.timed_out {
         return Ok(out);
@@ -333,7 +456,11 @@ fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, String> {
     ))
 }
 
-fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
+fn build(
+    setup: &Setup,
+    tree: Option<(&PinEntry, &EnvTree)>,
+    opts: &BuildOptions,
+) -> Result<(), String> {
     let venv = &setup.venv;
     if std::fs::symlink_metadata(venv).is_ok() {
         std::fs::remove_dir_all(venv).map_err(|e| format!("{}: {e}", venv.display()))?;
@@ -374,6 +501,11 @@ fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
         .to_vec();
         argv.extend(setup.packages.iter().cloned());
         run("pip install", argv)?;
+    }
+    if let Some((entry, tree)) = tree {
+        crate::tree_env::install_tree_deps(&py, entry, tree, opts)?;
+    }
+    if !setup.packages.is_empty() || tree.is_some() {
         // Bytecode now, on the host: the sandbox cannot write `.pyc` files into the
         // environment, and compiling there at import time can fail under a test suite's
         // `filterwarnings = error` (`SyntaxError: invalid escape sequence` in an old sdist).
@@ -430,102 +562,9 @@ fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
     std::fs::write(&p, stamp).map_err(|e| format!("{}: {e}", p.display()))
 }
 
-/// Folders and files an install step leaves behind that are build by-products, not files the
-/// code imports.
-const BUILD_LEFTOVERS: &[&str] = &["build", "dist", ".eggs", "__pycache__", ".tox", ".git"];
-
-/// Runs the install step of `entry` (see [`PinEntry::install`]) in a scratch copy of
-/// `repo_dir` with the environment `setup`, and copies the files it created into `repo_dir`
-/// (build by-products — `build/`, `*.egg-info`, bytecode — excepted). Returns the created
-/// files' paths relative to `repo_dir`, sorted; nothing when `entry` has no install step.
-pub fn install_generated(
-    entry: &PinEntry,
-    setup: &Setup,
-    version: &str,
-    repo_dir: &Path,
-    opts: &BuildOptions,
-) -> Result<Vec<String>, String> {
-    if entry.install.is_empty() {
-        return Ok(Vec::new());
-    }
-    let scratch = tempfile::Builder::new()
-        .prefix("traparena-install-")
-        .tempdir()
-        .map_err(|e| format!("a scratch folder: {e}"))?;
-    let copy = scratch.path().join("repo");
-    let tmp = scratch.path().join("tmp");
-    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    crate::common::copy_tree(repo_dir, &copy)?;
-    let py = venv_python(setup).to_string_lossy().into_owned();
-    let tmp_s = tmp.to_string_lossy().into_owned();
-    let argv: Vec<String> = entry
-        .install
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            if i == 0 && a == "python" {
-                py.clone()
-            } else {
-                a.replace("{tmp}", &tmp_s)
-            }
-        })
-        .collect();
-    let mut env = opts.env.clone();
-    env.push((
-        "PATH".into(),
-        format!(
-            "{}:/usr/local/bin:/usr/bin:/bin",
-            setup.venv.join("bin").display()
-        ),
-    ));
-    env.push((
-        "VIRTUAL_ENV".into(),
-        setup.venv.to_string_lossy().into_owned(),
-    ));
-    for (k, v) in &entry.install_env {
-        env.push((k.clone(), v.replace("{version}", version)));
-    }
-    run_step(
-        &format!("the install step `{}`", argv.join(" ")),
-        &HostCommand {
-            argv: argv.clone(),
-            cwd: copy.clone(),
-            env,
-            timeout: opts.timeout,
-        },
-    )?;
-    let mut created = Vec::new();
-    let walker = walkdir::WalkDir::new(&copy)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let n = e.file_name().to_string_lossy();
-            !(e.file_type().is_dir()
-                && (BUILD_LEFTOVERS.contains(&n.as_ref()) || n.ends_with(".egg-info")))
-        });
-    for e in walker.flatten() {
-        if !e.file_type().is_file() {
-            continue;
-        }
-        let rel = e.path().strip_prefix(&copy).map_err(|e| e.to_string())?;
-        let n = rel.to_string_lossy();
-        let dest = repo_dir.join(rel);
-        // What the copy had from the start is not generated.
-        if std::fs::symlink_metadata(&dest).is_ok() || n.ends_with(".pyc") || n.ends_with(".so") {
-            continue;
-        }
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        }
-        std::fs::copy(e.path(), &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-        created.push(n.into_owned());
-    }
-    Ok(created)
-}
-
 /// Lets every user read (and enter) everything under `root`: the sandbox runs tests as another
 /// user.
-fn readable(root: &Path) {
+pub(crate) fn readable(root: &Path) {
     use std::os::unix::fs::PermissionsExt;
     for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
         let Ok(meta) = entry.path().symlink_metadata() else {

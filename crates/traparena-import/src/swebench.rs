@@ -24,9 +24,10 @@ use crate::common::{
 use crate::error::{ImportError, io};
 use crate::interpreters::{InterpreterSearch, find_python, is_version};
 use crate::report::{Emitted, ImportReport, Skipped};
+use crate::install::install_generated;
 use crate::setup::{
-    BuildOptions, DEFAULT_VENV_CACHE, Ensured, Pins, bundled_envs, ensure_env, install_generated,
-    major_minor, setup_for, venv_python,
+    BuildOptions, DEFAULT_VENV_CACHE, EnvTree, Ensured, Pins, bundled_envs, ensure_env_tree,
+    major_minor, setup_for_tree, venv_python,
 };
 
 /// One SWE-bench instance, in the field names of the published data set (fields the importer
@@ -440,7 +441,12 @@ impl Ctx<'_> {
                 );
                 entry.python = python.to_string_lossy().into_owned();
                 (
-                    Some(setup_for(&key, &entry, &self.opts.venv_cache)),
+                    Some(setup_for_tree(
+                        &key,
+                        &entry,
+                        &self.opts.venv_cache,
+                        Some(commit),
+                    )),
                     Some(entry),
                 )
             }
@@ -452,7 +458,13 @@ impl Ctx<'_> {
         };
         if let Some(s) = &setup {
             if self.opts.build_envs {
-                match ensure_env(s, &self.opts.build) {
+                // The dependencies an entry reads from the tree come from the base commit's.
+                let tree = EnvTree {
+                    dir: repo_dir.clone(),
+                    id: commit.to_owned(),
+                };
+                let e = entry.as_ref().expect("a setup has its entry");
+                match ensure_env_tree(s, e, Some(&tree), &self.opts.build) {
                     Ok(Ensured::Rebuilt { reason }) => lock(&self.repaired).push(format!(
                         "environment {} in {}: {reason}; built again",
                         s.key,
