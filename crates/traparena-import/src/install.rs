@@ -43,14 +43,12 @@ pub fn install_generated(
         return Ok(files);
     }
     let cached = build_cache_entry(entry, setup, version, repo_dir)?;
-    let parent = cached.parent().ok_or("the build cache entry has no parent")?;
+    let parent = cached
+        .parent()
+        .ok_or("the build cache entry has no parent")?;
     std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    let _lock = crate::store::lock_entry(&cached).map_err(|e| {
-        format!(
-            "{}: {e}",
-            crate::store::lock_path(&cached).display()
-        )
-    })?;
+    let _lock = crate::store::lock_entry(&cached)
+        .map_err(|e| format!("{}: {e}", crate::store::lock_path(&cached).display()))?;
     if !cached.join(MANIFEST).is_file() {
         let (scratch, files) = run_install(entry, setup, version, repo_dir, opts, true)?;
         let partial = crate::store::partial_dir(&cached)?;
@@ -63,8 +61,8 @@ pub fn install_generated(
     }
     let m = cached.join(MANIFEST);
     let text = std::fs::read_to_string(&m).map_err(|e| format!("{}: {e}", m.display()))?;
-    let files: Vec<String> = serde_json::from_str(&text)
-        .map_err(|e| format!("{}: {e}", m.display()))?;
+    let files: Vec<String> =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", m.display()))?;
     let files: Vec<String> = files
         .into_iter()
         .filter(|f| std::fs::symlink_metadata(repo_dir.join(f)).is_err())
@@ -89,7 +87,11 @@ pub fn build_cache_entry(
         .iter()
         .map(|(k, v)| (k.clone(), v.replace("{version}", version)))
         .collect();
-    h.add(serde_json::json!([setup.venv, entry.install, env]).to_string().as_bytes());
+    h.add(
+        serde_json::json!([setup.venv, entry.install, env])
+            .to_string()
+            .as_bytes(),
+    );
     let walker = walkdir::WalkDir::new(repo_dir)
         .sort_by_file_name()
         .into_iter()
@@ -108,7 +110,8 @@ pub fn build_cache_entry(
             continue;
         }
         let rel = e.path().strip_prefix(repo_dir).map_err(|e| e.to_string())?;
-        let bytes = std::fs::read(e.path()).map_err(|err| format!("{}: {err}", e.path().display()))?;
+        let bytes =
+            std::fs::read(e.path()).map_err(|err| format!("{}: {err}", e.path().display()))?;
         h.add(rel.to_string_lossy().as_bytes());
         h.add(&(bytes.len() as u64).to_le_bytes());
         h.add(&bytes);
@@ -116,7 +119,13 @@ pub fn build_cache_entry(
     let slug: String = setup
         .key
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let cache = setup.venv.parent().unwrap_or(Path::new("/"));
     Ok(cache.join("builds").join(format!("{slug}-{}", h.hex())))

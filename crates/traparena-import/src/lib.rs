@@ -49,11 +49,11 @@ pub use humanevalfix::{
     HumanEvalFixLanguage, HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_task_id,
     import_humanevalfix, read_humanevalfix,
 };
+pub use install::{build_cache_entry, install_generated};
 pub use interpreters::InterpreterSearch;
 pub use report::{Emitted, INFRASTRUCTURE, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
-pub use install::{build_cache_entry, install_generated};
 pub use setup::{
-    BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, EnvTree, Ensured, PinEntry, Pins,
+    BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, Ensured, EnvTree, PinEntry, Pins,
     SETUP_STAMP, TreeEdit, WORKSPACE_PTH, bundled_envs, ensure_env, ensure_env_tree, is_built,
     major_minor, setup_for, setup_for_tree, venv_python,
 };

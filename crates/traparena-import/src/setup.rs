@@ -95,7 +95,10 @@ pub struct PinEntry {
     pub build_inputs: Vec<String>,
     /// How the repository's tests run: `pytest` (the default), `django` (`tests/runtests.py`),
     /// `sympy` (`bin/test`), `tox-current-env` (sphinx).
-    #[serde(default = "default_profile", skip_serializing_if = "is_default_profile")]
+    #[serde(
+        default = "default_profile",
+        skip_serializing_if = "is_default_profile"
+    )]
     pub profile: String,
 }
 

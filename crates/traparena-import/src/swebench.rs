@@ -22,11 +22,11 @@ use crate::common::{
     read_records, write_file,
 };
 use crate::error::{ImportError, io};
+use crate::install::install_generated;
 use crate::interpreters::{InterpreterSearch, find_python, is_version};
 use crate::report::{Emitted, ImportReport, Skipped};
-use crate::install::install_generated;
 use crate::setup::{
-    BuildOptions, DEFAULT_VENV_CACHE, EnvTree, Ensured, Pins, bundled_envs, ensure_env_tree,
+    BuildOptions, DEFAULT_VENV_CACHE, Ensured, EnvTree, Pins, bundled_envs, ensure_env_tree,
     major_minor, setup_for_tree, venv_python,
 };
 

@@ -173,7 +173,12 @@ fn installed_from(py: &str, copy: &Path, opts: &BuildOptions) -> Result<Vec<Stri
             copy.to_string_lossy().into_owned(),
         ]),
     ) {
-        Ok(out) => out.stdout.text.lines().map(|l| l.trim().to_owned()).collect(),
+        Ok(out) => out
+            .stdout
+            .text
+            .lines()
+            .map(|l| l.trim().to_owned())
+            .collect(),
         // Python 3.6 has no importlib.metadata: fall back on setup.py.
         Err(_) => Vec::new(),
     };
@@ -183,7 +188,13 @@ fn installed_from(py: &str, copy: &Path, opts: &BuildOptions) -> Result<Vec<Stri
             "setup.py --name",
             &cmd(vec![py.into(), "setup.py".into(), "--name".into()]),
         )?;
-        if let Some(n) = out.stdout.text.lines().map(str::trim).rfind(|l| !l.is_empty()) {
+        if let Some(n) = out
+            .stdout
+            .text
+            .lines()
+            .map(str::trim)
+            .rfind(|l| !l.is_empty())
+        {
             names.push(n.to_owned());
         }
     }
