@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use traparena_env::HostCommand;
 use traparena_task::Setup;
 
-use crate::setup::{BuildOptions, PinEntry, readable, run_step, venv_python};
+use crate::pins::PinEntry;
+use crate::setup::{BuildOptions, readable, run_step, venv_python};
 
 /// Folders and files an install step leaves behind that are build by-products, not files the
 /// code imports.

@@ -36,6 +36,7 @@ mod humanevalfix_compiled;
 mod humanevalfix_js;
 mod install;
 pub mod interpreters;
+mod pins;
 mod pyparse;
 mod report;
 mod setup;
@@ -51,10 +52,10 @@ pub use humanevalfix::{
 };
 pub use install::{build_cache_entry, install_generated};
 pub use interpreters::InterpreterSearch;
+pub use pins::{BUNDLED_FORMAT, EnvTree, PinEntry, Pins, TreeEdit, bundled_envs, major_minor};
 pub use report::{Emitted, INFRASTRUCTURE, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
 pub use setup::{
-    BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, Ensured, EnvTree, PinEntry, Pins,
-    SETUP_STAMP, TreeEdit, WORKSPACE_PTH, bundled_envs, ensure_env, ensure_env_tree, is_built,
-    major_minor, setup_for, setup_for_tree, venv_python,
+    BuildOptions, DEFAULT_VENV_CACHE, Ensured, SETUP_STAMP, WORKSPACE_PTH, ensure_env,
+    ensure_env_tree, is_built, setup_for, setup_for_tree, venv_python,
 };
 pub use swebench::{SweBenchInstance, SweBenchOptions, import_swebench, read_swebench};

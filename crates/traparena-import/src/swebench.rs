@@ -24,10 +24,10 @@ use crate::common::{
 use crate::error::{ImportError, io};
 use crate::install::install_generated;
 use crate::interpreters::{InterpreterSearch, find_python, is_version};
+use crate::pins::{EnvTree, Pins, bundled_envs, major_minor};
 use crate::report::{Emitted, ImportReport, Skipped};
 use crate::setup::{
-    BuildOptions, DEFAULT_VENV_CACHE, Ensured, EnvTree, Pins, bundled_envs, ensure_env_tree,
-    major_minor, setup_for_tree, venv_python,
+    BuildOptions, DEFAULT_VENV_CACHE, Ensured, ensure_env_tree, setup_for_tree, venv_python,
 };
 
 /// One SWE-bench instance, in the field names of the published data set (fields the importer

@@ -14,7 +14,8 @@ use std::path::Path;
 
 use traparena_env::HostCommand;
 
-use crate::setup::{BuildOptions, EnvTree, PinEntry, run_step};
+use crate::pins::{EnvTree, PinEntry};
+use crate::setup::{BuildOptions, run_step};
 
 /// Installs what `entry` reads from `tree` into the environment whose interpreter is `py`.
 pub(crate) fn install_tree_deps(
