@@ -74,7 +74,7 @@ pub struct PinEntry {
     /// itself: file-name suffixes (`.c`, `.pyx`) or names (`setup.py`). Non-empty: the
     /// install step builds extensions, its output (`.so` files included) is cached per
     /// (environment, step, hash of these files of the tree) and reused by every task with the
-    /// same sources (see [`install_generated`]).
+    /// same sources (see [`crate::install_generated`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub build_inputs: Vec<String>,
     /// How the repository's tests run: `pytest` (the default), `django` (`tests/runtests.py`),
