@@ -13,9 +13,36 @@
 
 Usage: generate.py SWE_BENCH_PYTHON_SPECS.py [COMMIT] > swebench.json
 
-Repositories whose installation compiles extension modules from the checkout (astropy,
-matplotlib, scikit-learn) are left out: their environments cannot be built from the package
-registry alone.
+SWE-bench's install step (`pip install -e .[test]`) is where many repositories get pytest and
+their own dependencies. It is kept without installing the repository into the shared
+environment:
+- `tree_requirements`: SWE-bench's requirements files of the tree (its MAP_REPO_TO_REQS_PATHS,
+  the first found) for versions whose `packages` is `requirements.txt`;
+- `tree_extras`: the package's declared requirements with the extras the install step names
+  (`.[test]` → ["test"], `.` → []), installed from the tree and the distribution removed again;
+- `tree_edits`: the `sed -i 's/A/B/' FILE` lines of `pre_install` that change dependencies
+  (files setup.py, setup.cfg, pyproject.toml, requirements). Dropped, and why: apt-get, locale
+  and download lines (system packages: TrapArena runs on the host, see docs/tasks.md), and the
+  `tox.ini` edit adding `-rA` (the runner profile reads outcomes through its own shim). A
+  `grep -q A F && sed s/A/A,X/ F || sed s/B/B,X/ F` line becomes two edits: the quoted bare
+  name first (`'B'` → `'B,X'`, only present when A is not), then A.
+Repositories whose overlay entries were measured on real clones before the install step was
+kept (flask, pylint, pytest, requests: OVERLAY_ONLY) keep their overlay packages and read no tree.
+`environment.yml` files (xarray, matplotlib >= 3.5) are conda files and are not read: their
+versions' pip_packages carry the dependencies.
+
+Repositories that compile extension modules from the checkout (astropy, matplotlib,
+scikit-learn) get a per-task install step that builds them in place, as SWE-bench's
+`pip install -e .` does (`python setup.py build_ext --inplace`, with the build requirements as
+packages of the environment: cython, numpy, setuptools, from the spec or the overlay), and
+`build_inputs`, the files whose contents key the build cache. Their declared requirements are
+not read from the tree (that would compile the extensions while building the environment);
+the specs' pip_packages and the overlay carry them.
+
+`profile` names how the repository's tests run, read from `test_cmd`: `django`
+(`./tests/runtests.py`), `sympy` (`bin/test`), `tox-current-env` (sphinx), else `pytest`.
+Interpreter versions no machine here has (3.5 for django <= 2.2) are kept: the importer skips
+those instances with that reason.
 """
 import importlib.util
 import json
@@ -25,6 +52,64 @@ from pathlib import Path
 
 COMPILED = {"astropy/astropy", "matplotlib/matplotlib", "scikit-learn/scikit-learn"}
 SKIP = {"swe-bench/humaneval"}
+OVERLAY_ONLY = {"pallets/flask", "pylint-dev/pylint", "pytest-dev/pytest", "psf/requests"}
+BUILD_STEP = ["python", "setup.py", "build_ext", "--inplace"]
+BUILD_INPUTS = [
+    ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".pyx", ".pxd", ".pxi", ".f", ".tp",
+    "setup.py", "setup.cfg", "pyproject.toml", "setup_package.py", "setupext.py", "mplsetup.cfg",
+]
+DEP_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "requirements")
+SED = re.compile(r"""^sed -i (['"])s/(.*?)/(.*?)/\1 (\S+)$""")
+COND = re.compile(r"""^grep -q '([^']*)' (\S+) && (sed .*?) \|\| (sed .*)$""")
+
+
+def profile(test_cmd):
+    if "runtests.py" in test_cmd:
+        return "django"
+    if "bin/test" in test_cmd:
+        return "sympy"
+    if "tox --current-env" in test_cmd:
+        return "tox-current-env"
+    return "pytest"
+
+
+def unescape(t):
+    return re.sub(r"\\(.)", r"\1", t)
+
+
+def sed_edit(line):
+    m = SED.match(line.strip())
+    if not m or not m.group(4).startswith(DEP_FILES):
+        return None
+    return {"file": m.group(4), "find": unescape(m.group(2)), "replace": unescape(m.group(3))}
+
+
+def tree_edits(pre_install):
+    edits = []
+    for line in pre_install:
+        c = COND.match(line.strip())
+        if c:
+            first, other = sed_edit(c.group(3)), sed_edit(c.group(4))
+            if first and other:
+                for q in ("'", '"'):
+                    edits.append({"file": other["file"], "find": q + other["find"] + q,
+                                  "replace": q + other["replace"] + q})
+                edits.append(first)
+            continue
+        e = sed_edit(line)
+        if e:
+            edits.append(e)
+    return edits
+
+
+def extras(install):
+    """The extras of an install step that installs the tree (`pip install -e .[test]`)."""
+    m = re.search(r"""pip install .*?(?:-e )?['"]?\.(?:\[([\w,]+)\])?['"]?(?:\s|$)""", install)
+    if m:
+        return [x for x in (m.group(1) or "").split(",") if x]
+    if "setup.py install" in install or "setup.py develop" in install:
+        return []
+    return None
 
 
 def name(req):
@@ -43,6 +128,27 @@ def merge(base, extra):
     return out
 
 
+def tree_entry(repo, sw, reqs_paths):
+    """What an entry reads from the tree, or the build step of a compiled repository."""
+    out = {}
+    if not sw or repo in OVERLAY_ONLY:
+        return out
+    if repo in COMPILED:
+        out["install"] = BUILD_STEP
+        out["install_env"] = {"SETUPTOOLS_SCM_PRETEND_VERSION": "{version}"}
+        out["build_inputs"] = BUILD_INPUTS
+        return out
+    if sw.get("packages") == "requirements.txt" and repo in reqs_paths:
+        out["tree_requirements"] = reqs_paths[repo]
+    ex = extras(sw.get("install", ""))
+    if ex is not None:
+        out["tree_extras"] = ex
+    edits = tree_edits(sw.get("pre_install", []))
+    if edits and (out.get("tree_extras") is not None or out.get("tree_requirements")):
+        out["tree_edits"] = edits
+    return out
+
+
 def main():
     specs_path = Path(sys.argv[1])
     commit = sys.argv[2] if len(sys.argv) > 2 else "unknown"
@@ -50,10 +156,11 @@ def main():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     specs = mod.MAP_REPO_VERSION_TO_SPECS_PY
+    reqs_paths = mod.MAP_REPO_TO_REQS_PATHS
     overlay = json.loads((Path(__file__).parent / "overlay.json").read_text())
     repos = {}
     for repo in sorted(specs):
-        if repo in COMPILED or repo in SKIP:
+        if repo in SKIP:
             continue
         versions = {}
         extra_versions = overlay.get(repo, {})
@@ -62,6 +169,9 @@ def main():
         every = extra_versions.get("*", {})
         for v in keys:
             ov = extra_versions.get(v, {})
+            # An overlay `*` without an interpreter only adds to the versions.
+            if v == "*" and v not in specs[repo] and "python" not in ov:
+                continue
             base_key = ov.get("base", v)
             sw = specs[repo].get(base_key, {}) if base_key else {}
             packages = list(sw.get("pip_packages", []))
@@ -72,9 +182,14 @@ def main():
                 packages = merge(packages, every.get("extra_packages", []))
             packages = merge(packages, ov.get("extra_packages", []))
             entry = {"python": ov.get("python", sw.get("python", "3.9")), "packages": packages}
-            for k in ("source_dirs", "install", "install_env"):
+            entry.update(tree_entry(repo, sw, reqs_paths))
+            if sw.get("test_cmd") and profile(sw["test_cmd"]) != "pytest":
+                entry["profile"] = profile(sw["test_cmd"])
+            for k in ("source_dirs", "install", "install_env", "tree_skip", "build_inputs"):
                 if k in ov:
                     entry[k] = ov[k]
+                elif k == "tree_skip" and k in every and v != "*":
+                    entry[k] = every[k]
             versions[v] = entry
         repos[repo] = versions
     json.dump(

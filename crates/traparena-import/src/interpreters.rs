@@ -184,7 +184,7 @@ pub fn find_python(
             tried.push(format!("{} (does not run)", cand.display()));
             continue;
         };
-        if crate::setup::major_minor(&p.version).as_deref() != Some(version) {
+        if crate::pins::major_minor(&p.version).as_deref() != Some(version) {
             tried.push(format!("{} (is {})", cand.display(), p.version));
             continue;
         }

@@ -34,13 +34,16 @@ mod export;
 mod humanevalfix;
 mod humanevalfix_compiled;
 mod humanevalfix_js;
+mod install;
 pub mod interpreters;
+mod pins;
 pub mod profiles;
 mod pyparse;
 mod report;
 mod setup;
 mod store;
 mod swebench;
+mod tree_env;
 
 pub use error::ImportError;
 pub use export::{ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions};
@@ -48,12 +51,14 @@ pub use humanevalfix::{
     HumanEvalFixLanguage, HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_task_id,
     import_humanevalfix, read_humanevalfix,
 };
+pub use install::{build_cache_entry, install_generated};
 pub use interpreters::InterpreterSearch;
+pub use pins::{BUNDLED_FORMAT, EnvTree, PinEntry, Pins, TreeEdit, bundled_envs, major_minor};
 pub use profiles::{Profiles, RunnerProfile};
 pub use report::{Emitted, INFRASTRUCTURE, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
 pub use setup::{
-    BUNDLED_FORMAT, BuildOptions, DEFAULT_VENV_CACHE, Ensured, PinEntry, Pins, SETUP_STAMP,
-    WORKSPACE_PTH, bundled_envs, ensure_env, install_generated, is_built, major_minor, setup_for,
-    venv_python,
+    BuildOptions, DEFAULT_VENV_CACHE, Ensured, SETUP_STAMP, WORKSPACE_PTH, ensure_env,
+    ensure_env_tree, is_built, setup_for, setup_for_tree, venv_python,
 };
 pub use swebench::{SweBenchInstance, SweBenchOptions, import_swebench, read_swebench};
+pub use tree_env::dependency_id;

@@ -1,15 +1,14 @@
 //! Python environments for repository-level tasks: the pins file, and building a task's
 //! virtual environment once per (repository, version, pins), cached and shared.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use traparena_env::{HostCommand, ProcessOutcome, run_host};
-use traparena_task::{RelPath, Setup};
+use traparena_task::Setup;
 
 use crate::error::{ImportError, io};
+use crate::pins::{EnvTree, PinEntry};
 
 /// The default folder virtual environments are cached in. It lies under `/opt`, which every
 /// sandbox backend shows read-only, so tasks run without extra sandbox configuration.
@@ -25,151 +24,29 @@ pub const SETUP_STAMP: &str = "traparena-setup.json";
 /// The `.pth` file that puts the workspace's source folders first on `sys.path`.
 pub const WORKSPACE_PTH: &str = "traparena_workspace.pth";
 
-/// A pins file: per repository (`owner/name`), per version (`major.minor`, or `*` for any other
-/// version), what its environment holds.
-///
-/// ```json
-/// {
-///   "pallets/flask": {
-///     "2.3": {"python": "/usr/bin/python3", "packages": ["pytest==7.2.0"], "source_dirs": ["src"]}
-///   }
-/// }
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Pins(pub BTreeMap<String, BTreeMap<String, PinEntry>>);
-
-/// What one (repository, version) environment holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PinEntry {
-    /// The base interpreter (default `/usr/bin/python3`). It must be visible inside the sandbox
-    /// (under `/usr` or `/opt`).
-    #[serde(default = "default_python")]
-    pub python: String,
-    /// pip requirement specifiers, installed in one `pip install`.
-    #[serde(default)]
-    pub packages: Vec<String>,
-    /// Workspace folders put first on `sys.path` (`src` for a `src/` layout).
-    #[serde(default)]
-    pub source_dirs: Vec<RelPath>,
-    /// How the repository is installed, as SWE-bench installs it, for repositories whose
-    /// installation generates files the code imports (pytest's `_version.py`, written by
-    /// setuptools_scm). An argv run on the host in a scratch copy of the task's `repo/`;
-    /// `python` as the first word is the environment's interpreter, `{tmp}` a scratch folder
-    /// outside the copy. The files it creates in the copy become part of `repo/`, the base the
-    /// agent starts from, so they never appear in a candidate patch. Empty: no install step.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub install: Vec<String>,
-    /// Environment variables of the install step; `{version}` is the repository's version
-    /// (`SETUPTOOLS_SCM_PRETEND_VERSION` lets setuptools_scm work without git metadata).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub install_env: BTreeMap<String, String>,
-    /// How the repository's tests run: the name of a runner profile
-    /// ([`Profiles`](crate::Profiles): `pytest`, `unittest`, `django`, `sympy`,
-    /// `tox-current-env`, or one the caller registered).
-    #[serde(default = "default_profile")]
-    pub profile: String,
-}
-
-fn default_python() -> String {
-    "/usr/bin/python3".into()
-}
-
-fn default_profile() -> String {
-    crate::profiles::DEFAULT_PROFILE.into()
-}
-
-impl Pins {
-    /// Reads a pins file, naming the offending field on error.
-    pub fn load(path: &Path) -> Result<Pins, ImportError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ImportError::Input(format!(
-                    "{}: no such pins file",
-                    path.display()
-                )));
-            }
-            Err(e) => return Err(io(path)(e)),
-        };
-        let pins: Pins = serde_json::from_str(&text).map_err(|source| ImportError::Json {
-            path: path.to_owned(),
-            line: source.line(),
-            source,
-        })?;
-        for (repo, versions) in &pins.0 {
-            for (v, e) in versions {
-                if e.python.trim().is_empty() {
-                    return Err(ImportError::Input(format!(
-                        "{}: {repo} {v}: `python` is empty",
-                        path.display()
-                    )));
-                }
-            }
-        }
-        Ok(pins)
-    }
-
-    /// The entry for `repo` at `version`: the exact version, else its `major.minor`, else `*`.
-    /// Returns the version key matched.
-    pub fn lookup(&self, repo: &str, version: Option<&str>) -> Option<(&str, &PinEntry)> {
-        let versions = self.0.get(repo)?;
-        let mut keys: Vec<String> = Vec::new();
-        if let Some(v) = version {
-            keys.push(v.to_owned());
-            if let Some(mm) = major_minor(v) {
-                keys.push(mm);
-            }
-        }
-        keys.push("*".into());
-        keys.iter()
-            .find_map(|k| versions.get_key_value(k.as_str()))
-            .map(|(k, e)| (k.as_str(), e))
-    }
-}
-
-/// The bundled environments (`envs/swebench.json` of this crate): SWE-bench's published
-/// per-version specs for its Python repositories plus what the base commits need beyond them
-/// (see `envs/generate.py`). `python` is a version there, found on the host (see
-/// [`crate::interpreters`]).
-pub fn bundled_envs() -> &'static Pins {
-    static PINS: std::sync::OnceLock<Pins> = std::sync::OnceLock::new();
-    PINS.get_or_init(|| {
-        #[derive(Deserialize)]
-        struct Bundled {
-            format: String,
-            repos: Pins,
-        }
-        let b: Bundled =
-            serde_json::from_str(BUNDLED_ENVS).expect("the bundled environments parse");
-        assert_eq!(b.format, BUNDLED_FORMAT, "the bundled environments' format");
-        b.repos
-    })
-}
-
-/// The format tag of the bundled environments file.
-pub const BUNDLED_FORMAT: &str = "traparena-envs/1";
-const BUNDLED_ENVS: &str = include_str!("../envs/swebench.json");
-
-/// `major.minor` of a version string (`v5.4.1` → `5.4`, `2.15.0-dev0` → `2.15`).
-pub fn major_minor(v: &str) -> Option<String> {
-    let v = v.trim().trim_start_matches(['v', 'V']);
-    let mut parts = v.split('.');
-    let digits = |s: &str| -> Option<String> {
-        let d: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
-        (!d.is_empty()).then_some(d)
-    };
-    let major = digits(parts.next()?)?;
-    let minor = digits(parts.next()?)?;
-    Some(format!("{major}.{minor}"))
-}
-
 /// The task field for an environment: its key, and a folder under `cache` named after the key
 /// and a hash of the pins (so that changed pins never reuse a stale environment).
 pub fn setup_for(key: &str, entry: &PinEntry, cache: &Path) -> Setup {
-    let fingerprint =
+    setup_for_tree(key, entry, cache, None)
+}
+
+/// [`setup_for`] for an environment built from a source tree: when `entry` reads the tree
+/// ([`PinEntry::needs_tree`]), the tree's identity and what is read from it are part of the
+/// folder's hash (`tree_id` `None` stands for "no tree"); otherwise they are ignored and the
+/// folder is [`setup_for`]'s.
+pub fn setup_for_tree(key: &str, entry: &PinEntry, cache: &Path, tree_id: Option<&str>) -> Setup {
+    let mut fingerprint =
         serde_json::json!([ENV_LAYOUT, entry.python, entry.packages, entry.source_dirs]);
+    if entry.needs_tree() {
+        fingerprint = serde_json::json!([
+            fingerprint,
+            tree_id,
+            entry.tree_requirements,
+            entry.tree_extras,
+            entry.tree_edits,
+            entry.tree_skip
+        ]);
+    }
     // The install step runs per task, in the task's copy of the repository; it does not change
     // the environment, so it is not part of the fingerprint.
     let slug: String = key
@@ -194,7 +71,7 @@ pub fn setup_for(key: &str, entry: &PinEntry, cache: &Path) -> Setup {
     }
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= u64::from(*b);
@@ -259,6 +136,40 @@ pub enum Ensured {
 /// and the reason returned ([`Ensured::Rebuilt`]). A failed build leaves nothing behind. Runs
 /// on the host, with network access (see `traparena_env::run_host`).
 pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<Ensured, ImportError> {
+    ensure(setup, None, opts)
+}
+
+/// [`ensure_env`] for an environment that also holds dependencies read from a source tree
+/// ([`PinEntry::tree_requirements`], [`PinEntry::tree_extras`]); `setup` is
+/// [`setup_for_tree`]'s for `entry` and `tree.id`. After the packages, the tree is copied to a
+/// scratch folder, `tree_edits` are made there, the first requirements file found is installed
+/// and then the tree with its extras, whose own distribution is uninstalled at once: the
+/// environment never holds the repository. An entry that reads no tree ignores `tree`; one that
+/// does and has none is an error, as is a tree without any of the requirements files.
+pub fn ensure_env_tree(
+    setup: &Setup,
+    entry: &PinEntry,
+    tree: Option<&EnvTree>,
+    opts: &BuildOptions,
+) -> Result<Ensured, ImportError> {
+    if !entry.needs_tree() {
+        return ensure(setup, None, opts);
+    }
+    match tree {
+        Some(t) => ensure(setup, Some((entry, t)), opts),
+        None => Err(ImportError::Setup {
+            key: setup.key.clone(),
+            message: "its dependencies come from the repository's tree, and no tree was given"
+                .into(),
+        }),
+    }
+}
+
+fn ensure(
+    setup: &Setup,
+    tree: Option<(&PinEntry, &EnvTree)>,
+    opts: &BuildOptions,
+) -> Result<Ensured, ImportError> {
     let fail = |message: String| ImportError::Setup {
         key: setup.key.clone(),
         message,
@@ -289,7 +200,7 @@ pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<Ensured, ImportE
     } else {
         None
     };
-    let result = build(setup, opts);
+    let result = build(setup, tree, opts);
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&setup.venv);
     }
@@ -325,7 +236,7 @@ fn env_runs(setup: &Setup) -> Result<(), String> {
 
 /// Runs one build step on the host: its output when it exits 0 in time, else an error naming
 /// the step, why it failed and the last lines it printed.
-fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, String> {
+pub(crate) fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, String> {
     let out = run_host(cmd).map_err(|e| format!("{step}: {e}"))?;
     if out.exit_code == Some(0) && !out.timed_out {
         return Ok(out);
@@ -342,7 +253,11 @@ fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, String> {
     ))
 }
 
-fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
+fn build(
+    setup: &Setup,
+    tree: Option<(&PinEntry, &EnvTree)>,
+    opts: &BuildOptions,
+) -> Result<(), String> {
     let venv = &setup.venv;
     if std::fs::symlink_metadata(venv).is_ok() {
         std::fs::remove_dir_all(venv).map_err(|e| format!("{}: {e}", venv.display()))?;
@@ -383,6 +298,11 @@ fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
         .to_vec();
         argv.extend(setup.packages.iter().cloned());
         run("pip install", argv)?;
+    }
+    if let Some((entry, tree)) = tree {
+        crate::tree_env::install_tree_deps(&py, entry, tree, opts)?;
+    }
+    if !setup.packages.is_empty() || tree.is_some() {
         // Bytecode now, on the host: the sandbox cannot write `.pyc` files into the
         // environment, and compiling there at import time can fail under a test suite's
         // `filterwarnings = error` (`SyntaxError: invalid escape sequence` in an old sdist).
@@ -439,102 +359,9 @@ fn build(setup: &Setup, opts: &BuildOptions) -> Result<(), String> {
     std::fs::write(&p, stamp).map_err(|e| format!("{}: {e}", p.display()))
 }
 
-/// Folders and files an install step leaves behind that are build by-products, not files the
-/// code imports.
-const BUILD_LEFTOVERS: &[&str] = &["build", "dist", ".eggs", "__pycache__", ".tox", ".git"];
-
-/// Runs the install step of `entry` (see [`PinEntry::install`]) in a scratch copy of
-/// `repo_dir` with the environment `setup`, and copies the files it created into `repo_dir`
-/// (build by-products — `build/`, `*.egg-info`, bytecode — excepted). Returns the created
-/// files' paths relative to `repo_dir`, sorted; nothing when `entry` has no install step.
-pub fn install_generated(
-    entry: &PinEntry,
-    setup: &Setup,
-    version: &str,
-    repo_dir: &Path,
-    opts: &BuildOptions,
-) -> Result<Vec<String>, String> {
-    if entry.install.is_empty() {
-        return Ok(Vec::new());
-    }
-    let scratch = tempfile::Builder::new()
-        .prefix("traparena-install-")
-        .tempdir()
-        .map_err(|e| format!("a scratch folder: {e}"))?;
-    let copy = scratch.path().join("repo");
-    let tmp = scratch.path().join("tmp");
-    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    crate::common::copy_tree(repo_dir, &copy)?;
-    let py = venv_python(setup).to_string_lossy().into_owned();
-    let tmp_s = tmp.to_string_lossy().into_owned();
-    let argv: Vec<String> = entry
-        .install
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            if i == 0 && a == "python" {
-                py.clone()
-            } else {
-                a.replace("{tmp}", &tmp_s)
-            }
-        })
-        .collect();
-    let mut env = opts.env.clone();
-    env.push((
-        "PATH".into(),
-        format!(
-            "{}:/usr/local/bin:/usr/bin:/bin",
-            setup.venv.join("bin").display()
-        ),
-    ));
-    env.push((
-        "VIRTUAL_ENV".into(),
-        setup.venv.to_string_lossy().into_owned(),
-    ));
-    for (k, v) in &entry.install_env {
-        env.push((k.clone(), v.replace("{version}", version)));
-    }
-    run_step(
-        &format!("the install step `{}`", argv.join(" ")),
-        &HostCommand {
-            argv: argv.clone(),
-            cwd: copy.clone(),
-            env,
-            timeout: opts.timeout,
-        },
-    )?;
-    let mut created = Vec::new();
-    let walker = walkdir::WalkDir::new(&copy)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let n = e.file_name().to_string_lossy();
-            !(e.file_type().is_dir()
-                && (BUILD_LEFTOVERS.contains(&n.as_ref()) || n.ends_with(".egg-info")))
-        });
-    for e in walker.flatten() {
-        if !e.file_type().is_file() {
-            continue;
-        }
-        let rel = e.path().strip_prefix(&copy).map_err(|e| e.to_string())?;
-        let n = rel.to_string_lossy();
-        let dest = repo_dir.join(rel);
-        // What the copy had from the start is not generated.
-        if std::fs::symlink_metadata(&dest).is_ok() || n.ends_with(".pyc") || n.ends_with(".so") {
-            continue;
-        }
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        }
-        std::fs::copy(e.path(), &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-        created.push(n.into_owned());
-    }
-    Ok(created)
-}
-
 /// Lets every user read (and enter) everything under `root`: the sandbox runs tests as another
 /// user.
-fn readable(root: &Path) {
+pub(crate) fn readable(root: &Path) {
     use std::os::unix::fs::PermissionsExt;
     for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
         let Ok(meta) = entry.path().symlink_metadata() else {
@@ -559,6 +386,7 @@ fn readable(root: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pins::{Pins, major_minor};
 
     #[test]
     fn versions_and_lookup() {

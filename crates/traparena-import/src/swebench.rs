@@ -24,9 +24,10 @@ use crate::common::{
 };
 use crate::error::ImportError;
 use crate::interpreters::{InterpreterSearch, find_python, is_version};
+use crate::pins::{Pins, major_minor};
 use crate::profiles::Profiles;
 use crate::report::{Emitted, ImportReport, Skipped};
-use crate::setup::{BuildOptions, DEFAULT_VENV_CACHE, Pins, major_minor};
+use crate::setup::{BuildOptions, DEFAULT_VENV_CACHE};
 
 /// One SWE-bench instance, in the field names of the published data set (fields the importer
 /// does not use are ignored).

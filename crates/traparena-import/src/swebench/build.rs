@@ -14,12 +14,11 @@ use super::{
 };
 use crate::common::{check_task, write_file};
 use crate::error::{ImportError, io};
+use crate::install::install_generated;
+use crate::pins::{EnvTree, PinEntry, bundled_envs, major_minor};
 use crate::profiles::RunnerProfile;
 use crate::report::{Emitted, Skipped};
-use crate::setup::{
-    Ensured, PinEntry, bundled_envs, ensure_env, install_generated, major_minor, setup_for,
-    venv_python,
-};
+use crate::setup::{Ensured, ensure_env_tree, setup_for_tree, venv_python};
 
 type Refused = (String, String);
 type Metadata = serde_json::Map<String, serde_json::Value>;
@@ -57,6 +56,7 @@ impl Ctx<'_> {
     fn choose_env(
         &self,
         inst: &SweBenchInstance,
+        repo_dir: &Path,
         version: Option<&str>,
         version_source: &str,
         metadata: &mut Metadata,
@@ -128,8 +128,16 @@ impl Ctx<'_> {
                 .and_then(major_minor)
                 .unwrap_or_else(|| "unknown".into())
         );
+        // An environment that reads dependencies from the tree is shared by the base commits
+        // whose dependency declarations are the same.
+        let tree_id = crate::tree_env::dependency_id(repo_dir, &entry);
         Ok(Chosen {
-            setup: Some(setup_for(&key, &entry, &self.opts.venv_cache)),
+            setup: Some(setup_for_tree(
+                &key,
+                &entry,
+                &self.opts.venv_cache,
+                Some(&tree_id),
+            )),
             entry: Some(entry),
             environment,
             profile,
@@ -151,7 +159,11 @@ impl Ctx<'_> {
         let refuse = |r: &str, d: String| Ok(Err((r.to_owned(), d)));
         let sandbox = self.sandbox.with_read_only_paths(&s.visible_paths());
         if self.opts.build_envs {
-            match ensure_env(s, &self.opts.build) {
+            let tree = EnvTree {
+                dir: repo_dir.to_owned(),
+                id: crate::tree_env::dependency_id(repo_dir, e),
+            };
+            match ensure_env_tree(s, e, Some(&tree), &self.opts.build) {
                 Ok(Ensured::Rebuilt { reason }) => lock(&self.repaired).push(format!(
                     "environment {} in {}: {reason}; built again",
                     s.key,
@@ -190,8 +202,13 @@ impl Ctx<'_> {
         self.git.export_tree(commit, &repo_dir)?;
         let mut metadata = Metadata::new();
         let (version, version_source) = self.version(inst, commit, &repo_dir)?;
-        let chosen = match self.choose_env(inst, version.as_deref(), version_source, &mut metadata)
-        {
+        let chosen = match self.choose_env(
+            inst,
+            &repo_dir,
+            version.as_deref(),
+            version_source,
+            &mut metadata,
+        ) {
             Ok(c) => c,
             Err((reason, detail)) => return skip(inst, &reason, detail),
         };

@@ -1,0 +1,253 @@
+//! The per-task install step of an environment entry ([`PinEntry::install`]): run in a scratch
+//! copy of the task's repository, the files it creates become base files of `repo/`. For
+//! repositories with compiled extensions ([`PinEntry::build_inputs`]) its output is a cached
+//! artefact of the environment, keyed by what it depends on, built once per key.
+
+use std::path::{Path, PathBuf};
+
+use traparena_env::HostCommand;
+use traparena_task::Setup;
+
+use crate::pins::PinEntry;
+use crate::setup::{BuildOptions, readable, run_step, venv_python};
+
+/// Folders and files an install step leaves behind that are build by-products, not files the
+/// code imports.
+const BUILD_LEFTOVERS: &[&str] = &["build", "dist", ".eggs", "__pycache__", ".tox", ".git"];
+
+/// The list of files of a cache entry, written last.
+const MANIFEST: &str = "manifest.json";
+
+/// Runs the install step of `entry` (see [`PinEntry::install`]) in a scratch copy of
+/// `repo_dir` with the environment `setup`, and copies the files it created into `repo_dir`
+/// (build by-products — `build/`, `*.egg-info`, bytecode — excepted). Returns the created
+/// files' paths relative to `repo_dir`, sorted; nothing when `entry` has no install step.
+///
+/// When `entry` names [`PinEntry::build_inputs`], the step builds extensions: the `.so` files
+/// it creates are kept too, and its output is taken from the build cache
+/// ([`build_cache_entry`]) when an earlier task built the same key. Builds of one key are
+/// serialised by a lock file (across threads and processes) and a cache entry is moved into
+/// place by one `rename`, so concurrent tasks build it once and all get its files.
+pub fn install_generated(
+    entry: &PinEntry,
+    setup: &Setup,
+    version: &str,
+    repo_dir: &Path,
+    opts: &BuildOptions,
+) -> Result<Vec<String>, String> {
+    if entry.install.is_empty() {
+        return Ok(Vec::new());
+    }
+    if entry.build_inputs.is_empty() {
+        let (scratch, files) = run_install(entry, setup, version, repo_dir, opts, false)?;
+        copy_files(&scratch.path().join("repo"), repo_dir, &files)?;
+        return Ok(files);
+    }
+    let cached = build_cache_entry(entry, setup, version, repo_dir)?;
+    let parent = cached
+        .parent()
+        .ok_or("the build cache entry has no parent")?;
+    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let _lock = crate::store::lock_entry(&cached)
+        .map_err(|e| format!("{}: {e}", crate::store::lock_path(&cached).display()))?;
+    if !cached.join(MANIFEST).is_file() {
+        let (scratch, files) = run_install(entry, setup, version, repo_dir, opts, true)?;
+        let partial = crate::store::partial_dir(&cached)?;
+        copy_files(&scratch.path().join("repo"), &partial.join("files"), &files)?;
+        let manifest = serde_json::to_string_pretty(&files).expect("a list serialises") + "\n";
+        let m = partial.join(MANIFEST);
+        std::fs::write(&m, manifest).map_err(|e| format!("{}: {e}", m.display()))?;
+        readable(&partial);
+        crate::store::install(&partial, &cached)?;
+    }
+    let m = cached.join(MANIFEST);
+    let text = std::fs::read_to_string(&m).map_err(|e| format!("{}: {e}", m.display()))?;
+    let files: Vec<String> =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", m.display()))?;
+    let files: Vec<String> = files
+        .into_iter()
+        .filter(|f| std::fs::symlink_metadata(repo_dir.join(f)).is_err())
+        .collect();
+    copy_files(&cached.join("files"), repo_dir, &files)?;
+    Ok(files)
+}
+
+/// The build cache folder of `entry`'s install step for the task tree `repo_dir`:
+/// `<environment cache>/builds/<key>-<hash>`, the hash over the environment's folder, the
+/// install argv and environment (with `version`), and the contents of the tree's build-input
+/// files ([`PinEntry::build_inputs`]), so that trees with the same extension sources share it.
+pub fn build_cache_entry(
+    entry: &PinEntry,
+    setup: &Setup,
+    version: &str,
+    repo_dir: &Path,
+) -> Result<PathBuf, String> {
+    let mut h = Hasher::default();
+    let env: Vec<(String, String)> = entry
+        .install_env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.replace("{version}", version)))
+        .collect();
+    h.add(
+        serde_json::json!([setup.venv, entry.install, env])
+            .to_string()
+            .as_bytes(),
+    );
+    let walker = walkdir::WalkDir::new(repo_dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git");
+    for e in walker {
+        let e = e.map_err(|e| format!("{}: {e}", repo_dir.display()))?;
+        let name = e.file_name().to_string_lossy();
+        let input = entry.build_inputs.iter().any(|p| {
+            if p.starts_with('.') {
+                name.ends_with(p.as_str())
+            } else {
+                name == p.as_str()
+            }
+        });
+        if !e.file_type().is_file() || !input {
+            continue;
+        }
+        let rel = e.path().strip_prefix(repo_dir).map_err(|e| e.to_string())?;
+        let bytes =
+            std::fs::read(e.path()).map_err(|err| format!("{}: {err}", e.path().display()))?;
+        h.add(rel.to_string_lossy().as_bytes());
+        h.add(&(bytes.len() as u64).to_le_bytes());
+        h.add(&bytes);
+    }
+    let slug: String = setup
+        .key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let cache = setup.venv.parent().unwrap_or(Path::new("/"));
+    Ok(cache.join("builds").join(format!("{slug}-{}", h.hex())))
+}
+
+/// Two FNV-1a streams with different offsets: a 128-bit content hash, with each item's bytes
+/// framed by the caller.
+struct Hasher(u64, u64);
+
+impl Default for Hasher {
+    fn default() -> Self {
+        Hasher(0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142)
+    }
+}
+
+impl Hasher {
+    fn add(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+            self.1 = (self.1 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = (self.0 ^ 0xff).wrapping_mul(0x0100_0000_01b3);
+        self.1 = (self.1 ^ 0xfe).wrapping_mul(0x0100_0000_01b3);
+    }
+
+    fn hex(&self) -> String {
+        format!("{:016x}{:016x}", self.0, self.1)
+    }
+}
+
+/// Copies `files` (relative paths) from `from` to `to`, creating folders.
+fn copy_files(from: &Path, to: &Path, files: &[String]) -> Result<(), String> {
+    for f in files {
+        let dest = to.join(f);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::copy(from.join(f), &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs the install step in a scratch copy of `repo_dir`; returns the scratch folder (the copy
+/// is its `repo`) and the files the step created there, relative to the copy, sorted.
+fn run_install(
+    entry: &PinEntry,
+    setup: &Setup,
+    version: &str,
+    repo_dir: &Path,
+    opts: &BuildOptions,
+    keep_so: bool,
+) -> Result<(tempfile::TempDir, Vec<String>), String> {
+    let scratch = tempfile::Builder::new()
+        .prefix("traparena-install-")
+        .tempdir()
+        .map_err(|e| format!("a scratch folder: {e}"))?;
+    let copy = scratch.path().join("repo");
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    crate::common::copy_tree(repo_dir, &copy)?;
+    let py = venv_python(setup).to_string_lossy().into_owned();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let argv: Vec<String> = entry
+        .install
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if i == 0 && a == "python" {
+                py.clone()
+            } else {
+                a.replace("{tmp}", &tmp_s)
+            }
+        })
+        .collect();
+    let mut env = opts.env.clone();
+    env.push((
+        "PATH".into(),
+        format!(
+            "{}:/usr/local/bin:/usr/bin:/bin",
+            setup.venv.join("bin").display()
+        ),
+    ));
+    env.push((
+        "VIRTUAL_ENV".into(),
+        setup.venv.to_string_lossy().into_owned(),
+    ));
+    for (k, v) in &entry.install_env {
+        env.push((k.clone(), v.replace("{version}", version)));
+    }
+    run_step(
+        &format!("the install step `{}`", argv.join(" ")),
+        &HostCommand {
+            argv: argv.clone(),
+            cwd: copy.clone(),
+            env,
+            timeout: opts.timeout,
+        },
+    )?;
+    let mut created = Vec::new();
+    let walker = walkdir::WalkDir::new(&copy)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(e.file_type().is_dir()
+                && (BUILD_LEFTOVERS.contains(&n.as_ref()) || n.ends_with(".egg-info")))
+        });
+    for e in walker.flatten() {
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let rel = e.path().strip_prefix(&copy).map_err(|e| e.to_string())?;
+        let n = rel.to_string_lossy();
+        // What the copy had from the start is not generated.
+        if std::fs::symlink_metadata(repo_dir.join(rel)).is_ok()
+            || n.ends_with(".pyc")
+            || (!keep_so && n.ends_with(".so"))
+        {
+            continue;
+        }
+        created.push(n.into_owned());
+    }
+    Ok((scratch, created))
+}

@@ -1,0 +1,264 @@
+//! Environments built from a repository's tree (its requirements files and declared extras),
+//! and the extension-build cache of the per-task install step: real `python -m venv`, `pip`
+//! (offline, from a local folder of wheels) and `setup.py build_ext` with gcc.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use traparena_import::{
+    BuildOptions, EnvTree, PinEntry, build_cache_entry, ensure_env, ensure_env_tree,
+    install_generated, setup_for, setup_for_tree, venv_python,
+};
+
+const PYTHON: &str = "/usr/bin/python3";
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A folder of hand-made wheels of the pure packages `tpdep` and `tpextra`, for pip's
+/// `--no-index --find-links`: the tests need no network.
+fn wheels(root: &Path) -> PathBuf {
+    let dir = root.join("wheels");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = r#"
+import sys, zipfile
+for name in ("tpdep", "tpextra"):
+    with zipfile.ZipFile(f"{sys.argv[1]}/{name}-1.0-py3-none-any.whl", "w") as z:
+        z.writestr(f"{name}/__init__.py", "VALUE = 1\n")
+        di = f"{name}-1.0.dist-info"
+        z.writestr(f"{di}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        z.writestr(f"{di}/WHEEL", "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{di}/RECORD", "")
+"#;
+    let out = Command::new(PYTHON)
+        .args(["-c", script])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    dir
+}
+
+fn offline(wheels: &Path) -> BuildOptions {
+    BuildOptions {
+        env: vec![
+            ("PIP_NO_INDEX".into(), "1".into()),
+            (
+                "PIP_FIND_LINKS".into(),
+                wheels.to_string_lossy().into_owned(),
+            ),
+            // pip's inverted switch: build the tree with the environment's own setuptools.
+            ("PIP_NO_BUILD_ISOLATION".into(), "0".into()),
+            ("HOME".into(), "/tmp".into()),
+        ],
+        timeout: Duration::from_secs(600),
+    }
+}
+
+/// A package tree: `reqs/test.txt` names `tpdep` (and the tree itself, `-e .`, which is left
+/// out), setup.py's `test` extra names `tpnope`, which the entry's edit turns into `tpextra`.
+fn tree(root: &Path) -> PathBuf {
+    let t = root.join("tree");
+    write(&t, "reqs/test.txt", "tpdep\n-e .\n");
+    write(
+        &t,
+        "setup.py",
+        "from setuptools import setup\nsetup(name='treepkg', version='0.1', packages=['treepkg'], \
+         extras_require={'test': ['tpnope']})\n",
+    );
+    write(&t, "treepkg/__init__.py", "");
+    t
+}
+
+fn tree_entry() -> PinEntry {
+    serde_json::from_value(serde_json::json!({
+        "python": PYTHON,
+        "tree_requirements": ["requirements-missing.txt", "reqs/test.txt"],
+        "tree_extras": ["test"],
+        "tree_edits": [{"file": "setup.py", "find": "tpnope", "replace": "tpextra"}],
+        "profile": "django"
+    }))
+    .unwrap()
+}
+
+#[test]
+fn an_environment_holds_the_trees_requirements_and_extras_but_not_the_tree() {
+    let root = tempfile::tempdir().unwrap();
+    let wheels = wheels(root.path());
+    let t = tree(root.path());
+    let entry = tree_entry();
+    assert_eq!(entry.profile, "django");
+    let cache = root.path().join("venvs");
+    let setup = setup_for_tree("a/b@1.0", &entry, &cache, Some("c0ffee"));
+    let tree = EnvTree {
+        dir: t.clone(),
+        id: "c0ffee".into(),
+    };
+    ensure_env_tree(&setup, &entry, Some(&tree), &offline(&wheels)).unwrap();
+    // Run from a folder without the tree: the workspace `.pth` puts the working folder first.
+    let elsewhere = root.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let out = Command::new(venv_python(&setup))
+        .args([
+            "-c",
+            "import tpdep, tpextra, importlib.util as u, importlib.metadata as m\n\
+             assert u.find_spec('treepkg') is None, 'the tree is installed'\n\
+             names = {d.metadata['Name'] for d in m.distributions()}\n\
+             assert 'treepkg' not in names, names\n",
+        ])
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // The edit was made in a copy: the tree is as it was.
+    let setup_py = std::fs::read_to_string(t.join("setup.py")).unwrap();
+    assert!(setup_py.contains("tpnope"));
+    assert!(!t.join("build").exists() && !t.join("reqs/.traparena-requirements.txt").exists());
+}
+
+#[test]
+fn the_trees_identity_is_part_of_the_folder_name() {
+    let entry = tree_entry();
+    let cache = Path::new("/c");
+    let a = setup_for_tree("a/b@1.0", &entry, cache, Some("aaaa"));
+    let b = setup_for_tree("a/b@1.0", &entry, cache, Some("bbbb"));
+    assert_ne!(a.venv, b.venv);
+    assert_eq!(a, setup_for_tree("a/b@1.0", &entry, cache, Some("aaaa")));
+    assert!(a.venv.to_string_lossy().starts_with("/c/a_b-1.0-"));
+    // An entry that reads no tree shares one folder whatever the tree.
+    let plain: PinEntry = serde_json::from_str(r#"{"packages": ["x"]}"#).unwrap();
+    assert_eq!(
+        setup_for_tree("a/b@1.0", &plain, cache, Some("aaaa")),
+        setup_for("a/b@1.0", &plain, cache)
+    );
+    assert_eq!(plain.profile, "pytest");
+    assert!(serde_json::from_str::<PinEntry>(r#"{"tree_edits": [{"file": "x"}]}"#).is_err());
+}
+
+#[test]
+fn a_tree_without_the_requirements_file_is_a_clear_error() {
+    let root = tempfile::tempdir().unwrap();
+    let wheels = wheels(root.path());
+    let t = tree(root.path());
+    std::fs::remove_file(t.join("reqs/test.txt")).unwrap();
+    let entry = tree_entry();
+    let setup = setup_for_tree("a/b@1.0", &entry, &root.path().join("venvs"), Some("1"));
+    let tree = EnvTree {
+        dir: t,
+        id: "1".into(),
+    };
+    let err = ensure_env_tree(&setup, &entry, Some(&tree), &offline(&wheels))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no requirements file requirements-missing.txt or reqs/test.txt"),
+        "{err}"
+    );
+    assert!(!setup.venv.exists(), "a failed build leaves nothing behind");
+    // No tree at all, for an entry that reads one.
+    let err = ensure_env_tree(&setup, &entry, None, &offline(&wheels))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no tree was given"), "{err}");
+}
+
+/// A tree with a C extension module `fastmod`; `value` is what its function returns.
+fn ext_tree(dir: &Path, value: u32) {
+    write(
+        dir,
+        "setup.py",
+        "from setuptools import setup, Extension\n\
+         setup(name='ext', ext_modules=[Extension('fastmod', ['fastmod.c'])])\n",
+    );
+    write(
+        dir,
+        "fastmod.c",
+        &format!(
+            "#include <Python.h>\n\
+             static PyObject *v(PyObject *s, PyObject *a) {{ return PyLong_FromLong({value}); }}\n\
+             static PyMethodDef m[] = {{{{\"value\", v, METH_NOARGS, 0}}, {{0}}}};\n\
+             static struct PyModuleDef d = {{PyModuleDef_HEAD_INIT, \"fastmod\", 0, -1, m}};\n\
+             PyMODINIT_FUNC PyInit_fastmod(void) {{ return PyModule_Create(&d); }}\n"
+        ),
+    );
+    write(dir, "pkg.py", "import fastmod\n");
+}
+
+#[test]
+fn extension_builds_are_cached_and_built_once_under_a_race() {
+    let root = tempfile::tempdir().unwrap();
+    let counter = root.path().join("builds.log");
+    let entry: PinEntry = serde_json::from_value(serde_json::json!({
+        "python": PYTHON,
+        "install": ["sh", "-c", format!("echo built >> {} && python setup.py -q build_ext --inplace", counter.display())],
+        "build_inputs": [".c", "setup.py"]
+    }))
+    .unwrap();
+    let setup = setup_for("x/ext@1.0", &entry, &root.path().join("venvs"));
+    let opts = BuildOptions {
+        env: vec![("HOME".into(), "/tmp".into())],
+        timeout: Duration::from_secs(600),
+    };
+    ensure_env(&setup, &opts).unwrap();
+    let trees: Vec<PathBuf> = (0..3).map(|i| root.path().join(format!("t{i}"))).collect();
+    for t in &trees {
+        ext_tree(t, 7);
+    }
+    // Same sources, different other files: one key.
+    write(&trees[1], "README", "another commit\n");
+    let key = build_cache_entry(&entry, &setup, "1.0", &trees[0]).unwrap();
+    assert_eq!(
+        key,
+        build_cache_entry(&entry, &setup, "1.0", &trees[1]).unwrap()
+    );
+    let (e, st, o) = (&entry, &setup, &opts);
+    let results: Vec<Vec<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = trees
+            .iter()
+            .map(|t| s.spawn(move || install_generated(e, st, "1.0", t, o)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap().unwrap())
+            .collect()
+    });
+    let builds = std::fs::read_to_string(&counter).unwrap();
+    assert_eq!(builds.lines().count(), 1, "one build for one key");
+    for (t, files) in trees.iter().zip(&results) {
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert!(files[0].starts_with("fastmod") && files[0].ends_with(".so"));
+        assert!(t.join(&files[0]).is_file());
+        assert!(
+            !t.join("build").exists(),
+            "build by-products stay out of the tree"
+        );
+        let out = Command::new(venv_python(&setup))
+            .args(["-c", "import fastmod; print(fastmod.value())"])
+            .current_dir(t)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "7", "{out:?}");
+    }
+    // Other extension sources: another key, built again, with their own result.
+    let changed = root.path().join("t3");
+    ext_tree(&changed, 9);
+    assert_ne!(
+        key,
+        build_cache_entry(&entry, &setup, "1.0", &changed).unwrap()
+    );
+    install_generated(&entry, &setup, "1.0", &changed, &opts).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&counter).unwrap().lines().count(),
+        2
+    );
+    let out = Command::new(venv_python(&setup))
+        .args(["-c", "import fastmod; print(fastmod.value())"])
+        .current_dir(&changed)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "9");
+}
