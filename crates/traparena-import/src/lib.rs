@@ -40,6 +40,7 @@ mod report;
 mod setup;
 mod store;
 mod swebench;
+mod versions;
 
 pub use error::ImportError;
 pub use export::{ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions};
