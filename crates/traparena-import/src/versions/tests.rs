@@ -401,7 +401,7 @@ fn lookup_prefers_the_exact_key_then_star_then_the_nearest_below() {
 /// the version derived, how, and the bundled environment key it lands on. Prints a table.
 #[test]
 #[ignore = "needs /work/verified/<owner>__<name>.jsonl, bare clones under /work/.mirror/<owner>+<name>/repo \
-            and Django sdists unpacked under /work/sdists (pip download --no-deps --no-binary :all: django==X)"]
+            and Django sdists in /work/sdists (pip download --no-deps --no-binary :all: django==X)"]
 fn measure_verified_records() {
     let bundled = crate::setup::bundled_envs();
     for repo in [
@@ -462,17 +462,25 @@ fn measure_verified_records() {
             text.lines().filter(|l| !l.trim().is_empty()).count()
         );
     }
-    for dir in std::fs::read_dir("/work/sdists").unwrap().flatten() {
-        if !dir.path().join("django/__init__.py").is_file() {
-            continue;
-        }
-        let d = derive("django/django", &dir.path(), None).unwrap();
+    // The sdists' django/__init__.py, unpacked into a scratch folder.
+    let unpacked = tempfile::tempdir().unwrap();
+    sh(
+        unpacked.path(),
+        "for t in /work/sdists/[Dd]jango-*.tar.gz; do tar -xzf \"$t\" --wildcards '*/django/__init__.py'; done",
+    );
+    let mut dirs: Vec<_> = std::fs::read_dir(unpacked.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let d = derive("django/django", &dir, None).unwrap();
         let key = lookup(bundled, "django/django", d.version.as_deref()).map(|(k, _)| k.to_owned());
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         println!(
-            "SUMMARY django sdist {}: {:?} ({}) -> env {key:?}",
-            dir.path().display(),
-            d.version,
-            d.source
+            "SUMMARY django sdist {name}: {:?} ({}) -> env {key:?}",
+            d.version, d.source
         );
     }
 }
