@@ -236,7 +236,7 @@ fn find_version(text: &str, patterns: &[Pattern]) -> Option<(&'static str, Strin
         };
         let v = swebench_major_minor(&raw);
         let ok = v.split('.').count() == 2 && major_minor(&v).as_deref() == Some(v.as_str());
-        ok.then(|| (what, raw, v))
+        ok.then_some((what, raw, v))
     })
 }
 

@@ -44,10 +44,13 @@ fn derived(repo: &str, files: &[(&str, &[u8])]) -> Derived {
     derive(repo, d.path(), None).unwrap()
 }
 
+/// A tree's files: path and content.
+type Files<'a> = &'a [(&'a str, &'a [u8])];
+
 #[test]
 fn file_rules_read_versions_as_swebench_does() {
     // (repository, files, version, source).
-    let cases: &[(&str, &[(&str, &[u8])], &str, &str)] = &[
+    let cases: &[(&str, Files<'_>, &str, &str)] = &[
         // sympy since 1.0: a one-line release.py that __init__.py imports.
         (
             "sympy/sympy",
