@@ -104,6 +104,59 @@ impl GitRepo {
         Ok((out.status.success() && !tag.is_empty()).then_some(tag))
     }
 
+    /// The nearest tag reachable from `commit` and how many commits `commit` is past it
+    /// (`git describe --tags --long`: `v0.16.2-122-g7c4e2ac` → `("v0.16.2", 122)`), or `None`
+    /// when no tag is reachable.
+    pub fn describe(&self, commit: &str) -> Result<Option<(String, u64)>, EnvError> {
+        let out = self
+            .cmd()
+            .args(["describe", "--tags", "--long", "--end-of-options", commit])
+            .output()
+            .map_err(spawn)?;
+        if !out.status.success() {
+            return Ok(None);
+        }
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let mut parts = text.rsplitn(3, '-');
+        let (_hash, count, tag) = (parts.next(), parts.next(), parts.next());
+        Ok(match (tag, count.and_then(|c| c.parse().ok())) {
+            (Some(tag), Some(n)) if !tag.is_empty() => Some((tag.to_owned(), n)),
+            _ => None,
+        })
+    }
+
+    /// Every tag with its date in seconds since the epoch, newest first: an annotated tag's
+    /// tagger date, a lightweight tag's commit date (`git for-each-ref --sort=-creatordate`).
+    pub fn tags_by_date(&self) -> Result<Vec<(String, i64)>, EnvError> {
+        let mut cmd = self.cmd();
+        cmd.args([
+            "for-each-ref",
+            "--sort=-creatordate",
+            "--format=%(creatordate:unix) %(refname:strip=2)",
+            "refs/tags",
+        ]);
+        let out = output(&mut cmd, "for-each-ref refs/tags")?;
+        Ok(String::from_utf8_lossy(&out)
+            .lines()
+            .filter_map(|l| {
+                let (date, name) = l.split_once(' ')?;
+                Some((name.to_owned(), date.parse().ok()?))
+            })
+            .collect())
+    }
+
+    /// The committer date of `commit` in seconds since the epoch, or `None` when the
+    /// repository has no such commit.
+    pub fn commit_time(&self, commit: &str) -> Result<Option<i64>, EnvError> {
+        let Some(full) = self.resolve_commit(commit)? else {
+            return Ok(None);
+        };
+        let mut cmd = self.cmd();
+        cmd.args(["show", "-s", "--format=%ct", &full]);
+        let out = output(&mut cmd, &format!("show -s --format=%ct {full}"))?;
+        Ok(String::from_utf8_lossy(&out).trim().parse().ok())
+    }
+
     /// Writes the tree of `commit` into `dest` (created when missing; it must be empty): files
     /// with their modes and symbolic links, and nothing of the repository's history — no `.git`.
     /// Submodules are left out.

@@ -129,3 +129,40 @@ fn host_commands_time_out_and_capture_output() {
     assert!(out.timed_out);
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+#[test]
+fn reads_tag_dates_commit_dates_and_distances() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("clone");
+    std::fs::create_dir(&d).unwrap();
+    // A lightweight tag dated by its commit, an annotated one by its tagger date (later).
+    sh(
+        &d,
+        "git init -q . && export GIT_COMMITTER_DATE='2020-01-01T00:00:00Z' \
+         && git commit -q --allow-empty -m one && git tag v0.1.0 \
+         && export GIT_COMMITTER_DATE='2020-06-01T00:00:00Z' \
+         && git commit -q --allow-empty -m two \
+         && GIT_COMMITTER_DATE='2021-01-01T00:00:00Z' git tag -a -m rel v0.2.0 \
+         && export GIT_COMMITTER_DATE='2021-02-01T00:00:00Z' \
+         && git commit -q --allow-empty -m three && git commit -q --allow-empty -m four",
+    );
+    let g = GitRepo::open(&d).unwrap();
+    assert_eq!(
+        g.tags_by_date().unwrap(),
+        [
+            ("v0.2.0".to_owned(), 1609459200),
+            ("v0.1.0".to_owned(), 1577836800)
+        ]
+    );
+    assert_eq!(g.commit_time("HEAD").unwrap(), Some(1612137600));
+    assert_eq!(g.commit_time("0123456789abcdef").unwrap(), None);
+    assert_eq!(g.describe("HEAD").unwrap(), Some(("v0.2.0".to_owned(), 2)));
+    assert_eq!(
+        g.describe("HEAD~3").unwrap(),
+        Some(("v0.1.0".to_owned(), 0))
+    );
+    // No tag reachable: none, not an error.
+    sh(&d, "git tag -d v0.1.0 v0.2.0 >/dev/null");
+    assert_eq!(g.describe("HEAD").unwrap(), None);
+    assert_eq!(g.tags_by_date().unwrap(), []);
+}

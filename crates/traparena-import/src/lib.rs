@@ -44,6 +44,7 @@ mod setup;
 mod store;
 mod swebench;
 mod tree_env;
+mod versions;
 
 pub use error::ImportError;
 pub use export::{ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions};

@@ -52,7 +52,7 @@ pub struct Emitted {
     /// Hidden tests: assertions of the full check, or `FAIL_TO_PASS` + `PASS_TO_PASS` node ids.
     pub hidden_tests: usize,
     /// What the task's environment was chosen by, when it has one: the version derived and
-    /// where from, and the environment spec used (`version 5.4.1 (tag); bundled
+    /// where from, and the environment spec used (`version 5.4.1 (tag v5.4.1 ...); bundled
     /// pytest-dev/pytest 5.4, python 3.9`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,

@@ -24,7 +24,7 @@ use crate::common::{
 };
 use crate::error::ImportError;
 use crate::interpreters::{InterpreterSearch, find_python, is_version};
-use crate::pins::{Pins, major_minor};
+use crate::pins::Pins;
 use crate::profiles::Profiles;
 use crate::report::{Emitted, ImportReport, Skipped};
 use crate::setup::{BuildOptions, DEFAULT_VENV_CACHE};
@@ -380,26 +380,19 @@ impl Ctx<'_> {
         }
     }
 
-    /// The repository's version: the record's, else `__version__` in the tree, else the
-    /// nearest tag.
+    /// The repository's version: the record's, else derived as SWE-bench derives it (see
+    /// [`crate::versions`]), with how it was found.
     fn version(
         &self,
         inst: &SweBenchInstance,
         commit: &str,
         repo_dir: &Path,
-    ) -> Result<(Option<String>, &'static str), ImportError> {
+    ) -> Result<(Option<String>, String), ImportError> {
         if let Some(v) = &inst.version {
-            return Ok((Some(v.clone()), "record"));
+            return Ok((Some(v.clone()), "record".into()));
         }
-        if let Some(v) = tree_version(repo_dir) {
-            return Ok((Some(v), "tree"));
-        }
-        if let Some(tag) = self.git.nearest_tag(commit)?
-            && major_minor(&tag).is_some()
-        {
-            return Ok((Some(tag.trim_start_matches(['v', 'V']).to_owned()), "tag"));
-        }
-        Ok((None, "unknown"))
+        let d = crate::versions::derive(&inst.repo, repo_dir, Some((&self.git, commit)))?;
+        Ok((d.version, d.source))
     }
 }
 
@@ -418,55 +411,9 @@ fn runs_in_sandbox(sandbox: &Sandbox, python: &Path) -> Result<Option<String>, I
     }
 }
 
-/// `__version__ = "x.y..."` from the package files near the top of the tree.
-fn tree_version(repo_dir: &Path) -> Option<String> {
-    const NAMES: &[&str] = &[
-        "__init__.py",
-        "__version__.py",
-        "__pkginfo__.py",
-        "version.py",
-    ];
-    const SKIP: &[&str] = &[
-        "tests", "test", "testing", "docs", "doc", "examples", ".github",
-    ];
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(repo_dir)
-        .max_depth(3)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            !(e.file_type().is_dir() && SKIP.contains(&e.file_name().to_string_lossy().as_ref()))
-        })
-        .flatten()
-        .filter(|e| {
-            e.file_type().is_file() && NAMES.contains(&e.file_name().to_string_lossy().as_ref())
-        })
-        .map(|e| e.into_path())
-        .collect();
-    files.sort_by_key(|p| p.components().count());
-    for f in files {
-        let Ok(text) = std::fs::read_to_string(&f) else {
-            continue;
-        };
-        for line in text.lines() {
-            let Some(rest) = line.trim_start().strip_prefix("__version__") else {
-                continue;
-            };
-            let Some(rhs) = rest.trim_start().strip_prefix('=') else {
-                continue;
-            };
-            let v = rhs.trim().trim_matches(|c| c == '"' || c == '\'');
-            if major_minor(v).is_some() {
-                return Some(v.to_owned());
-            }
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::write_file;
 
     #[test]
     fn test_id_lists_are_decoded() {
@@ -486,18 +433,5 @@ mod tests {
             }))
             .is_err()
         );
-    }
-
-    #[test]
-    fn versions_come_from_the_tree() {
-        let d = tempfile::tempdir().unwrap();
-        write_file(
-            d.path(),
-            "src/pkg/__init__.py",
-            b"__version__ = \"2.3.0.dev\"\n",
-        )
-        .unwrap();
-        write_file(d.path(), "tests/__init__.py", b"__version__ = '9.9'\n").unwrap();
-        assert_eq!(tree_version(d.path()).as_deref(), Some("2.3.0.dev"));
     }
 }

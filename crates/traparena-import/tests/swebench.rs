@@ -264,7 +264,10 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
         ]
     );
     assert_eq!(spec.metadata["version"], "1.0.0");
-    assert_eq!(spec.metadata["version_source"], "tree");
+    assert_eq!(
+        spec.metadata["version_source"],
+        "src/calc/__init__.py __version__ \"1.0.0\""
+    );
     assert_eq!(task.reference_patch_text, patch);
 
     // Valid by `traparena validate`'s checks with a plain sandbox: the environment (cached

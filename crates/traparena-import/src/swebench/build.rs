@@ -15,7 +15,7 @@ use super::{
 use crate::common::{check_task, write_file};
 use crate::error::{ImportError, io};
 use crate::install::install_generated;
-use crate::pins::{EnvTree, PinEntry, bundled_envs, major_minor};
+use crate::pins::{EnvTree, PinEntry, bundled_envs};
 use crate::profiles::RunnerProfile;
 use crate::report::{Emitted, Skipped};
 use crate::setup::{Ensured, ensure_env_tree, setup_for_tree, venv_python};
@@ -65,13 +65,13 @@ impl Ctx<'_> {
             .opts
             .pins
             .as_ref()
-            .and_then(|p| p.lookup(&inst.repo, version))
+            .and_then(|p| crate::versions::lookup(p, &inst.repo, version))
             .map(|(k, e)| ("pins", k.to_owned(), e.clone()))
             .or_else(|| {
                 self.opts
                     .bundled
                     .then(bundled_envs)
-                    .and_then(|p| p.lookup(&inst.repo, version))
+                    .and_then(|p| crate::versions::lookup(p, &inst.repo, version))
                     .map(|(k, e)| ("bundled", k.to_owned(), e.clone()))
             });
         let known_repo = self
@@ -109,9 +109,10 @@ impl Ctx<'_> {
             .python(&entry.python)
             .map_err(|e| ("no interpreter for the environment".to_owned(), e))?;
         let environment = Some(format!(
-            "version {} ({version_source}); {from} {} {matched}, python {}, profile {}",
+            "version {} ({version_source}); {from} {} {matched}{}, python {}, profile {}",
             version.unwrap_or("unknown"),
             inst.repo,
+            crate::versions::key_note(version, &matched),
             entry.python,
             entry.profile
         ));
@@ -121,13 +122,8 @@ impl Ctx<'_> {
                 "profile": entry.profile}),
         );
         entry.python = python.to_string_lossy().into_owned();
-        let key = format!(
-            "{}@{}",
-            inst.repo,
-            version
-                .and_then(major_minor)
-                .unwrap_or_else(|| "unknown".into())
-        );
+        // Versions that fall back to one environment key share its environment.
+        let key = format!("{}@{matched}", inst.repo);
         // An environment that reads dependencies from the tree is shared by the base commits
         // whose dependency declarations are the same.
         let tree_id = crate::tree_env::dependency_id(repo_dir, &entry);
@@ -206,7 +202,7 @@ impl Ctx<'_> {
             inst,
             &repo_dir,
             version.as_deref(),
-            version_source,
+            &version_source,
             &mut metadata,
         ) {
             Ok(c) => c,
@@ -260,7 +256,7 @@ impl Ctx<'_> {
             .iter()
             .map(|p| rel(p))
             .collect::<Result<_, _>>()?;
-        describe(inst, commit, &version, version_source, &mut metadata);
+        describe(inst, commit, &version, &version_source, &mut metadata);
         // While the names are being tried, whole files run: a name the runner does not know
         // must not stop the others.
         let whole = |files: &[String], names: &[String], spec_files: Vec<RelPath>| TestSpec {

@@ -1,0 +1,531 @@
+//! A SWE-bench record's version when the record has none, found the way SWE-bench's
+//! versioning scripts find it for that repository, and the environment key it maps to.
+//!
+//! SWE-bench (`swebench/versioning`) reads most repositories' versions from a file at the base
+//! commit (`sympy/release.py`, `django/__init__.py`, ...) with two patterns, `__version__ =
+//! "..."` and `VERSION = (...)`, and keeps `major.minor`. For a few (xarray, astropy,
+//! matplotlib, pvlib, pydicom, sqlfluff) it dates each release from the project's web pages
+//! and takes a release before the pull request was opened. Here the release dates are the
+//! clone's tag dates and the moment is the base commit's committer date (a record copy need
+//! not carry `created_at`). Repositories SWE-bench has no rule for fall back on `__version__`
+//! near the top of the tree, then on the nearest tag.
+
+use std::path::{Path, PathBuf};
+
+use traparena_env::GitRepo;
+
+use crate::error::ImportError;
+use crate::pins::{PinEntry, Pins, major_minor};
+
+/// A derived version and how it was found (`"sympy/release.py __version__ \"1.7.dev\""`);
+/// `version` is `None` when nothing gave one, and `source` then says why, starting with
+/// `unknown`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Derived {
+    pub version: Option<String>,
+    pub source: String,
+}
+
+impl Derived {
+    fn found(version: String, source: String) -> Derived {
+        Derived {
+            version: Some(version),
+            source,
+        }
+    }
+}
+
+/// How SWE-bench finds a repository's version.
+enum Rule {
+    /// The first of these files (at the base commit) that one of the patterns matches.
+    Files(&'static [&'static str], &'static [Pattern]),
+    /// Release tags dated before the base commit.
+    Dates(DateRule),
+}
+
+/// SWE-bench's version patterns (`MAP_REPO_TO_VERSION_PATTERNS`).
+#[derive(Clone, Copy)]
+enum Pattern {
+    /// `__version__ = "x"` (or with single quotes).
+    Dunder,
+    /// `__version__ = version = "x"` (setuptools_scm's generated `_version.py`).
+    DunderVersion,
+    /// `VERSION = (x, y, ...)` (django).
+    Tuple,
+    /// `version_info = x, y, z` (pyvista).
+    VersionInfo,
+    /// The whole file (Qiskit's `VERSION.txt`).
+    Whole,
+}
+
+/// Which release a date picks.
+#[derive(Clone, Copy, Debug)]
+enum DateRule {
+    /// The latest release of any kind (xarray's and pydicom's release notes list every
+    /// release).
+    Latest,
+    /// The latest feature release, `x.y.0` (matplotlib's "What's new" pages).
+    LatestFeature,
+    /// The highest `major.minor` series whose last release is before the date (astropy's,
+    /// pvlib's and sqlfluff's scripts take each series' latest release date as its cut-off).
+    SeriesEnded,
+}
+
+const DUNDER_TUPLE: &[Pattern] = &[Pattern::Dunder, Pattern::Tuple];
+const SCM: &[Pattern] = &[Pattern::Dunder, Pattern::DunderVersion, Pattern::Tuple];
+
+fn rule(repo: &str) -> Option<Rule> {
+    use Rule::{Dates, Files};
+    Some(match repo {
+        "dbt-labs/dbt-core" => Files(
+            &["core/dbt/version.py", "core/dbt/__init__.py"],
+            DUNDER_TUPLE,
+        ),
+        "django/django" => Files(&["django/__init__.py"], DUNDER_TUPLE),
+        "huggingface/transformers" => Files(&["src/transformers/__init__.py"], DUNDER_TUPLE),
+        "marshmallow-code/marshmallow" => Files(&["src/marshmallow/__init__.py"], DUNDER_TUPLE),
+        "mwaskom/seaborn" => Files(&["seaborn/__init__.py"], DUNDER_TUPLE),
+        "pallets/flask" => Files(
+            &["src/flask/__init__.py", "flask/__init__.py"],
+            DUNDER_TUPLE,
+        ),
+        "psf/requests" => Files(
+            &["requests/__version__.py", "requests/__init__.py"],
+            DUNDER_TUPLE,
+        ),
+        "pyca/cryptography" => Files(
+            &[
+                "src/cryptography/__about__.py",
+                "src/cryptography/__init__.py",
+            ],
+            DUNDER_TUPLE,
+        ),
+        "pylint-dev/astroid" => Files(
+            &["astroid/__pkginfo__.py", "astroid/__init__.py"],
+            DUNDER_TUPLE,
+        ),
+        "pylint-dev/pylint" => Files(
+            &["pylint/__pkginfo__.py", "pylint/__init__.py"],
+            DUNDER_TUPLE,
+        ),
+        "pytest-dev/pytest" => Files(&["src/_pytest/_version.py", "_pytest/_version.py"], SCM),
+        "pyvista/pyvista" => Files(
+            &["pyvista/_version.py", "pyvista/__init__.py"],
+            &[Pattern::VersionInfo],
+        ),
+        "Qiskit/qiskit" => Files(&["qiskit/VERSION.txt"], &[Pattern::Whole]),
+        "scikit-learn/scikit-learn" => Files(&["sklearn/__init__.py"], DUNDER_TUPLE),
+        "sphinx-doc/sphinx" => Files(&["sphinx/__init__.py"], DUNDER_TUPLE),
+        "sympy/sympy" => Files(&["sympy/release.py", "sympy/__init__.py"], DUNDER_TUPLE),
+        "pydata/xarray" | "pydicom/pydicom" => Dates(DateRule::Latest),
+        "matplotlib/matplotlib" => Dates(DateRule::LatestFeature),
+        "astropy/astropy" | "pvlib/pvlib-python" | "sqlfluff/sqlfluff" => {
+            Dates(DateRule::SeriesEnded)
+        }
+        _ => return None,
+    })
+}
+
+/// The files SWE-bench reads `repo`'s version from, first to last (none for a repository
+/// versioned by release dates or without a rule).
+#[cfg(test)]
+pub(crate) fn version_files(repo: &str) -> &'static [&'static str] {
+    match rule(repo) {
+        Some(Rule::Files(paths, _)) => paths,
+        _ => &[],
+    }
+}
+
+/// The version of `repo` in `tree`, the exported tree of a base commit, with `history` — the
+/// clone and the commit — for tags and dates when there is one (a release sdist has none).
+/// SWE-bench's rule for the repository first; then `__version__` near the top of the tree;
+/// then the nearest tag. Nothing found is `version: None` with the reasons, never an error;
+/// an error is a file or git command that cannot be read.
+pub(crate) fn derive(
+    repo: &str,
+    tree: &Path,
+    history: Option<(&GitRepo, &str)>,
+) -> Result<Derived, ImportError> {
+    let mut why = Vec::new();
+    match rule(repo) {
+        Some(Rule::Files(paths, patterns)) => {
+            for path in paths {
+                let Some(bytes) = read_in(tree, path)? else {
+                    why.push(format!("no {path}"));
+                    continue;
+                };
+                let text = String::from_utf8_lossy(&bytes);
+                match find_version(&text, patterns) {
+                    Some((what, raw, v)) => {
+                        return Ok(Derived::found(v, format!("{path} {what} {raw}")));
+                    }
+                    None => why.push(format!("{path} has no version SWE-bench's patterns read")),
+                }
+            }
+        }
+        Some(Rule::Dates(date_rule)) => match history {
+            Some((git, commit)) => match by_date(git, commit, date_rule)? {
+                Ok(found) => return Ok(found),
+                Err(reason) => why.push(reason),
+            },
+            None => why.push("no clone to read release tags from".into()),
+        },
+        None => {}
+    }
+    if let Some((file, v)) = tree_version(tree) {
+        return Ok(Derived::found(
+            v.clone(),
+            noted(format!("{file} __version__ \"{v}\""), &why),
+        ));
+    }
+    why.push("no __version__ near the top of the tree".into());
+    if let Some((git, commit)) = history {
+        match git.describe(commit)? {
+            Some((tag, after)) => match release_version(&tag) {
+                Some(v) => {
+                    return Ok(Derived::found(
+                        v,
+                        noted(format!("tag {tag} ({after} commits after)"), &why),
+                    ));
+                }
+                None => why.push(format!("the nearest tag {tag} is not a release version")),
+            },
+            None => why.push("no tag reachable from the base commit".into()),
+        }
+    }
+    Ok(Derived {
+        version: None,
+        source: format!("unknown: {}", why.join("; ")),
+    })
+}
+
+/// A file of an exported tree, `None` when it is missing (or not a file).
+fn read_in(tree: &Path, path: &str) -> Result<Option<Vec<u8>>, ImportError> {
+    let file: PathBuf = tree.join(path);
+    if !file.is_file() {
+        return Ok(None);
+    }
+    std::fs::read(&file)
+        .map(Some)
+        .map_err(|source| ImportError::Io { path: file, source })
+}
+
+/// `found`, followed by why the earlier ways found nothing.
+fn noted(found: String, why: &[String]) -> String {
+    if why.is_empty() {
+        found
+    } else {
+        format!("{found}, as {}", why.join(", "))
+    }
+}
+
+/// The first pattern that matches `text` (with `"""` blocks removed, as SWE-bench does):
+/// what matched, the text it matched and the version SWE-bench makes of it (`major.minor`).
+fn find_version(text: &str, patterns: &[Pattern]) -> Option<(&'static str, String, String)> {
+    let text = without_docstrings(text);
+    patterns.iter().find_map(|p| {
+        let (what, raw) = match p {
+            Pattern::Dunder => ("__version__", quoted_after(&text, "__version__ = ")?),
+            Pattern::DunderVersion => (
+                "__version__",
+                quoted_after(&text, "__version__ = version = ")?,
+            ),
+            Pattern::Tuple => ("VERSION", tuple_after(&text, "VERSION = (")?),
+            Pattern::VersionInfo => ("version_info", version_info(&text)?),
+            Pattern::Whole => ("text", text.trim().to_owned()),
+        };
+        let v = swebench_major_minor(&raw);
+        let ok = v.split('.').count() == 2 && major_minor(&v).as_deref() == Some(v.as_str());
+        ok.then_some((what, raw, v))
+    })
+}
+
+fn without_docstrings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("\"\"\"") {
+        let Some(len) = rest[start + 3..].find("\"\"\"") else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        rest = &rest[start + 3 + len + 3..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `lead` followed by a quote, then everything up to the last quote of the line, quotes
+/// included (`"1.7.dev"`): the first occurrence that has both quotes.
+fn quoted_after(text: &str, lead: &str) -> Option<String> {
+    text.match_indices(lead).find_map(|(at, _)| {
+        let line = text[at + lead.len()..].lines().next()?;
+        let first = line.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+        let _ = first;
+        let last = line[1..].rfind(['"', '\''])? + 1;
+        Some(line[..=last].to_owned())
+    })
+}
+
+/// `lead` (ending in `(`) then everything up to the last `)` of the line, parentheses included.
+fn tuple_after(text: &str, lead: &str) -> Option<String> {
+    text.match_indices(lead).find_map(|(at, _)| {
+        let line = text[at + lead.len()..].lines().next()?;
+        let end = line.rfind(')')?;
+        Some(format!("({})", &line[..end]))
+    })
+}
+
+/// `version_info = 0, 43, ...`: the numbers before the second comma, as `0.43`.
+fn version_info(text: &str) -> Option<String> {
+    text.match_indices("version_info = ")
+        .find_map(|(at, lead)| {
+            let line = text[at + lead.len()..].lines().next()?;
+            let mut parts = line.split(',');
+            let major = parts.next()?.trim();
+            let minor = parts.next()?.trim();
+            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+            (digits(major) && digits(minor) && parts.next().is_some())
+                .then(|| format!("{major}.{minor}"))
+        })
+}
+
+/// SWE-bench's reduction of a matched version: spaces and quotes dropped, the first two parts
+/// (by `.`, else by `,`) kept, then everything but digits and dots dropped (`"3.5.0+"` → `3.5`,
+/// `(3, 0, 0, 'alpha', 0)` → `3.0`).
+fn swebench_major_minor(raw: &str) -> String {
+    let v: String = raw
+        .trim_matches(['(', ')'])
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
+        .collect();
+    let v = if v.contains('.') {
+        v.split('.').take(2).collect::<Vec<_>>().join(".")
+    } else if v.contains(',') {
+        v.split(',').take(2).collect::<Vec<_>>().join(".")
+    } else {
+        v
+    };
+    v.chars()
+        .filter(|c| c.is_ascii_digit() || *c == '.')
+        .collect()
+}
+
+/// The release a tag names (`v0.16.2` → `0.16.2`, `sympy-1.7.1` → `1.7.1`): a prefix of
+/// letters, `-` and `_`, then at least two dot-separated numbers and nothing else. Release
+/// candidates, betas and development tags are not releases.
+pub(crate) fn release_version(tag: &str) -> Option<String> {
+    let v = tag.trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == '-' || c == '_');
+    let parts: Vec<&str> = v.split('.').collect();
+    let numeric = parts
+        .iter()
+        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    (parts.len() >= 2 && numeric).then(|| v.to_owned())
+}
+
+/// A version's numbers (`2022.03.1` → `[2022, 3, 1]`), `None` unless it has `major.minor`.
+fn numbers(v: &str) -> Option<Vec<u64>> {
+    major_minor(v)?;
+    let v = v.trim().trim_start_matches(['v', 'V']);
+    Some(
+        v.split('.')
+            .map_while(|p| {
+                let d: String = p.chars().take_while(|c| c.is_ascii_digit()).collect();
+                d.parse().ok()
+            })
+            .collect(),
+    )
+}
+
+/// Orders versions by their numbers (`1.10` > `1.9`, `2022.03` > `0.20`).
+#[cfg(test)]
+fn compare(a: &str, b: &str) -> std::cmp::Ordering {
+    numbers(a).cmp(&numbers(b))
+}
+
+/// The release `rule` picks among the clone's release tags for the base commit's committer
+/// date; `Err` says why none is picked.
+fn by_date(
+    git: &GitRepo,
+    commit: &str,
+    rule: DateRule,
+) -> Result<Result<Derived, String>, ImportError> {
+    let Some(base) = git.commit_time(commit)? else {
+        return Ok(Err(format!("the base commit {commit} is not in the clone")));
+    };
+    // (numbers, version, tag, date) of each release tag.
+    let releases: Vec<(Vec<u64>, String, String, i64)> = git
+        .tags_by_date()?
+        .into_iter()
+        .filter_map(|(tag, date)| {
+            let v = release_version(&tag)?;
+            Some((numbers(&v)?, v, tag, date))
+        })
+        .collect();
+    if releases.is_empty() {
+        return Ok(Err("the clone has no release tags".into()));
+    }
+    let day = day_of(base);
+    let before = releases.iter().filter(|r| r.3 < base);
+    let latest = |feature: bool| {
+        before
+            .clone()
+            .filter(|r| !feature || r.0.len() == 2 || r.0[2..].iter().all(|n| *n == 0))
+            .max_by(|a, b| (a.3, &a.0).cmp(&(b.3, &b.0)))
+    };
+    let found = match rule {
+        DateRule::Latest | DateRule::LatestFeature => {
+            let feature = matches!(rule, DateRule::LatestFeature);
+            latest(feature).map(|(_, v, tag, date)| {
+                let kind = if feature { "feature release" } else { "release" };
+                Derived::found(
+                    major_minor(v).unwrap_or_else(|| v.clone()),
+                    format!(
+                        "release dates: {tag} ({}) is the latest {kind} before the base commit's date ({day})",
+                        day_of(*date)
+                    ),
+                )
+            })
+        }
+        DateRule::SeriesEnded => {
+            // Each series' last release; the highest series whose last release is before.
+            let mut last: std::collections::BTreeMap<Vec<u64>, (&str, i64)> = Default::default();
+            for (n, _, tag, date) in &releases {
+                let e = last.entry(n[..2].to_vec()).or_insert((tag, *date));
+                if *date > e.1 {
+                    *e = (tag, *date);
+                }
+            }
+            last.iter().rev().find(|(_, (_, d))| *d < base).map(|(series, (tag, date))| {
+                let v = releases
+                    .iter()
+                    .find(|r| r.0[..2] == series[..])
+                    .and_then(|r| major_minor(&r.1))
+                    .unwrap_or_default();
+                Derived::found(
+                    v.clone(),
+                    format!(
+                        "release dates: {v} is the highest series whose last release ({tag}, {}) is before the base commit's date ({day})",
+                        day_of(*date)
+                    ),
+                )
+            })
+        }
+    };
+    Ok(found.ok_or(format!(
+        "no release tag is dated before the base commit's date ({day})"
+    )))
+}
+
+/// `YYYY-MM-DD` (UTC) of a time in seconds since the epoch.
+fn day_of(secs: i64) -> String {
+    // Days to a civil date (H. Hinnant's algorithm).
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// `__version__ = "x.y..."` from the package files near the top of the tree: the file (from
+/// the tree's root) and the version.
+fn tree_version(tree: &Path) -> Option<(String, String)> {
+    const NAMES: &[&str] = &[
+        "__init__.py",
+        "__version__.py",
+        "__pkginfo__.py",
+        "version.py",
+    ];
+    const SKIP: &[&str] = &[
+        "tests", "test", "testing", "docs", "doc", "examples", ".github",
+    ];
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(tree)
+        .max_depth(3)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            !(e.file_type().is_dir() && SKIP.contains(&e.file_name().to_string_lossy().as_ref()))
+        })
+        .flatten()
+        .filter(|e| {
+            e.file_type().is_file() && NAMES.contains(&e.file_name().to_string_lossy().as_ref())
+        })
+        .map(|e| e.into_path())
+        .collect();
+    files.sort_by_key(|p| p.components().count());
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Some(rest) = line.trim_start().strip_prefix("__version__") else {
+                continue;
+            };
+            let Some(rhs) = rest.trim_start().strip_prefix('=') else {
+                continue;
+            };
+            let v = rhs.trim().trim_matches(|c| c == '"' || c == '\'');
+            if major_minor(v).is_some() {
+                let rel = f
+                    .strip_prefix(tree)
+                    .unwrap_or(&f)
+                    .to_string_lossy()
+                    .into_owned();
+                return Some((rel, v.to_owned()));
+            }
+        }
+    }
+    None
+}
+
+/// The environment of `repo` for `version` in `pins`: the one [`Pins::lookup`] finds
+/// (`version`, its `major.minor`, else `*`), else the nearest key below `version`'s
+/// `major.minor` in version order (`1.10` above `1.9`, `2022.03` above `0.20`).
+pub(crate) fn lookup<'p>(
+    pins: &'p Pins,
+    repo: &str,
+    version: Option<&str>,
+) -> Option<(&'p str, &'p PinEntry)> {
+    if let Some(found) = pins.lookup(repo, version) {
+        return Some(found);
+    }
+    let keys = pins.0.get(repo)?;
+    let key = nearest_below(keys.keys().map(String::as_str), version?)?;
+    keys.get_key_value(key).map(|(k, e)| (k.as_str(), e))
+}
+
+/// The greatest of `keys` whose `major.minor` is at or below `version`'s (a key that is
+/// exactly a `major.minor` wins over a longer one of the same series).
+pub(crate) fn nearest_below<'k>(
+    keys: impl Iterator<Item = &'k str>,
+    version: &str,
+) -> Option<&'k str> {
+    let target = numbers(&major_minor(version)?)?;
+    keys.filter_map(|k| {
+        let mm = major_minor(k)?;
+        let n = numbers(&mm)?;
+        (n <= target).then_some((n, mm == k, k))
+    })
+    .max()
+    .map(|(_, _, k)| k)
+}
+
+/// What the report adds after the environment key when it is not the version's own: `""`, or
+/// `" (the nearest below 0.16)"`.
+pub(crate) fn key_note(version: Option<&str>, key: &str) -> String {
+    let Some(v) = version else {
+        return String::new();
+    };
+    let mm = major_minor(v);
+    if key == "*" || key == v || mm.as_deref() == Some(key) {
+        return String::new();
+    }
+    format!(" (the nearest below {})", mm.as_deref().unwrap_or(v))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,489 @@
+//! The version rules on files laid out as the real repositories lay them out, release tags in
+//! temporary clones with fixed dates, the environment key order, and bad input.
+
+use std::path::Path;
+use std::time::Duration;
+
+use traparena_env::{GitRepo, HostCommand, run_host};
+
+use super::*;
+
+fn sh(dir: &Path, script: &str) -> String {
+    let out = run_host(&HostCommand {
+        argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
+        cwd: dir.to_owned(),
+        env: vec![
+            ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+            ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+            ("GIT_AUTHOR_NAME".into(), "t".into()),
+            ("GIT_AUTHOR_EMAIL".into(), "t@localhost".into()),
+            ("GIT_COMMITTER_NAME".into(), "t".into()),
+            ("GIT_COMMITTER_EMAIL".into(), "t@localhost".into()),
+            ("GIT_AUTHOR_DATE".into(), "2000-01-01T00:00:00Z".into()),
+        ],
+        timeout: Duration::from_secs(60),
+    })
+    .unwrap();
+    assert_eq!(out.exit_code, Some(0), "{script}: {}", out.stderr.text);
+    out.stdout.text
+}
+
+/// A tree with these files.
+fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = d.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    d
+}
+
+fn derived(repo: &str, files: &[(&str, &[u8])]) -> Derived {
+    let d = tree(files);
+    derive(repo, d.path(), None).unwrap()
+}
+
+/// A tree's files: path and content.
+type Files<'a> = &'a [(&'a str, &'a [u8])];
+
+#[test]
+fn file_rules_read_versions_as_swebench_does() {
+    // (repository, files, version, source).
+    let cases: &[(&str, Files<'_>, &str, &str)] = &[
+        // sympy since 1.0: a one-line release.py that __init__.py imports.
+        (
+            "sympy/sympy",
+            &[
+                ("sympy/release.py", b"__version__ = \"1.7.dev\"\n"),
+                ("sympy/__init__.py", b"from sympy.release import __version__\n"),
+            ],
+            "1.7",
+            "sympy/release.py __version__ \"1.7.dev\"",
+        ),
+        // sympy before release.py: the version in __init__.py, under its docstring.
+        (
+            "sympy/sympy",
+            &[(
+                "sympy/__init__.py",
+                b"\"\"\"SymPy is a Python library for symbolic mathematics.\n\n__version__ = \"9.9\" in a docstring is not read\n\"\"\"\n\n__version__ = \"0.7.2-git\"\n",
+            )],
+            "0.7",
+            "sympy/__init__.py __version__ \"0.7.2-git\"",
+        ),
+        (
+            "sympy/sympy",
+            &[("sympy/release.py", b"__version__ = \"1.10.dev\"\n")],
+            "1.10",
+            "sympy/release.py __version__ \"1.10.dev\"",
+        ),
+        // django: the VERSION tuple, alpha or final.
+        (
+            "django/django",
+            &[(
+                "django/__init__.py",
+                b"from django.utils.version import get_version\n\nVERSION = (3, 0, 0, 'alpha', 0)\n\n__version__ = get_version(VERSION)\n",
+            )],
+            "3.0",
+            "django/__init__.py VERSION (3, 0, 0, 'alpha', 0)",
+        ),
+        (
+            "django/django",
+            &[(
+                "django/__init__.py",
+                b"from django.utils.version import get_version\n\nVERSION = (2, 2, 28, 'final', 0)\n\n__version__ = get_version(VERSION)\n",
+            )],
+            "2.2",
+            "django/__init__.py VERSION (2, 2, 28, 'final', 0)",
+        ),
+        (
+            "django/django",
+            &[(
+                "django/__init__.py",
+                b"VERSION = (1, 10, 0, 'alpha', 0)\n",
+            )],
+            "1.10",
+            "django/__init__.py VERSION (1, 10, 0, 'alpha', 0)",
+        ),
+        // sphinx: single quotes and a trailing `+` on development versions.
+        (
+            "sphinx-doc/sphinx",
+            &[(
+                "sphinx/__init__.py",
+                b"\"\"\"\n    Sphinx\n    ~~~~~~\n\n    The Sphinx documentation toolchain.\n\"\"\"\n\nimport os\n\n__version__ = '3.5.0+'\n__released__ = '3.5.0'  # used when Sphinx builds its own docs\n\nversion_info = (3, 5, 0, 'beta', 0)\n",
+            )],
+            "3.5",
+            "sphinx/__init__.py __version__ '3.5.0+'",
+        ),
+        (
+            "sphinx-doc/sphinx",
+            &[("sphinx/__init__.py", b"__version__ = '1.6+'\n")],
+            "1.6",
+            "sphinx/__init__.py __version__ '1.6+'",
+        ),
+        (
+            "mwaskom/seaborn",
+            &[("seaborn/__init__.py", b"# Import seaborn objects\nfrom .rcmod import *  # noqa: F401,F403\n__version__ = \"0.12.2.dev0\"\n")],
+            "0.12",
+            "seaborn/__init__.py __version__ \"0.12.2.dev0\"",
+        ),
+        // setuptools_scm's generated file (pytest).
+        (
+            "pytest-dev/pytest",
+            &[("src/_pytest/_version.py", b"# file generated by setuptools_scm\n__version__ = version = '5.4.1.dev6+g2b51ed4'\n")],
+            "5.4",
+            "src/_pytest/_version.py __version__ '5.4.1.dev6+g2b51ed4'",
+        ),
+        // A repository SWE-bench has no rule for: `__version__` near the top of the tree.
+        (
+            "someone/thing",
+            &[("src/thing/__init__.py", b"__version__ = '2.3.0.dev'\n"), ("tests/__init__.py", b"__version__ = '9.9'\n")],
+            "2.3.0.dev",
+            "src/thing/__init__.py __version__ \"2.3.0.dev\"",
+        ),
+    ];
+    for (repo, files, version, source) in cases {
+        let d = derived(repo, files);
+        assert_eq!(d.version.as_deref(), Some(*version), "{repo} {files:?}");
+        assert_eq!(d.source, *source, "{repo} {files:?}");
+    }
+}
+
+#[test]
+fn unreadable_version_files_give_unknown_with_the_reason() {
+    // A version computed at run time, no file at all, bytes that are not text.
+    let d = derived(
+        "sympy/sympy",
+        &[("sympy/release.py", b"__version__ = get_version()\n")],
+    );
+    assert_eq!(d.version, None);
+    assert!(d.source.starts_with("unknown: "), "{}", d.source);
+    assert!(
+        d.source
+            .contains("sympy/release.py has no version SWE-bench's patterns read")
+            && d.source.contains("no sympy/__init__.py"),
+        "{}",
+        d.source
+    );
+    let d = derived("django/django", &[]);
+    assert_eq!(d.version, None);
+    assert!(d.source.contains("no django/__init__.py"), "{}", d.source);
+    let d = derived(
+        "django/django",
+        &[(
+            "django/__init__.py",
+            b"\xff\xfe VERSION = (x, y)\n__version__ = '\n",
+        )],
+    );
+    assert_eq!(d.version, None, "{}", d.source);
+    // A date-based repository without a clone.
+    let d = derived("pydata/xarray", &[]);
+    assert_eq!(d.version, None);
+    assert!(
+        d.source.contains("no clone to read release tags from"),
+        "{}",
+        d.source
+    );
+}
+
+#[test]
+fn swebench_reduction_keeps_major_minor() {
+    for (raw, v) in [
+        ("\"1.7.dev\"", "1.7"),
+        ("(3, 0, 0, 'alpha', 0)", "3.0"),
+        ("'3.5.0+'", "3.5"),
+        ("\"0.12.2.dev0\"", "0.12"),
+        ("'2022.03.0'", "2022.03"),
+        ("get_version()", ""),
+    ] {
+        assert_eq!(swebench_major_minor(raw), v, "{raw}");
+    }
+    assert_eq!(release_version("v0.16.2").as_deref(), Some("0.16.2"));
+    assert_eq!(release_version("sympy-1.7.1").as_deref(), Some("1.7.1"));
+    assert_eq!(release_version("v2022.03.0").as_deref(), Some("2022.03.0"));
+    for not in ["v8.0.0rc2", "1.14.0rc2", "v1", "nightly", "v1..2", ""] {
+        assert_eq!(release_version(not), None, "{not}");
+    }
+    assert_eq!(day_of(0), "1970-01-01");
+    assert_eq!(day_of(1_609_459_200), "2021-01-01");
+    assert_eq!(day_of(951_782_400), "2000-02-29");
+}
+
+/// A clone with one empty commit per `(date, tags)`, oldest first; returns the clone and the
+/// commits.
+fn dated_clone(steps: &[(&str, &[&str])]) -> (tempfile::TempDir, GitRepo, Vec<String>) {
+    let tmp = tempfile::tempdir().unwrap();
+    sh(tmp.path(), "git init -q .");
+    let mut commits = Vec::new();
+    for (date, tags) in steps {
+        let mut script = format!(
+            "export GIT_COMMITTER_DATE='{date}T12:00:00Z' && git commit -q --allow-empty -m '{date}'"
+        );
+        for t in *tags {
+            script.push_str(&format!(" && git tag -a -m {t} {t}"));
+        }
+        sh(tmp.path(), &script);
+        commits.push(sh(tmp.path(), "git rev-parse HEAD").trim().to_owned());
+    }
+    let g = GitRepo::open(tmp.path()).unwrap();
+    (tmp, g, commits)
+}
+
+#[test]
+fn date_rules_pick_releases_by_the_base_commits_date() {
+    let (_tmp, git, c) = dated_clone(&[
+        ("2019-03-15", &["v0.12.0"]),
+        ("2020-12-02", &["v0.16.2"]),
+        ("2021-01-10", &["v0.17.0rc1"]),
+        ("2021-02-01", &[]),
+        ("2021-02-25", &["v0.17.0"]),
+        ("2022-03-02", &["v2022.03.0"]),
+        ("2022-04-01", &[]),
+    ]);
+    let empty = tempfile::tempdir().unwrap();
+    let at = |commit: &str| derive("pydata/xarray", empty.path(), Some((&git, commit))).unwrap();
+    let d = at(&c[3]);
+    assert_eq!(d.version.as_deref(), Some("0.16"));
+    assert_eq!(
+        d.source,
+        "release dates: v0.16.2 (2020-12-02) is the latest release before the base commit's date (2021-02-01)"
+    );
+    assert_eq!(at(&c[6]).version.as_deref(), Some("2022.03"));
+    // The commit a release is tagged on is not after that release: the one before is taken.
+    assert_eq!(at(&c[4]).version.as_deref(), Some("0.16"));
+    // Before any release: unknown from the dates, then the nearest tag is the release itself.
+    let d = at(&c[0]);
+    assert_eq!(d.version.as_deref(), Some("0.12.0"), "{}", d.source);
+    assert!(
+        d.source.starts_with("tag v0.12.0 (0 commits after), as no release tag is dated before the base commit's date (2019-03-15)"),
+        "{}",
+        d.source
+    );
+}
+
+#[test]
+fn astropy_and_matplotlib_follow_their_own_date_rules() {
+    // Bugfix releases of an older series come out after the next feature release.
+    let (_tmp, git, c) = dated_clone(&[
+        ("2021-07-15", &["v4.3"]),
+        ("2021-08-10", &["v4.3.1"]),
+        ("2021-11-24", &["v5.0"]),
+        ("2022-01-20", &[]),
+        ("2022-02-14", &["v5.0.1"]),
+        ("2022-03-01", &[]),
+    ]);
+    let empty = tempfile::tempdir().unwrap();
+    let at = |repo: &str, commit: &str| derive(repo, empty.path(), Some((&git, commit))).unwrap();
+    // astropy: the highest series whose last release is before the date.
+    let d = at("astropy/astropy", &c[3]);
+    assert_eq!(d.version.as_deref(), Some("4.3"), "{}", d.source);
+    assert_eq!(
+        d.source,
+        "release dates: 4.3 is the highest series whose last release (v4.3.1, 2021-08-10) is before the base commit's date (2022-01-20)"
+    );
+    assert_eq!(at("astropy/astropy", &c[5]).version.as_deref(), Some("5.0"));
+    // matplotlib: the latest feature release, never a bugfix one.
+    let d = at("matplotlib/matplotlib", &c[5]);
+    assert_eq!(d.version.as_deref(), Some("5.0"), "{}", d.source);
+    assert!(
+        d.source
+            .starts_with("release dates: v5.0 (2021-11-24) is the latest feature release"),
+        "{}",
+        d.source
+    );
+    // xarray's rule on the same tags takes the bugfix release.
+    let d = at("pydata/xarray", &c[5]);
+    assert!(
+        d.source.starts_with("release dates: v5.0.1 (2022-02-14)"),
+        "{}",
+        d.source
+    );
+}
+
+#[test]
+fn no_tags_give_unknown_with_the_reason() {
+    let (_tmp, git, c) = dated_clone(&[("2021-01-01", &[]), ("2021-02-01", &["nightly"])]);
+    let empty = tempfile::tempdir().unwrap();
+    let d = derive("pydata/xarray", empty.path(), Some((&git, &c[1]))).unwrap();
+    assert_eq!(d.version, None);
+    assert_eq!(
+        d.source,
+        "unknown: the clone has no release tags; no __version__ near the top of the tree; the nearest tag nightly is not a release version"
+    );
+    let d = derive("someone/thing", empty.path(), Some((&git, &c[0]))).unwrap();
+    assert_eq!(
+        d.source,
+        "unknown: no __version__ near the top of the tree; no tag reachable from the base commit"
+    );
+    // A commit the clone does not have.
+    let d = derive(
+        "pydata/xarray",
+        empty.path(),
+        Some((&git, "0123456789abcdef")),
+    )
+    .unwrap();
+    assert_eq!(d.version, None);
+    assert!(d.source.contains("is not in the clone"), "{}", d.source);
+}
+
+#[test]
+fn a_repository_without_a_rule_falls_back_on_the_nearest_tag() {
+    let (_tmp, git, c) = dated_clone(&[
+        ("2021-01-01", &["sympy-1.7.1"]),
+        ("2021-01-02", &[]),
+        ("2021-01-03", &[]),
+    ]);
+    let empty = tempfile::tempdir().unwrap();
+    let d = derive("someone/thing", empty.path(), Some((&git, &c[2]))).unwrap();
+    assert_eq!(d.version.as_deref(), Some("1.7.1"));
+    assert_eq!(
+        d.source,
+        "tag sympy-1.7.1 (2 commits after), as no __version__ near the top of the tree"
+    );
+}
+
+#[test]
+fn the_nearest_key_below_is_found_in_version_order() {
+    let xarray = [
+        "0.12", "0.18", "0.19", "0.20", "2022.03", "2022.06", "2022.09", "2023.07", "2024.05",
+    ];
+    let sympy = [
+        "0.7", "1.0", "1.1", "1.10", "1.11", "1.12", "1.13", "1.14", "1.2", "1.4", "1.5", "1.6",
+        "1.7", "1.8", "1.9",
+    ];
+    let pylint = ["2.15", "2.15.0-a0", "2.15.0-dev0", "2.16", "*"];
+    for (keys, version, want) in [
+        (&xarray[..], "0.16.2", Some("0.12")),
+        (&xarray[..], "0.21", Some("0.20")),
+        (&xarray[..], "2022.04", Some("2022.03")),
+        (&xarray[..], "2022.10.0", Some("2022.09")),
+        (&xarray[..], "0.10", None),
+        (&sympy[..], "1.3", Some("1.2")),
+        (&sympy[..], "1.15", Some("1.14")),
+        (&sympy[..], "1.9.1", Some("1.9")),
+        (&sympy[..], "1.10", Some("1.10")),
+        (&pylint[..], "2.15.3", Some("2.15")),
+        (&pylint[..], "not a version", None),
+    ] {
+        assert_eq!(
+            nearest_below(keys.iter().copied(), version),
+            want,
+            "{version} in {keys:?}"
+        );
+    }
+    assert_eq!(compare("1.10", "1.9"), std::cmp::Ordering::Greater);
+    assert_eq!(compare("2022.03", "0.20"), std::cmp::Ordering::Greater);
+    assert_eq!(compare("0.20", "0.19"), std::cmp::Ordering::Greater);
+}
+
+#[test]
+fn lookup_prefers_the_exact_key_then_star_then_the_nearest_below() {
+    let pins: Pins = serde_json::from_value(serde_json::json!({
+        "pydata/xarray": {"0.12": {"packages": ["a"]}, "2022.03": {"packages": ["b"]}},
+        "psf/requests": {"*": {"packages": ["c"]}, "2.4": {"packages": ["d"]}},
+    }))
+    .unwrap();
+    let key = |repo: &str, v: Option<&str>| lookup(&pins, repo, v).map(|(k, _)| k);
+    assert_eq!(key("pydata/xarray", Some("0.16.2")), Some("0.12"));
+    assert_eq!(key("pydata/xarray", Some("2022.03.0")), Some("2022.03"));
+    assert_eq!(key("pydata/xarray", Some("0.9")), None);
+    assert_eq!(key("pydata/xarray", None), None);
+    assert_eq!(key("psf/requests", Some("2.6")), Some("*"));
+    assert_eq!(key("psf/requests", Some("2.4.1")), Some("2.4"));
+    assert_eq!(key("other/repo", Some("1.0")), None);
+    assert_eq!(
+        key_note(Some("0.16.2"), "0.12"),
+        " (the nearest below 0.16)"
+    );
+    assert_eq!(key_note(Some("2022.03.0"), "2022.03"), "");
+    assert_eq!(key_note(Some("2.6"), "*"), "");
+    assert_eq!(key_note(None, "*"), "");
+}
+
+/// Every SWE-bench Verified record of the repositories cloned here, and the django sdists:
+/// the version derived, how, and the bundled environment key it lands on. Prints a table.
+#[test]
+#[ignore = "needs /work/verified/<owner>__<name>.jsonl, bare clones under /work/.mirror/<owner>+<name>/repo \
+            and Django sdists in /work/sdists (pip download --no-deps --no-binary :all: django==X)"]
+fn measure_verified_records() {
+    let bundled = crate::pins::bundled_envs();
+    for repo in [
+        "sympy/sympy",
+        "sphinx-doc/sphinx",
+        "pydata/xarray",
+        "astropy/astropy",
+        "mwaskom/seaborn",
+    ] {
+        let records = format!("/work/verified/{}.jsonl", repo.replace('/', "__"));
+        let clone = format!("/work/.mirror/{}/repo", repo.replace('/', "+"));
+        let git = GitRepo::open(Path::new(&clone)).unwrap();
+        let (mut found, mut exact, mut below, mut none) = (0, 0, 0, 0);
+        let mut versions: std::collections::BTreeMap<String, usize> = Default::default();
+        let text = std::fs::read_to_string(&records).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let r: serde_json::Value = serde_json::from_str(line).unwrap();
+            let (id, commit) = (
+                r["instance_id"].as_str().unwrap(),
+                r["base_commit"].as_str().unwrap(),
+            );
+            // Only the version files, as SWE-bench reads them.
+            let t = tempfile::tempdir().unwrap();
+            for f in version_files(repo) {
+                if let Some(bytes) = git.read_file(commit, f).unwrap() {
+                    let p = t.path().join(f);
+                    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                    std::fs::write(p, bytes).unwrap();
+                }
+            }
+            let d = derive(repo, t.path(), Some((&git, commit))).unwrap();
+            let v = d.version.clone().unwrap_or_else(|| "unknown".into());
+            let key = lookup(bundled, repo, d.version.as_deref()).map(|(k, _)| k.to_owned());
+            let landed = match &key {
+                Some(k) if key_note(d.version.as_deref(), k).is_empty() => {
+                    exact += 1;
+                    format!("env {k}")
+                }
+                Some(k) => {
+                    below += 1;
+                    format!("env {k}{}", key_note(d.version.as_deref(), k))
+                }
+                None => {
+                    none += 1;
+                    "no env".into()
+                }
+            };
+            if d.version.is_some() {
+                found += 1;
+            }
+            *versions
+                .entry(format!("{v} -> {}", key.as_deref().unwrap_or("-")))
+                .or_default() += 1;
+            println!("{id}\t{v}\t{landed}\t{}", d.source);
+        }
+        println!(
+            "SUMMARY {repo}: {} records, {found} derived, {exact} exact key, {below} nearest below, {none} no key; {versions:?}",
+            text.lines().filter(|l| !l.trim().is_empty()).count()
+        );
+    }
+    // The sdists' django/__init__.py, unpacked into a scratch folder.
+    let unpacked = tempfile::tempdir().unwrap();
+    sh(
+        unpacked.path(),
+        "for t in /work/sdists/[Dd]jango-*.tar.gz; do tar -xzf \"$t\" --wildcards '*/django/__init__.py'; done",
+    );
+    let mut dirs: Vec<_> = std::fs::read_dir(unpacked.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let d = derive("django/django", &dir, None).unwrap();
+        let key = lookup(bundled, "django/django", d.version.as_deref()).map(|(k, _)| k.to_owned());
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        println!(
+            "SUMMARY django sdist {name}: {:?} ({}) -> env {key:?}",
+            d.version, d.source
+        );
+    }
+}
