@@ -136,7 +136,7 @@ fn django_runtests_passes_when_the_named_tests_pass_whatever_else_fails() {
 #[test]
 fn django_runtests_without_names_counts_the_whole_run() {
     let sb = &isolating_sandboxes()[0];
-    let run = run(&sb, &fixture("fake_django"), DJANGO, Runner::Django, &[]);
+    let run = run(sb, &fixture("fake_django"), DJANGO, Runner::Django, &[]);
     let c = run.counts.expect("counts from the report");
     // 12 tests started; failed: fail, liar, sub, xpass, doc_fails; errored: error, the
     // setUpClass, the class's test that never ran, the module that did not import.
