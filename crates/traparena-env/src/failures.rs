@@ -18,8 +18,9 @@ const LINE_MESSAGE_CHARS: usize = 200;
 /// One failed or errored test of a run, as the runner shim reported it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestFailure {
-    /// The test: `module.Class.method` (unittest), the node id (pytest, SWE-bench), or
-    /// `check N` (Node and the compiled languages' check libraries).
+    /// The test: `module.Class.method` (unittest), the node id (pytest, SWE-bench),
+    /// `test_x (module.Class)` (django's `runtests.py`), the function name (sympy's `bin/test`),
+    /// or `check N` (Node and the compiled languages' check libraries).
     pub name: String,
     /// The end of its failure: the traceback's end with the assertion (Python), or the check's
     /// source line and expression or assertion message (the other runners). At most
@@ -135,6 +136,29 @@ pub(crate) fn bound(mut listed: Vec<TestFailure>, failing: u64) -> (Vec<TestFail
     listed.truncate(MAX_FAILURES);
     let omitted = failing.saturating_sub(listed.len() as u64);
     (listed, omitted)
+}
+
+/// The report's failures, each also under the other names its test goes by (`aliases`: a
+/// failure's name → its test's other names), for finding a selected name's message.
+pub(crate) fn with_aliases(
+    mut reported: Vec<TestFailure>,
+    aliases: &std::collections::BTreeMap<String, Vec<String>>,
+) -> Vec<TestFailure> {
+    let also: Vec<TestFailure> = reported
+        .iter()
+        .flat_map(|f| {
+            aliases
+                .get(&f.name)
+                .into_iter()
+                .flatten()
+                .map(|name| TestFailure {
+                    name: name.clone(),
+                    message: f.message.clone(),
+                })
+        })
+        .collect();
+    reported.extend(also);
+    reported
 }
 
 /// The failures of a run judged by names: every selected name whose outcome is not a pass, in

@@ -12,6 +12,23 @@
 //!   proxy's port on loopback, bridged into the sandbox; [`AgentKiller`] ends it from any thread.
 //! - [`TestRun`] reads a test run through a report pipe filled by the harness's runner shim,
 //!   failing tests named ([`TestFailure`]) by the same report.
+//!
+//! # The command each runner reads
+//!
+//! A task's test command ([`traparena_task::TestSpec`]) is run through its runner's shim only
+//! when it has the runner's form; any other command runs as it is and gives no counts.
+//!
+//! | runner | command | the shim | tests are named |
+//! |---|---|---|---|
+//! | `unittest` | `PYTHON -m unittest ARGS...` | `tp_unittest.py` replaces `-m unittest` | `module.Class.method` |
+//! | `pytest` | `PYTHON -m pytest ARGS...` or `pytest ARGS...` | the plugin `traparena_pytest_report` | node ids |
+//! | `django` | `PYTHON tests/runtests.py ARGS...` (any path ending in `runtests.py`) | `tp_django.py` runs the script, hooking unittest's result class | `test_x (module.Class)`, `test_x (module.Class.test_x)`, the docstring's first line |
+//! | `sympy` | `PYTHON bin/test ARGS...` | `tp_sympy.py` runs the script, hooking sympy's `PyTestReporter`, with `PYTHONHASHSEED` = [`SYMPY_HASH_SEED`] | the function name |
+//! | `node` | `node FILE` | `--require tp_node.js` | `check N` |
+//! | `cpp`, `java`, `go`, `rust` | `g++`/`java`/`go`/`rustc SOURCE...` | `tp_build.sh` builds with the check library | `check N` |
+//! | `exit_code` | anything | none: the exit status alone | — |
+//!
+//! `PYTHON` is any program whose file name begins with `python`.
 //! - [`GitRepo`] reads commits, files and trees of a local clone without its history, and
 //!   [`run_host`] runs trusted setup commands (such as building a virtual environment) on the host.
 #![deny(missing_docs)]
@@ -42,7 +59,7 @@ pub use sandbox::{
     BUILTIN_CAVEATS, Backend, BackendChoice, Captured, INSTALL_BUBBLEWRAP, Limits, Mounts,
     ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, Sandbox, SandboxConfig,
 };
-pub use testrun::{NamedOutcome, TestOutcome, TestRun, match_names};
+pub use testrun::{NamedOutcome, SYMPY_HASH_SEED, TestOutcome, TestRun, match_names};
 pub use tools::{Environment, ToolLimits};
 pub use traparena_task::{AgentCommand, AgentExit, TestCounts};
 pub use workspace::{EXCLUDED_ARTEFACTS, PatchApply, Workspace};

@@ -209,6 +209,20 @@ impl TestRun {
     }
 }
 
+/// What a command must look like for `runner`'s shim to read it, as the reason a run has no
+/// counts.
+fn not_instrumented(runner: Runner) -> &'static str {
+    match runner {
+        Runner::Django => {
+            "the command is not `PYTHON tests/runtests.py ARGS...` (django's test script)"
+        }
+        Runner::Sympy => "the command is not `PYTHON bin/test ARGS...` (sympy's test script)",
+        _ => {
+            "the command is not `python -m unittest`, pytest, `node FILE`, `PYTHON tests/runtests.py`, `PYTHON bin/test`, or a compiled-language runner's `TOOL SOURCE...`"
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct Report {
     tests_run: u64,
@@ -219,7 +233,16 @@ struct Report {
     outcomes: BTreeMap<String, String>,
     #[serde(default, deserialize_with = "failures::lenient")]
     failures: Vec<TestFailure>,
+    /// The other names of a listed failure's test (django's tests go by several), so that a
+    /// selected name finds its failure's message under any of them.
+    #[serde(default)]
+    aliases: BTreeMap<String, Vec<String>>,
 }
+
+/// The hash seed sympy's test runs get (`PYTHONHASHSEED`): hash randomisation on, with the same
+/// seed every run, so that sympy runs its tests in the process the harness reads and a run is
+/// reproducible (sympy's `bin/test` would otherwise pick a random seed and start a child).
+pub const SYMPY_HASH_SEED: &str = "1";
 
 /// A rewritten command: its argv, the environment it adds, and whether a shim reports on it.
 pub(crate) type Instrumented = (Vec<String>, Vec<(String, String)>, bool);
@@ -264,6 +287,29 @@ pub(crate) fn instrument(
                 ];
                 v.extend(argv[1..].iter().cloned());
                 (v, vec![fd_env], true)
+            } else {
+                (argv, Vec::new(), false)
+            }
+        }
+        Runner::Django | Runner::Sympy => {
+            let (script, shim) = if tests.runner == Runner::Django {
+                ("runtests.py", "tp_django.py")
+            } else {
+                ("bin/test", "tp_sympy.py")
+            };
+            let names_script = argv.get(1).is_some_and(|a| {
+                a.strip_prefix("./").unwrap_or(a) == script || a.ends_with(&format!("/{script}"))
+            });
+            if names_script && is_python(&argv[0]) {
+                let mut v = vec![argv[0].clone(), format!("{harness}/{shim}")];
+                v.extend(argv[1..].iter().cloned());
+                let mut env = vec![fd_env];
+                if tests.runner == Runner::Sympy {
+                    // sympy runs its tests in-process when a seed is set (else in a child with
+                    // a random one): the same seed every run keeps runs reproducible.
+                    env.push(("PYTHONHASHSEED".to_owned(), SYMPY_HASH_SEED.to_owned()));
+                }
+                (v, env, true)
             } else {
                 (argv, Vec::new(), false)
             }
@@ -394,7 +440,13 @@ fn read(tests: &TestSpec, instrumented: bool, out: &ProcessOutcome) -> Reading {
     let (counts, report_problem) = if tests.runner == Runner::ExitCode {
         (None, None)
     } else if !instrumented {
-        (None, Some("the command is not `python -m unittest`, pytest, `node FILE`, or a compiled-language runner's `TOOL SOURCE...`, so the harness cannot read its results".to_owned()))
+        (
+            None,
+            Some(format!(
+                "{}, so the harness cannot read its results",
+                not_instrumented(tests.runner)
+            )),
+        )
     } else if out.timed_out {
         (None, Some("the run timed out".to_owned()))
     } else {
@@ -411,7 +463,8 @@ fn read(tests: &TestSpec, instrumented: bool, out: &ProcessOutcome) -> Reading {
             Some(bytes) => match serde_json::from_slice::<Report>(bytes) {
                 Ok(r) if !tests.select.is_empty() => {
                     selected = match_names(&tests.select, &r.outcomes);
-                    failed_tests = failures::of_selected(&selected, &r.failures);
+                    let reported = failures::with_aliases(r.failures, &r.aliases);
+                    failed_tests = failures::of_selected(&selected, &reported);
                     let count = |f: fn(TestOutcome) -> bool| {
                         selected.iter().filter(|n| f(n.outcome)).count() as u64
                     };

@@ -27,6 +27,8 @@ pub const EXCLUDED_ARTEFACTS: &[&str] = &[
 
 const SHIM_UNITTEST: &str = include_str!("shims/tp_unittest.py");
 const SHIM_PYTEST: &str = include_str!("shims/traparena_pytest_report.py");
+const SHIM_DJANGO: &str = include_str!("shims/tp_django.py");
+const SHIM_SYMPY: &str = include_str!("shims/tp_sympy.py");
 const SHIM_NODE: &str = include_str!("shims/tp_node.js");
 const SHIM_BUILD: &str = include_str!("shims/tp_build.sh");
 const SHIM_CPP: &str = include_str!("shims/tp_check.hpp");
@@ -90,6 +92,8 @@ impl Workspace {
         for (name, text) in [
             ("tp_unittest.py", SHIM_UNITTEST),
             ("traparena_pytest_report.py", SHIM_PYTEST),
+            ("tp_django.py", SHIM_DJANGO),
+            ("tp_sympy.py", SHIM_SYMPY),
             ("tp_node.js", SHIM_NODE),
             ("tp_build.sh", SHIM_BUILD),
             ("tp_check.hpp", SHIM_CPP),

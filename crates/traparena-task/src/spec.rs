@@ -91,7 +91,8 @@ pub struct TestSpec {
     pub runner: Runner,
     /// The test files: relative to `repo/` for public tests, to `hidden/` for hidden tests.
     pub files: Vec<RelPath>,
-    /// The tests that judge the run, by name (pytest node ids), when the command runs more than
+    /// The tests that judge the run, by name (pytest node ids; for [`Runner::Django`] and
+    /// [`Runner::Sympy`] the names SWE-bench's records use), when the command runs more than
     /// them (whole test files, as SWE-bench does). Empty: every test the command runs counts.
     ///
     /// With names, the run passes when every named test passed (an expected failure counts as
@@ -140,6 +141,14 @@ pub enum Runner {
     /// check library, with the crates `rand`, `regex` and `md5` available): every
     /// `tp_check(n, || ...)` is a check (a failing `assert!` fails it).
     Rust,
+    /// django's own test script (`PYTHON tests/runtests.py ARGS...`, as SWE-bench runs it),
+    /// read through unittest's result class: each test is named `test_x (module.Class)`,
+    /// `test_x (module.Class.test_x)` (Python 3.11's form) and, when it has a docstring, by the
+    /// docstring's first line, the names SWE-bench's django records use.
+    Django,
+    /// sympy's own test script (`PYTHON bin/test ARGS...`, as SWE-bench runs it), read through
+    /// sympy's test reporter: each test is named by its bare function name (`test_issue_11617`).
+    Sympy,
     /// Only the exit status counts.
     ExitCode,
     /// django's `tests/runtests.py` (placeholder until the runner lands).
