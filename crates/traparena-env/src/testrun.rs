@@ -261,7 +261,7 @@ pub(crate) fn instrument(
     };
     let fd_env = ("TRAPARENA_REPORT_FD".to_owned(), REPORT_FD.to_string());
     Ok(match tests.runner {
-        Runner::ExitCode | Runner::Django | Runner::Sympy => (argv, Vec::new(), false),
+        Runner::ExitCode => (argv, Vec::new(), false),
         Runner::Cpp | Runner::Java | Runner::Go | Runner::Rust => {
             let (lang, tools): (&str, &[&str]) = match tests.runner {
                 Runner::Cpp => ("cpp", &["g++", "c++", "clang++"]),

@@ -151,10 +151,6 @@ pub enum Runner {
     Sympy,
     /// Only the exit status counts.
     ExitCode,
-    /// django's `tests/runtests.py` (placeholder until the runner lands).
-    Django,
-    /// sympy's `bin/test` (placeholder until the runner lands).
-    Sympy,
 }
 
 /// A place in the code: a file and, optionally, a function or method in it.
