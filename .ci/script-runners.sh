@@ -9,7 +9,7 @@
 #   sympy-1.12/{src,venv}          the tagged tree (bin/test; sdists do not ship it), Python 3.9
 #   sympy-1.1.1/{src,venv}         the same, with the old runner in sympy/utilities/runtests.py
 # sympy's trees come from a clone ($TRAPARENA_SYMPY_CLONE, a bare mirror or a checkout), else
-# from GitHub's archive of the tag. Each venv gets a .pth putting the working folder (the
+# from the PyPI sdist with a stand-in bin/test (the sdists do not ship the script). Each venv gets a .pth putting the working folder (the
 # workspace) first on sys.path, as the importer's environments do.
 set -euo pipefail
 R="${1:-/var/tmp/traparena-test-runners}"
@@ -64,10 +64,37 @@ sympy_tree() { # VERSION
   if [ -n "${TRAPARENA_SYMPY_CLONE:-}" ]; then
     git --git-dir="$(git -C "$TRAPARENA_SYMPY_CLONE" rev-parse --absolute-git-dir)" \
       archive "sympy-$1" | tar -x -C "$dir/src"
-  else
-    curl -fsSL "https://github.com/sympy/sympy/archive/refs/tags/sympy-$1.tar.gz" \
-      | tar -xz -C "$dir/src" --strip-components=1
+    return
   fi
+  # No clone: the PyPI sdist (sympy's own runner, sympy/testing/runtests.py or
+  # sympy/utilities/runtests.py, is in it) and a bin/test of ours that calls it the way the
+  # real script does (the sdists do not ship bin/test; GitHub is not reachable everywhere).
+  mkdir -p "$dir/dl"
+  /usr/bin/python3 -m pip download -q --no-deps --no-binary :all: "sympy==$1" -d "$dir/dl"
+  tar -xzf "$dir"/dl/sympy-*.tar.gz -C "$dir/src" --strip-components=1
+  mkdir -p "$dir/src/bin"
+  cat > "$dir/src/bin/test" <<'PY'
+#!/usr/bin/env python
+"""A stand-in for sympy's bin/test, which the sdist lacks: sympy's own test runner on PATHS."""
+import argparse
+import os
+import sys
+
+parser = argparse.ArgumentParser()
+parser.add_argument("paths", nargs="*")
+parser.add_argument("-C", "--no-cache", dest="cache", action="store_false")
+parser.add_argument("-v", "--verbose", action="store_true")
+parser.add_argument("-k", dest="kw", nargs="+")
+args = parser.parse_args()
+if not args.cache:
+    os.environ["SYMPY_USE_CACHE"] = "no"
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import sympy
+
+ok = sympy.test(*args.paths, verbose=args.verbose, kw=args.kw)
+sys.exit(not ok)
+PY
+  chmod +x "$dir/src/bin/test"
 }
 
 copy_python 3.6.15
