@@ -354,6 +354,21 @@ fn setup(a: SetupArgs) -> Result<u8, ImportError> {
             println!("{}: no setup field", task.spec.id);
             continue;
         };
+        // An environment that read dependencies from the repository's tree cannot be built
+        // again from the task's `setup` field alone (the tree's rules are not in it).
+        let reads_tree = task.spec.metadata["environment"]["reads_tree"] == true;
+        if reads_tree && !traparena::import::is_built(s) {
+            failed += 1;
+            eprintln!(
+                "traparena: {}: the environment {} is missing, and it reads its dependencies \
+                 from the repository's tree: import the instance again \
+                 (`traparena import swebench ... --instance {}`) to build it",
+                task.spec.id,
+                s.venv.display(),
+                task.spec.id
+            );
+            continue;
+        }
         match ensure_env(s, &opts) {
             Ok(done) => println!(
                 "{}: {} {} ({})",

@@ -357,6 +357,42 @@ fn import_setup_builds_only_what_tasks_ask_for() {
     let (code, _, stderr) = traparena(&["import", "setup", "no/such/task"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no/such/task"), "{stderr}");
+    // A missing environment that read its dependencies from the repository's tree is not built
+    // from the setup field alone (it would lack them): the user is told to import again.
+    let tmp = tempfile::tempdir().unwrap();
+    let task = tmp.path().join("t");
+    copy_dir(&tasks, &task);
+    let spec_path = task.join("task.json");
+    let mut spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&spec_path).unwrap()).unwrap();
+    spec["setup"] = serde_json::json!({
+        "key": "django/django@4.1",
+        "venv": tmp.path().join("venvs/missing"),
+        "python": "/usr/bin/python3",
+    });
+    spec["metadata"] = serde_json::json!({"environment": {"reads_tree": true}});
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let (code, stdout, stderr) = traparena(&["import", "setup", s(&task)]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stderr.contains("reads its dependencies from the repository's tree")
+            && stderr.contains("--instance clamp_overt"),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("venvs/missing").exists());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
 }
 
 #[test]

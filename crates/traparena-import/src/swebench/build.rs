@@ -119,7 +119,7 @@ impl Ctx<'_> {
         metadata.insert(
             "environment".into(),
             serde_json::json!({"from": from, "version_key": matched, "python": entry.python,
-                "profile": entry.profile}),
+                "profile": entry.profile, "reads_tree": entry.needs_tree()}),
         );
         entry.python = python.to_string_lossy().into_owned();
         // Versions that fall back to one environment key share its environment.
