@@ -77,6 +77,15 @@ pub trait RunnerProfile: Send + Sync + std::fmt::Debug {
         let _ = names;
         files.to_vec()
     }
+
+    /// What runs while names are still being tried (some may not be tests, some files may not
+    /// import): by default the files, whole, so that one bad name or file cannot stop the
+    /// others. A runner for which a missing or broken target fails only itself (django's
+    /// labels) runs the selection.
+    fn trial_targets(&self, files: &[String], names: &[String]) -> Vec<String> {
+        let _ = names;
+        files.to_vec()
+    }
 }
 
 /// pytest: `PYTHON -m pytest TARGETS`, names are node ids; a selection runs the test functions
@@ -251,6 +260,11 @@ impl RunnerProfile for Django {
             out.extend(modules);
         }
         out
+    }
+
+    fn trial_targets(&self, files: &[String], names: &[String]) -> Vec<String> {
+        // A label django cannot load is an error of its own; the others still run.
+        self.targets(files, names)
     }
 }
 

@@ -257,10 +257,10 @@ impl Ctx<'_> {
             .map(|p| rel(p))
             .collect::<Result<_, _>>()?;
         describe(inst, commit, &version, &version_source, &mut metadata);
-        // While the names are being tried, whole files run: a name the runner does not know
-        // must not stop the others.
-        let whole = |files: &[String], names: &[String], spec_files: Vec<RelPath>| TestSpec {
-            command: profile.command(&python, files),
+        // While the names are being tried, what runs is what one bad name or file cannot stop
+        // (whole files, for most runners).
+        let trial = |files: &[String], names: &[String], spec_files: Vec<RelPath>| TestSpec {
+            command: profile.command(&python, &profile.trial_targets(files, names)),
             runner: profile.runner(),
             files: spec_files,
             select: names.to_vec(),
@@ -270,8 +270,8 @@ impl Ctx<'_> {
             source: "swebench".into(),
             language: "python".into(),
             description: description(inst),
-            public_tests: whole(&public_files, &candidates, public_spec_files),
-            hidden_tests: whole(&sel.run_files, &sel.select, hidden_files.clone()),
+            public_tests: trial(&public_files, &candidates, public_spec_files),
+            hidden_tests: trial(&sel.run_files, &sel.select, hidden_files.clone()),
             timeout_s: self.opts.timeout_s,
             reference_locations: None,
             metadata,
