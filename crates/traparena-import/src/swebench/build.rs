@@ -30,6 +30,26 @@ struct Chosen {
     /// The report's line on the choice.
     environment: Option<String>,
     profile: Arc<dyn RunnerProfile>,
+    /// Where an environment that reads the repository's tree reads it: the record's
+    /// `environment_setup_commit` when the clone has it, else the base tree.
+    tree: TreeSource,
+}
+
+/// The tree an environment's dependencies are read from, with its identity.
+enum TreeSource {
+    /// The base tree (the task's `repo/`), identified by its dependency declarations.
+    Base(String),
+    /// Another commit of the clone, identified by its id (SWE-bench's
+    /// `environment_setup_commit`: every instance of a version shares it).
+    Commit(String),
+}
+
+impl TreeSource {
+    fn id(&self) -> &str {
+        match self {
+            TreeSource::Base(id) | TreeSource::Commit(id) => id,
+        }
+    }
 }
 
 /// The names of an instance's tests, sorted by what can be done with them.
@@ -97,6 +117,7 @@ impl Ctx<'_> {
                 entry: None,
                 environment: None,
                 profile: profile.map_err(|e| ("no runner profile".to_owned(), e))?,
+                tree: TreeSource::Base(String::new()),
             });
         };
         let profile = self.opts.profiles.get(&entry.profile).map_err(|e| {
@@ -124,19 +145,35 @@ impl Ctx<'_> {
         entry.python = python.to_string_lossy().into_owned();
         // Versions that fall back to one environment key share its environment.
         let key = format!("{}@{matched}", inst.repo);
-        // An environment that reads dependencies from the tree is shared by the base commits
-        // whose dependency declarations are the same.
-        let tree_id = crate::tree_env::dependency_id(repo_dir, &entry);
+        // An environment that reads dependencies from the tree is shared by the instances of
+        // one environment_setup_commit, as SWE-bench shares one image; without one, by the base
+        // commits whose dependency declarations are the same.
+        let setup_commit = match &inst.environment_setup_commit {
+            Some(c) if entry.needs_tree() => self.git.resolve_commit(c).ok().flatten(),
+            _ => None,
+        };
+        let tree = match setup_commit {
+            Some(c) => TreeSource::Commit(c),
+            None => TreeSource::Base(crate::tree_env::dependency_id(repo_dir, &entry)),
+        };
+        if entry.needs_tree() {
+            let said = match &tree {
+                TreeSource::Commit(c) => format!("environment_setup_commit {c}"),
+                TreeSource::Base(id) => format!("base commit ({id})"),
+            };
+            metadata["environment"]["tree"] = said.into();
+        }
         Ok(Chosen {
             setup: Some(setup_for_tree(
                 &key,
                 &entry,
                 &self.opts.venv_cache,
-                Some(&tree_id),
+                Some(tree.id()),
             )),
             entry: Some(entry),
             environment,
             profile,
+            tree,
         })
     }
 
@@ -155,9 +192,23 @@ impl Ctx<'_> {
         let refuse = |r: &str, d: String| Ok(Err((r.to_owned(), d)));
         let sandbox = self.sandbox.with_read_only_paths(&s.visible_paths());
         if self.opts.build_envs {
+            // The setup commit's tree is exported only when the environment must be built.
+            let scratch;
+            let dir = match &chosen.tree {
+                TreeSource::Commit(c) if e.needs_tree() && !crate::setup::is_built(s) => {
+                    scratch = tempfile::Builder::new()
+                        .prefix("traparena-setup-tree-")
+                        .tempdir()
+                        .map_err(io(std::env::temp_dir()))?;
+                    let d = scratch.path().join("tree");
+                    self.git.export_tree(c, &d)?;
+                    d
+                }
+                _ => repo_dir.to_owned(),
+            };
             let tree = EnvTree {
-                dir: repo_dir.to_owned(),
-                id: crate::tree_env::dependency_id(repo_dir, e),
+                dir,
+                id: chosen.tree.id().to_owned(),
             };
             match ensure_env_tree(s, e, Some(&tree), &self.opts.build) {
                 Ok(Ensured::Rebuilt { reason }) => lock(&self.repaired).push(format!(
