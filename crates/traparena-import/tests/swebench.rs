@@ -729,7 +729,7 @@ fn an_environment_reading_the_tree_reads_the_environment_setup_commit_and_is_sha
     let venvs: Vec<PathBuf> = ["example__calc-1", "example__calc-2"]
         .iter()
         .map(|id| {
-            let task = Task::load(&out.join(id)).unwrap();
+            let task = Task::load(out.join(id)).unwrap();
             assert_eq!(
                 task.spec.metadata["environment"]["tree"],
                 format!("environment_setup_commit {setup_commit}"),
