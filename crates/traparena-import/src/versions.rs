@@ -126,16 +126,6 @@ fn rule(repo: &str) -> Option<Rule> {
     })
 }
 
-/// The files SWE-bench reads `repo`'s version from, first to last (none for a repository
-/// versioned by release dates or without a rule).
-#[cfg(test)]
-pub(crate) fn version_files(repo: &str) -> &'static [&'static str] {
-    match rule(repo) {
-        Some(Rule::Files(paths, _)) => paths,
-        _ => &[],
-    }
-}
-
 /// The version of `repo` in `tree`, the exported tree of a base commit, with `history` — the
 /// clone and the commit — for tags and dates when there is one (a release sdist has none).
 /// SWE-bench's rule for the repository first; then `__version__` near the top of the tree;
