@@ -298,10 +298,13 @@ impl Ctx<'_> {
             select: names.to_vec(),
         };
         let public_files: Vec<String> = plan.public.iter().map(|(p, _, _)| p.clone()).collect();
+        // At most three times as many candidates as public tests are tried: a django module
+        // holds hundreds, and each tried test is a test run.
         let candidates: Vec<String> = plan
             .public
             .iter()
             .flat_map(|(_, _, ids)| ids.clone())
+            .take(self.opts.max_public.saturating_mul(3))
             .collect();
         let public_spec_files: Vec<RelPath> = public_files
             .iter()
