@@ -106,7 +106,7 @@ pub struct SweBenchOptions {
     /// The per-repository environment pins; they take precedence over the bundled ones. A
     /// repository neither knows runs with the system's `python3` and gets no `setup` field.
     pub pins: Option<Pins>,
-    /// Use the bundled environments (see [`bundled_envs`]) for repositories and versions the
+    /// Use the bundled environments (see [`bundled_envs`](crate::bundled_envs)) for repositories and versions the
     /// pins do not have.
     pub bundled: bool,
     /// Where to find interpreters that environments name by version.
