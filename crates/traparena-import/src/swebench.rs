@@ -18,6 +18,7 @@ use traparena_task::{Patch, RelPath};
 
 mod build;
 mod plan;
+mod select;
 
 use crate::common::{
     check_target, default_jobs, discard, finish, par_map, partial_dir, prepare_out, read_records,

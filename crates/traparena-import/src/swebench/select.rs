@@ -1,0 +1,108 @@
+//! Which of an instance's test names judge a patch: located through the runner profile,
+//! narrowed by the reference run, and how the result departs from SWE-bench's verdict.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use traparena_env::{TestOutcome, TestRun};
+use traparena_task::RelPath;
+
+use super::SweBenchInstance;
+use super::plan::{Parsed, Plan};
+use crate::profiles::RunnerProfile;
+
+/// The names of an instance's tests, sorted by what can be done with them.
+#[derive(Default)]
+pub(super) struct Selection {
+    /// Test files to run (for profiles that run files).
+    pub run_files: Vec<String>,
+    /// Names that judge a patch.
+    pub select: Vec<String>,
+    /// Names no test of the repository answers to.
+    pub unselectable: Vec<String>,
+    /// Names skipped here (an optional dependency SWE-bench's environment had).
+    pub skipped_here: Vec<String>,
+    /// `PASS_TO_PASS` names that fail here even with the reference.
+    pub failing_here: Vec<String>,
+    /// A `FAIL_TO_PASS` test failed with the reference in the run that chose the names: the
+    /// reference is run several times during validation.
+    pub suspect: bool,
+}
+
+/// Sorts the instance's names: the ones whose file the profile finds among the hidden files or
+/// in the tree are selected (their files run), the others that name a file are unselectable,
+/// and the ones that do not say their file are selected too when files run, for the reference
+/// run to tell whether they are tests here.
+pub(super) fn select_tests(
+    inst: &SweBenchInstance,
+    plan: &Plan,
+    repo_dir: &Path,
+    profile: &dyn RunnerProfile,
+) -> Selection {
+    let touched = Parsed::new(plan.hidden.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
+    let hidden_paths: BTreeSet<&str> = plan.hidden.iter().map(|(p, _)| p.as_str()).collect();
+    let mut sel = Selection::default();
+    let mut floating = Vec::new();
+    for id in inst.fail_to_pass.iter().chain(&inst.pass_to_pass) {
+        let Some(loc) = profile.locate(id, &touched) else {
+            floating.push(id.clone());
+            continue;
+        };
+        let exists = hidden_paths.contains(loc.file.as_str())
+            || (RelPath::new(&loc.file).is_ok() && repo_dir.join(&loc.file).is_file());
+        if !exists || !loc.file.ends_with(".py") {
+            sel.unselectable.push(id.clone());
+            continue;
+        }
+        if !sel.run_files.contains(&loc.file) {
+            sel.run_files.push(loc.file.clone());
+        }
+        sel.select.push(id.clone());
+    }
+    if sel.run_files.is_empty() {
+        sel.unselectable.extend(floating);
+    } else {
+        sel.select.extend(floating);
+    }
+    sel
+}
+
+/// Narrows the selection to what the reference run says: a name the runner does not report, or
+/// a test skipped here (an optional dependency SWE-bench's environment had), cannot judge a
+/// patch; a `PASS_TO_PASS` test that fails even with the reference (a test of how an editable
+/// install sets sys.path, say) says nothing about a candidate. Each is left out and listed. A
+/// `FAIL_TO_PASS` test that fails with the reference stays, and fails validation.
+pub(super) fn narrow(inst: &SweBenchInstance, run: &TestRun, sel: &mut Selection) {
+    let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();
+    let mut keep = Vec::new();
+    for n in &run.selected {
+        match n.outcome {
+            TestOutcome::Skipped => sel.skipped_here.push(n.name.clone()),
+            TestOutcome::NotRun => sel.unselectable.push(n.name.clone()),
+            o if o.is_pass() => keep.push(n.name.clone()),
+            _ if f2p.contains(n.name.as_str()) => {
+                sel.suspect = true;
+                keep.push(n.name.clone());
+            }
+            _ => sel.failing_here.push(n.name.clone()),
+        }
+    }
+    sel.select = keep;
+}
+
+/// Where the task departs from SWE-bench's verdict that every listed test passes with the
+/// reference in its environment.
+pub(super) fn differs(sel: &Selection) -> Vec<String> {
+    [
+        (
+            sel.failing_here.len(),
+            "PASS_TO_PASS tests fail here even with the reference",
+        ),
+        (sel.skipped_here.len(), "tests are skipped here"),
+        (sel.unselectable.len(), "listed tests are not found here"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect()
+}
