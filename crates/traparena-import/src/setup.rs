@@ -284,6 +284,25 @@ fn build(
             venv.to_string_lossy().into_owned(),
         ],
     )?;
+    // The pip an old interpreter bundles (18.1 with Python 3.6) does not know today's wheel
+    // tags (manylinux2014) and builds such packages from source, which fails for bcrypt and
+    // others; the newest pip the interpreter supports does. Best effort: offline, the bundled
+    // pip stays.
+    let _ = run(
+        "upgrading pip",
+        [
+            &py,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--upgrade",
+            "pip",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
     if !setup.packages.is_empty() {
         let mut argv: Vec<String> = [
             &py,
