@@ -510,3 +510,54 @@ fn a_flat_layout_is_importable_from_child_interpreters_elsewhere() {
     assert_eq!(out.exit_code, Some(0), "{}", out.stderr.text);
     assert_eq!(out.stdout.text.trim(), "flat", "{}", out.stderr.text);
 }
+
+#[test]
+fn a_reference_patch_that_applies_with_offsets_is_kept_in_the_trees_line_numbers() {
+    let Some(_) = pytest_env() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (clone, base, patch, test_patch) = synthetic_clone(tmp.path());
+    // The record's patch as made against a tree two lines longer (a release tree standing in
+    // for the base commit has such offsets): git applies it, its line numbers are wrong here.
+    let shift = |range: &str, sign: char| -> String {
+        let (start, len) = range.trim_start_matches(sign).split_once(',').unwrap();
+        format!("{sign}{},{len}", start.parse::<usize>().unwrap() + 2)
+    };
+    let shifted: String = patch
+        .lines()
+        .map(|l| {
+            let parts: Vec<&str> = l.splitn(4, ' ').collect();
+            if l.starts_with("@@ ") && parts.len() >= 3 {
+                let rest = parts.get(3).map(|r| format!(" {r}")).unwrap_or_default();
+                format!(
+                    "@@ {} {}{rest}\n",
+                    shift(parts[1], '-'),
+                    shift(parts[2], '+')
+                )
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_ne!(shifted, patch);
+    let input = tmp.path().join("instances.jsonl");
+    let inst = instance("example__calc-1", &base, &shifted, &test_patch);
+    std::fs::write(&input, inst.to_string() + "\n").unwrap();
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let out = tmp.path().join("tasks");
+    let report = import_swebench(&input, &clone, &out, &sb, &options(pins())).unwrap();
+    assert_eq!(report.emitted.len(), 1, "{}", report.text());
+    let task = Task::load(out.join("example__calc-1")).unwrap();
+    assert!(task.spec.metadata["reference_patch_rebased"].is_string());
+    // reference.patch is the patch in this tree's line numbers: the hunks of the real fix.
+    let hunks = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("@@"))
+            .map(|l| l.split(" @@").next().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(hunks(&task.reference_patch_text), hunks(&patch));
+    // The reference locations are where the code is: the real fix (what a gold agent's diff
+    // is) is an accepted repair.
+    let ev = traparena_eval::Evaluator::new(&task, &sb).unwrap();
+    assert!(ev.evaluate(&patch, true).unwrap().verdict.accepted);
+}

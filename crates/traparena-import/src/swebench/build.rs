@@ -252,7 +252,20 @@ impl Ctx<'_> {
                 Ok(s) => s,
                 Err((reason, detail)) => return skip(inst, &reason, detail),
             };
-        self.write_files(inst, &plan, &repo_dir, dir)?;
+        // The reference patch, in this tree's line numbers when it applies only with offsets.
+        let reference = match super::plan::rebased_patch(&inst.patch, &repo_dir, self.sandbox)? {
+            Some(rebased) => {
+                metadata.insert(
+                    "reference_patch_rebased".into(),
+                    "the record's patch applies here only with offsets; reference.patch is it \
+                     in this tree's line numbers"
+                        .into(),
+                );
+                rebased
+            }
+            None => inst.patch.clone(),
+        };
+        self.write_files(&reference, &plan, &repo_dir, dir)?;
         let python = match &chosen.setup {
             Some(s) => venv_python(s).to_string_lossy().into_owned(),
             None => "python3".to_owned(),
@@ -401,7 +414,7 @@ impl Ctx<'_> {
     /// hidden files and the reference patch beside it.
     fn write_files(
         &self,
-        inst: &SweBenchInstance,
+        reference: &str,
         plan: &Plan,
         repo_dir: &Path,
         dir: &Path,
@@ -418,7 +431,7 @@ impl Ctx<'_> {
         for (rel, bytes) in &plan.hidden {
             write_file(&dir.join("hidden"), rel, bytes)?;
         }
-        write_file(dir, "reference.patch", inst.patch.as_bytes())
+        write_file(dir, "reference.patch", reference.as_bytes())
     }
 
     /// Runs the names: the public candidates on the base commit (the ones that pass become the

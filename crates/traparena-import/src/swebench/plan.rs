@@ -174,3 +174,46 @@ fn public_name(file: &str, repo_dir: &Path, hidden: &BTreeSet<&str>) -> String {
         .find(|c| !repo_dir.join(c).exists() && !hidden.contains(c.as_str()))
         .expect("some name is free")
 }
+
+/// The reference patch in the base tree's own line numbers, when it applies there only with
+/// offsets (a release tree standing in for the base commit, or a clone whose history moved the
+/// code): the reference locations are read from its line numbers, and must be where the code
+/// is. `None` when it applies at its own line numbers (the record's text is kept as it is) or
+/// does not apply at all (validation says so).
+pub(super) fn rebased_patch(
+    patch_text: &str,
+    repo_dir: &Path,
+    sandbox: &Sandbox,
+) -> Result<Option<String>, ImportError> {
+    let Ok(patch) = Patch::parse(patch_text, Path::new("patch")) else {
+        return Ok(None);
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("traparena-patch-")
+        .tempdir()
+        .map_err(io(std::env::temp_dir()))?;
+    for f in &patch.files {
+        for p in f.paths() {
+            let src = repo_dir.join(p.as_str());
+            if src.is_file() {
+                let bytes = std::fs::read(&src).map_err(io(&src))?;
+                write_file(scratch.path(), p.as_str(), &bytes)?;
+            }
+        }
+    }
+    let mut ws = Workspace::materialize(scratch.path(), sandbox)?;
+    if !ws.apply_patch(patch_text)?.applied {
+        return Ok(None);
+    }
+    let diff = ws.diff()?;
+    let Ok(rebased) = Patch::parse(&diff, Path::new("rebased patch")) else {
+        return Ok(None);
+    };
+    let starts = |p: &Patch| -> Vec<(usize, usize)> {
+        p.files
+            .iter()
+            .flat_map(|f| f.hunks.iter().map(|h| (h.old_start, h.new_start)))
+            .collect()
+    };
+    Ok((starts(&rebased) != starts(&patch)).then_some(diff))
+}
