@@ -1,7 +1,7 @@
 //! The SWE-bench importer with an environment that reads the repository's tree (its
 //! requirements files), on a synthetic clone: which tree is read, and which instances share it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use traparena_env::{Sandbox, SandboxConfig};
 use traparena_import::{Pins, import_swebench};
@@ -9,30 +9,6 @@ use traparena_task::Task;
 
 mod support;
 use support::*;
-
-/// A wheel of the pure package `tpdep` in `root/wheels`, for pip's `--find-links`.
-fn tpdep_wheel(root: &Path) -> PathBuf {
-    let dir = root.join("wheels");
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = r#"
-import sys, zipfile
-with zipfile.ZipFile(sys.argv[1] + "/tpdep-1.0-py3-none-any.whl", "w") as z:
-    z.writestr("tpdep/__init__.py", "VALUE = 1\n")
-    di = "tpdep-1.0.dist-info"
-    z.writestr(di + "/METADATA", "Metadata-Version: 2.1\nName: tpdep\nVersion: 1.0\n")
-    z.writestr(di + "/WHEEL", "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-    z.writestr(di + "/RECORD", "")
-"#;
-    sh(
-        root,
-        &format!(
-            "/usr/bin/python3 -c '{}' {}",
-            script.replace('\'', "'\\''"),
-            dir.display()
-        ),
-    );
-    dir
-}
 
 #[test]
 fn an_environment_reading_the_tree_reads_the_environment_setup_commit_and_is_shared() {
@@ -73,7 +49,7 @@ fn an_environment_reading_the_tree_reads_the_environment_setup_commit_and_is_sha
     .unwrap();
     let mut opts = options(pins);
     opts.jobs = 1;
-    let wheels = tpdep_wheel(tmp.path());
+    let wheels = wheels(tmp.path(), &["tpdep"]);
     opts.build.env.push((
         "PIP_FIND_LINKS".into(),
         wheels.to_string_lossy().into_owned(),

@@ -13,34 +13,13 @@ use traparena_import::{
 
 const PYTHON: &str = "/usr/bin/python3";
 
+mod support;
+use support::wheels;
+
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
-}
-
-/// A folder of hand-made wheels of the pure packages `tpdep` and `tpextra`, for pip's
-/// `--no-index --find-links`: the tests need no network.
-fn wheels(root: &Path) -> PathBuf {
-    let dir = root.join("wheels");
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = r#"
-import sys, zipfile
-for name in ("tpdep", "tpextra"):
-    with zipfile.ZipFile(f"{sys.argv[1]}/{name}-1.0-py3-none-any.whl", "w") as z:
-        z.writestr(f"{name}/__init__.py", "VALUE = 1\n")
-        di = f"{name}-1.0.dist-info"
-        z.writestr(f"{di}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-        z.writestr(f"{di}/WHEEL", "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        z.writestr(f"{di}/RECORD", "")
-"#;
-    let out = Command::new(PYTHON)
-        .args(["-c", script])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    dir
 }
 
 fn offline(wheels: &Path) -> BuildOptions {
@@ -88,7 +67,7 @@ fn tree_entry() -> PinEntry {
 #[test]
 fn an_environment_holds_the_trees_requirements_and_extras_but_not_the_tree() {
     let root = tempfile::tempdir().unwrap();
-    let wheels = wheels(root.path());
+    let wheels = wheels(root.path(), &["tpdep", "tpextra"]);
     let t = tree(root.path());
     let entry = tree_entry();
     assert_eq!(entry.profile, "django");
@@ -142,7 +121,7 @@ fn the_trees_identity_is_part_of_the_folder_name() {
 #[test]
 fn a_tree_without_the_requirements_file_is_a_clear_error() {
     let root = tempfile::tempdir().unwrap();
-    let wheels = wheels(root.path());
+    let wheels = wheels(root.path(), &["tpdep", "tpextra"]);
     let t = tree(root.path());
     std::fs::remove_file(t.join("reqs/test.txt")).unwrap();
     let entry = tree_entry();
