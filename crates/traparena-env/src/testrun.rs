@@ -375,6 +375,11 @@ pub(crate) fn run(
     timeout_s: u64,
 ) -> Result<TestRun, EnvError> {
     let (argv, env, instrumented) = instrument(sandbox, mounts, tests)?;
+    // A test run may use its whole timeout: the CPU limit is a backstop per process, never a
+    // second, shorter clock (a 300-second suite was killed at 120 CPU seconds, exit 137).
+    let mut limits = sandbox.config().limits.clone();
+    limits.cpu_seconds = limits.cpu_seconds.max(timeout_s.saturating_add(1));
+    let sandbox = &sandbox.with_limits(limits);
     let spec = RunSpec {
         argv,
         env,

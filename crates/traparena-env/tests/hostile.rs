@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use common::*;
-use traparena_env::{Environment, ToolLimits};
+use traparena_env::{Environment, Limits, SandboxConfig, ToolLimits};
 use traparena_task::{Action, Observation};
 use traparena_testkit::procs::survivors;
 
@@ -154,6 +154,34 @@ fn infinite_loop_times_out() {
             obs.output
         );
         assert_eq!(obs.tests_passed, Some(false));
+    }
+}
+
+#[test]
+fn a_test_run_may_use_cpu_up_to_its_timeout() {
+    // The sandbox's CPU limit is 1 s; the task's timeout is 60 s. Tests that need 3 CPU
+    // seconds pass: the limit per process follows the run's timeout.
+    let config = SandboxConfig {
+        limits: Limits {
+            cpu_seconds: 1,
+            ..Limits::default()
+        },
+        ..SandboxConfig::default()
+    };
+    for sb in every_sandbox(config) {
+        let (_tmp, task) = make_task(60);
+        let mut env = Environment::new(&task, &sb, ToolLimits::default()).unwrap();
+        let obs = run_code(
+            &mut env,
+            "t = time.process_time()\nwhile time.process_time() - t < 3:\n    pass",
+        );
+        assert_eq!(
+            obs.tests_passed,
+            Some(true),
+            "{:?}: {}",
+            sb.backend(),
+            obs.output
+        );
     }
 }
 
