@@ -243,6 +243,9 @@ fn run_install(
         // What the copy had from the start is not generated.
         if std::fs::symlink_metadata(repo_dir.join(rel)).is_ok()
             || n.ends_with(".pyc")
+            // Object files are intermediates; a compiler probe of the build (matplotlib's
+            // `has_flag`) writes them under the copy at the path of its temporary source.
+            || n.ends_with(".o")
             || (!keep_so && n.ends_with(".so"))
         {
             continue;

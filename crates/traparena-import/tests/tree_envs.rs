@@ -173,7 +173,9 @@ fn extension_builds_are_cached_and_built_once_under_a_race() {
     let counter = root.path().join("builds.log");
     let entry: PinEntry = serde_json::from_value(serde_json::json!({
         "python": PYTHON,
-        "install": ["sh", "-c", format!("echo built >> {} && python setup.py -q build_ext --inplace", counter.display())],
+        // The probe object stands for a compiler check's by-product (matplotlib's `has_flag`
+        // compiles `/tmp/x.cpp` to `./tmp/x.o`): not a file the tree gets.
+        "install": ["sh", "-c", format!("echo built >> {} && mkdir -p tmp/probe && touch tmp/probe/x.o && python setup.py -q build_ext --inplace", counter.display())],
         "build_inputs": [".c", "setup.py"]
     }))
     .unwrap();
