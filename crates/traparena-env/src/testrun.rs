@@ -175,10 +175,21 @@ impl TestRun {
             "InvalidVersion",
             "command not found",
         ];
-        self.output
-            .lines()
-            .find(|l| SIGNS.iter().any(|s| l.contains(s)))
-            .map(|l| l.trim().chars().take(300).collect())
+        let lines: Vec<&str> = self.output.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| SIGNS.iter().any(|s| l.contains(s)))?;
+        let mut why = lines[at].trim().to_owned();
+        if why.contains("ERROR collecting") {
+            // pytest's banner names the file; the cause is the last `E ` line of its block.
+            let block = lines[at + 1..]
+                .iter()
+                .take_while(|l| !l.starts_with("___") && !l.starts_with("==="));
+            if let Some(cause) = block.filter(|l| l.starts_with("E ")).last() {
+                why = format!("{}: {}", why.trim_matches(['_', ' ']), cause[1..].trim());
+            }
+        }
+        Some(why.chars().take(300).collect())
     }
 
     /// One line describing the result, for observations and messages.

@@ -277,3 +277,39 @@ fn evaluate_names_the_hidden_tests_a_wrong_patch_fails() {
         "{run:#?}"
     );
 }
+
+#[test]
+#[ignore = "needs a virtual environment with pytest at $TRAPARENA_TEST_PYTEST_VENV (default /var/tmp/traparena-test-pytest): /usr/bin/python3 -m venv DIR && DIR/bin/pip install pytest"]
+fn a_test_file_pytest_cannot_collect_is_an_environment_failure_with_its_cause() {
+    // pytest prints a banner naming the file, then the traceback; the detail quotes both the
+    // file and the cause, the last `E ` line, rather than the banner alone.
+    let case = Case {
+        public: (
+            "tests/test_m.py",
+            "import warnings\n\nwarnings.warn('pkg_resources is deprecated as an API', DeprecationWarning)\n\n\ndef test_a():\n    pass\n",
+        ),
+        ..pytest()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = task_dir(tmp.path(), &case);
+    std::fs::write(
+        dir.join("repo/pytest.ini"),
+        "[pytest]\nfilterwarnings =\n    error\n",
+    )
+    .unwrap();
+    let report = validate(&dir, &sandbox(), &ValidateOptions { reference_runs: 1 }).unwrap();
+    assert!(!report.valid, "{report:#?}");
+    let check = report
+        .checks
+        .iter()
+        .find(|c| c.name == "public tests pass with the reference patch")
+        .unwrap_or_else(|| panic!("{report:#?}"));
+    assert!(!check.ok, "{check:?}");
+    assert!(
+        check.detail.contains(
+            "ERROR collecting tests/test_m.py: DeprecationWarning: pkg_resources is deprecated as an API"
+        ),
+        "{}",
+        check.detail
+    );
+}
