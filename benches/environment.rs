@@ -7,6 +7,9 @@
 //!
 //! Run with `cargo bench -p traparena --bench environment`; the ratios are printed at the end.
 
+// This bench prints what it measured and drives real processes and reads where its prepared data lies.
+#![allow(clippy::print_stdout, clippy::disallowed_methods)]
+
 mod common;
 
 use std::path::Path;

@@ -4,6 +4,9 @@
 //!
 //! Run with `cargo bench -p traparena --bench evaluation`.
 
+// This bench prints what it measured.
+#![allow(clippy::print_stdout)]
+
 mod common;
 
 use std::time::Duration;

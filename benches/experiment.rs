@@ -10,6 +10,9 @@
 //!
 //! Run with `cargo bench -p traparena --bench experiment`.
 
+// This bench prints what it measured.
+#![allow(clippy::print_stdout)]
+
 mod common;
 #[path = "common/serve.rs"]
 mod serve;

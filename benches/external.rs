@@ -11,6 +11,9 @@
 //!
 //! Run with `cargo bench -p traparena --bench external`.
 
+// This bench prints what it measured.
+#![allow(clippy::print_stdout)]
+
 mod common;
 #[path = "common/serve.rs"]
 mod serve;

@@ -6,6 +6,9 @@
 //!
 //! Run with `cargo bench -p traparena --bench forks`.
 
+// This bench prints what it measured.
+#![allow(clippy::print_stdout)]
+
 mod common;
 
 use std::time::Duration;

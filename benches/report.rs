@@ -10,6 +10,9 @@
 //!
 //! Run with `cargo bench -p traparena-report --bench report`.
 
+// This bench prints what it measured and drives real processes and reads where its prepared data lies.
+#![allow(clippy::print_stdout, clippy::disallowed_methods)]
+
 mod common;
 
 use std::hint::black_box;

@@ -8,6 +8,9 @@
 //!
 //! Run with `cargo bench -p traparena-stats --bench stats`; the ratios are printed at the end.
 
+// This bench prints what it measured and reads where its prepared data lies.
+#![allow(clippy::print_stdout, clippy::disallowed_methods)]
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

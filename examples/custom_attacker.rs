@@ -5,6 +5,9 @@
 //! cargo run --example custom_attacker
 //! ```
 
+// This example prints, as a program does.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::Path;
 
 use traparena::agent::CredulousAgent;

@@ -8,6 +8,9 @@
 //! cargo run -p traparena-cli -- report /tmp/custom-results
 //! ```
 
+// This example prints, as a program does.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

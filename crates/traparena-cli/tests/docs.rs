@@ -8,6 +8,9 @@
 //! `cargo` commands are left to CI itself, which runs them. A block with a command that reads
 //! `$TRAPARENA_DATA_DIR` runs only in the ignored test (CI runs it with the data set).
 
+// This test code drives real processes and reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,5 +1,8 @@
 //! `traparena experiment` and `traparena merge` as processes: a `kill -9` midway then resume, Ctrl-C, shards merged, spec refusals; the library paths are tested in the runner.
 
+// This test code drives real processes and reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,6 +1,9 @@
 //! `traparena import` and `traparena export swebench-predictions`: what they write, and exit
 //! status 2 with a clear message for bad input.
 
+// This test code reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 
 use traparena::results::{ConditionInfo, EpisodeKey, ResultLine};

@@ -633,6 +633,7 @@ impl Sandbox {
         }
     }
 
+    #[allow(clippy::disallowed_methods)] // traparena-env is where processes are spawned
     fn command(&self, m: &Mounts, spec: &RunSpec) -> Result<(Command, String), EnvError> {
         let Some(program) = spec.argv.first() else {
             return Err(EnvError::Spawn {

@@ -382,6 +382,7 @@ impl Workspace {
 }
 
 /// A git command with no user or system configuration, hooks or repository discovery.
+#[allow(clippy::disallowed_methods)] // traparena-env is where processes are spawned
 pub(crate) fn git(root: &Path, cwd: &Path) -> Command {
     let mut c = Command::new("git");
     c.current_dir(cwd)

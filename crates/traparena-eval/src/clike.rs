@@ -1526,6 +1526,7 @@ fn is_special(c: char) -> bool {
 
     /// `$TRAPARENA_DATA_DIR/<rel>`: data kept outside the repository (ARCHITECTURE.md,
     /// "Testing").
+    #[allow(clippy::disallowed_methods)] // a test reads where its data lies
     fn data_file(rel: &str) -> std::path::PathBuf {
         let dir = std::env::var_os("TRAPARENA_DATA_DIR")
             .expect("set TRAPARENA_DATA_DIR (ARCHITECTURE.md, Testing)");

@@ -3,6 +3,9 @@
 //! pytest and C++ (the names and messages come from the runner's report, never from what the
 //! program prints); and a candidate patch that does not apply has its own failure mode.
 
+// This test code drives real processes and reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 
 use traparena_env::{Sandbox, SandboxConfig};

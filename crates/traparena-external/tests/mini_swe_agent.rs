@@ -2,6 +2,9 @@
 //! `scripts/install-mini-swe-agent.sh`) as an external agent: against a scripted upstream that
 //! plays a repair in its own format, and against the real small model server CI starts.
 
+// This test code reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use std::path::PathBuf;

@@ -2,6 +2,9 @@
 //! and the extension-build cache of the per-task install step: real `python -m venv`, `pip`
 //! (offline, from a local folder of wheels) and `setup.py build_ext` with gcc.
 
+// This test code drives real processes and reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;

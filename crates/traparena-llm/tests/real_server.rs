@@ -4,6 +4,9 @@
 //! The tests are ignored by default (`cargo test -- --include-ignored` runs them, as CI does);
 //! run without the variable they fail and say how to start a server.
 
+// This test code reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -7,6 +7,9 @@
 //! `cargo test -p traparena-report --test browser -- --ignored`. Run without chromium, it
 //! fails and says how to get it. `TRAPARENA_CHROMIUM` names another browser binary.
 
+// This test code drives real processes and reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,9 @@
 //! The report on generated results folders: its numbers equal direct `traparena-stats` calls on
 //! the same episodes, it is reproducible, and bad input is a clear error, never a panic.
 
+// This test code reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -7,6 +7,9 @@
 //!   and records every request;
 //! - [`cli`]: running the `traparena` binary from its tests;
 //! - [`procs`]: the machine's processes, to check that nothing outlives a sandboxed run.
+
+// This test code reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
 #![deny(missing_docs)]
 
 pub mod cli;

@@ -4,6 +4,9 @@
 //! cargo run -p traparena-example-plugin -- examples/tasks/clamp_overt
 //! ```
 
+// This example prints, as a program does.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use traparena::{Episode, Task};
 use traparena_example_plugin::{GreenLight, Surveyor};
 

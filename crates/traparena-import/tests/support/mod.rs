@@ -1,5 +1,9 @@
 //! What the SWE-bench importer's tests share: synthetic clones built here, the instances
 //! over them, and the cached pytest environment.
+
+// This test code drives real processes, reads where its prepared data lies and says why a
+// prepared environment is missing.
+#![allow(clippy::disallowed_methods, clippy::print_stderr)]
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
