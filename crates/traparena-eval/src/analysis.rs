@@ -265,10 +265,11 @@ pub fn patch_locations(
                 // A symbol the patch adds is located by what exists in the original: its
                 // innermost enclosing symbol there (a new method: its class), else the lines
                 // it is inserted at (a new module-level function).
+                // A file the patch creates has nothing in the original: its location is the
+                // file itself.
                 let sym = match sym {
-                    Some(name)
-                        if old_path.is_some() && !old_syms.iter().any(|s| s.name == name) =>
-                    {
+                    Some(_) if old_path.is_none() => None,
+                    Some(name) if !old_syms.iter().any(|s| s.name == name) => {
                         existing_ancestor(&name, &old_syms, &old_classes)
                     }
                     other => other,

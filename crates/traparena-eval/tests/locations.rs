@@ -75,3 +75,46 @@ fn a_candidate_editing_the_class_overlaps_a_reference_that_adds_a_method() {
     let elsewhere = OLD.replace("    return 1\n", "    return 0\n");
     assert!(!any_overlap(&at(&reference), &at(&elsewhere)));
 }
+
+#[test]
+fn the_functions_of_a_new_file_are_located_by_the_file() {
+    // astropy-13398's reference adds `itrs_observed_transforms.py` with its functions and
+    // registers it in `__init__.py`: the new file's functions exist nowhere in the original,
+    // so the file is the location, and a candidate creating the same file overlaps it.
+    let text =
+        "def add_refraction(aa):\n    return aa\n\n\ndef remove_refraction(aa):\n    return aa\n";
+    let created = |body: &str| {
+        let lines: String = body.lines().map(|l| format!("+{l}\n")).collect();
+        let n = body.lines().count();
+        format!(
+            "diff --git a/frames/obs.py b/frames/obs.py\nnew file mode 100644\n--- /dev/null\n+++ b/frames/obs.py\n@@ -0,0 +1,{n} @@\n{lines}"
+        )
+    };
+    let reg = diff(
+        "frames/__init__.py",
+        "from . import icrs\n",
+        "from . import icrs\nfrom . import obs\n",
+    );
+    let at = |new_file: &str| {
+        let text = format!("{}{reg}", created(new_file));
+        let patch = Patch::parse(&text, Path::new("p")).unwrap();
+        let new_file = new_file.to_owned();
+        patch_locations(
+            &patch,
+            |p| (p == "frames/__init__.py").then(|| "from . import icrs\n".to_owned()),
+            move |p| match p {
+                "frames/obs.py" => Some(new_file.clone()),
+                _ => Some("from . import icrs\nfrom . import obs\n".to_owned()),
+            },
+        )
+    };
+    let reference = at(text);
+    let in_new: Vec<String> = reference
+        .iter()
+        .filter(|l| l.file == "frames/obs.py")
+        .map(|l| l.to_string())
+        .collect();
+    assert_eq!(in_new, ["frames/obs.py (new)"], "{reference:?}");
+    let candidate = at("def add_refraction(aa):\n    return aa * 2\n");
+    assert!(any_overlap(&reference, &candidate));
+}
