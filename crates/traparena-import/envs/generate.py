@@ -185,7 +185,8 @@ def main():
             entry.update(tree_entry(repo, sw, reqs_paths))
             if sw.get("test_cmd") and profile(sw["test_cmd"]) != "pytest":
                 entry["profile"] = profile(sw["test_cmd"])
-            for k in ("source_dirs", "install", "install_env", "tree_skip", "build_inputs"):
+            for k in ("source_dirs", "install", "install_env", "install_replaces", "tree_skip",
+                      "build_inputs"):
                 if k in ov:
                     entry[k] = ov[k]
                 elif k == "tree_skip" and k in every and v != "*":

@@ -20,8 +20,9 @@ const MANIFEST: &str = "manifest.json";
 
 /// Runs the install step of `entry` (see [`PinEntry::install`]) in a scratch copy of
 /// `repo_dir` with the environment `setup`, and copies the files it created into `repo_dir`
-/// (build by-products — `build/`, `*.egg-info`, bytecode — excepted). Returns the created
-/// files' paths relative to `repo_dir`, sorted; nothing when `entry` has no install step.
+/// (build by-products — `build/`, `*.egg-info`, object files, bytecode — excepted), and those of
+/// [`PinEntry::install_replaces`] it changed. Returns those files' paths relative to
+/// `repo_dir`, sorted; nothing when `entry` has no install step.
 ///
 /// When `entry` names [`PinEntry::build_inputs`], the step builds extensions: the `.so` files
 /// it creates are kept too, and its output is taken from the build cache
@@ -66,7 +67,7 @@ pub fn install_generated(
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", m.display()))?;
     let files: Vec<String> = files
         .into_iter()
-        .filter(|f| std::fs::symlink_metadata(repo_dir.join(f)).is_err())
+        .filter(|f| replaces(entry, f) || std::fs::symlink_metadata(repo_dir.join(f)).is_err())
         .collect();
     copy_files(&cached.join("files"), repo_dir, &files)?;
     Ok(files)
@@ -74,7 +75,7 @@ pub fn install_generated(
 
 /// The build cache folder of `entry`'s install step for the task tree `repo_dir`:
 /// `<environment cache>/builds/<key>-<hash>`, the hash over the environment's folder, the
-/// install argv and environment (with `version`), and the contents of the tree's build-input
+/// install argv and environment (with `version`), the files it may replace, and the contents of the tree's build-input
 /// files ([`PinEntry::build_inputs`]), so that trees with the same extension sources share it.
 pub fn build_cache_entry(
     entry: &PinEntry,
@@ -88,11 +89,16 @@ pub fn build_cache_entry(
         .iter()
         .map(|(k, v)| (k.clone(), v.replace("{version}", version)))
         .collect();
-    h.add(
-        serde_json::json!([setup.venv, entry.install, env])
-            .to_string()
-            .as_bytes(),
-    );
+    let mut key = vec![
+        serde_json::json!(setup.venv),
+        serde_json::json!(entry.install),
+        serde_json::json!(env),
+    ];
+    // Only when set, so that the keys of entries without it stay what they were.
+    if !entry.install_replaces.is_empty() {
+        key.push(serde_json::json!(entry.install_replaces));
+    }
+    h.add(serde_json::Value::Array(key).to_string().as_bytes());
     let walker = walkdir::WalkDir::new(repo_dir)
         .sort_by_file_name()
         .into_iter()
@@ -155,6 +161,11 @@ impl Hasher {
     fn hex(&self) -> String {
         format!("{:016x}{:016x}", self.0, self.1)
     }
+}
+
+/// True when `entry`'s install step may replace the tree's file `rel`.
+fn replaces(entry: &PinEntry, rel: &str) -> bool {
+    entry.install_replaces.iter().any(|r| r.as_str() == rel)
 }
 
 /// Copies `files` (relative paths) from `from` to `to`, creating folders.
@@ -240,8 +251,13 @@ fn run_install(
         }
         let rel = e.path().strip_prefix(&copy).map_err(|e| e.to_string())?;
         let n = rel.to_string_lossy();
-        // What the copy had from the start is not generated.
-        if std::fs::symlink_metadata(repo_dir.join(rel)).is_ok()
+        // What the copy had from the start is not generated, unless the entry lets the step
+        // replace it and it did.
+        let original = repo_dir.join(rel);
+        let kept = std::fs::symlink_metadata(&original).is_ok()
+            && !(replaces(entry, &n)
+                && std::fs::read(&original).ok() != std::fs::read(e.path()).ok());
+        if kept
             || n.ends_with(".pyc")
             // Object files are intermediates; a compiler probe of the build (matplotlib's
             // `has_flag`) writes them under the copy at the path of its temporary source.

@@ -49,6 +49,12 @@ pub struct PinEntry {
     /// (`SETUPTOOLS_SCM_PRETEND_VERSION` lets setuptools_scm work without git metadata).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub install_env: BTreeMap<String, String>,
+    /// Files of the tree the install step may rewrite, their new content becoming part of the
+    /// base as a created file does: data that expires with the calendar, such as astropy's
+    /// bundled leap-second table (`astropy/utils/iers/data/Leap_Second.dat`), which a test
+    /// run after its expiry date fails on. Any other file the step changes keeps its original.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub install_replaces: Vec<RelPath>,
     /// Requirements files of the repository's tree (SWE-bench's `tests/requirements/py3.txt`
     /// for django): the first of them the tree has is installed into the environment, after
     /// `packages`, with lines installing the tree itself (`-e .`) left out. Non-empty: the

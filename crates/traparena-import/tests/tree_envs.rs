@@ -246,3 +246,44 @@ fn extension_builds_are_cached_and_built_once_under_a_race() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "9");
 }
+
+#[test]
+fn the_install_step_replaces_only_the_files_the_entry_names() {
+    // astropy's leap-second table expires with the calendar; the install step refreshes it.
+    // The step also rewrites `setup.py`, which the entry does not name: that change is not
+    // taken. Both without and with the build cache.
+    let root = tempfile::tempdir().unwrap();
+    let step = "printf fresh > data/leap.dat && printf changed > setup.py && \
+                printf same > data/same.dat && printf new > made.txt";
+    for (i, inputs) in [vec![], vec!["setup.py".to_owned()]]
+        .into_iter()
+        .enumerate()
+    {
+        let entry: PinEntry = serde_json::from_value(serde_json::json!({
+            "python": PYTHON,
+            "install": ["sh", "-c", step],
+            "install_replaces": ["data/leap.dat", "data/same.dat"],
+            "build_inputs": inputs,
+        }))
+        .unwrap();
+        let setup = setup_for("x/data@1.0", &entry, &root.path().join("venvs"));
+        let opts = BuildOptions {
+            env: vec![("HOME".into(), "/tmp".into())],
+            timeout: Duration::from_secs(600),
+        };
+        ensure_env(&setup, &opts).unwrap();
+        // Twice: the second tree of the cached case takes the cache entry.
+        for t in 0..2 {
+            let tree = root.path().join(format!("t{i}{t}"));
+            write(&tree, "data/leap.dat", "expired");
+            write(&tree, "data/same.dat", "same");
+            write(&tree, "setup.py", "original");
+            let files = install_generated(&entry, &setup, "1.0", &tree, &opts).unwrap();
+            assert_eq!(files, ["data/leap.dat", "made.txt"], "case {i}, tree {t}");
+            let read = |rel: &str| std::fs::read_to_string(tree.join(rel)).unwrap();
+            assert_eq!(read("data/leap.dat"), "fresh");
+            assert_eq!(read("setup.py"), "original");
+            assert_eq!(read("made.txt"), "new");
+        }
+    }
+}
