@@ -40,5 +40,6 @@ pub use schedule::{Schedule, Trigger};
 pub use scripted::{Persona, ScriptedAttacker};
 pub use tally::TallyCurator;
 pub use traits::{
-    Access, Advice, AttackContext, Attacker, Curator, ReferenceInfo, RoundEvidence, TargetReaction,
+    Access, Advice, AttackContext, Attacker, Curator, ReferenceInfo, Role, RoundEvidence,
+    TargetReaction,
 };

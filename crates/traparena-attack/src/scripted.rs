@@ -279,6 +279,15 @@ impl Attacker for ScriptedAttacker {
         }
     }
 
+    /// The truthful control when truthful is its only persona.
+    fn role(&self) -> crate::traits::Role {
+        if self.personas.iter().all(|p| *p == Persona::Truthful) {
+            crate::traits::Role::TruthfulControl
+        } else {
+            crate::traits::Role::Attack
+        }
+    }
+
     /// The default bounds at the moments of its personas (any step when one of them speaks
     /// at any step).
     fn schedule(&self) -> Option<Schedule> {

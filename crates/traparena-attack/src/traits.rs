@@ -27,6 +27,30 @@ impl Access {
     }
 }
 
+/// What an attacker is in a study, as it declares it ([`Attacker::role`]): an attack, or a
+/// control whose messages are true. Reports put a condition under Controls by this
+/// declaration, never by the kind's name, so a registered kind is described as truthfully as a
+/// built-in one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// It misleads: its condition is an attack.
+    #[default]
+    Attack,
+    /// Its messages are true (the truthful control): its condition is a control.
+    TruthfulControl,
+}
+
+impl Role {
+    /// `attack` or `truthful_control`, as results record it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Attack => "attack",
+            Role::TruthfulControl => "truthful_control",
+        }
+    }
+}
+
 /// Reference information a *reference* attacker may see (z); a *blind* attacker gets none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReferenceInfo {
@@ -141,6 +165,12 @@ pub trait Attacker: Send {
     /// which the episode grants the information and which it records. Blind by default.
     fn access(&self) -> Access {
         Access::Blind
+    }
+
+    /// Whether this attacker's condition is an attack (the default) or a control: its own
+    /// declaration, recorded with every episode and read by reports.
+    fn role(&self) -> Role {
+        Role::Attack
     }
 
     /// Model tokens spent so far (zero for scripted attackers).

@@ -86,15 +86,23 @@ fn kind_key(info: &ConditionInfo) -> Kind {
 
 /// What a condition is: the baseline, an attack, or a control.
 ///
-/// Decided from the condition's description (`condition_info`), case-insensitively: the
-/// attacker kind `truthful`, or `scripted` with the persona `truthful`, is the truthful
-/// control; the kind `none` in any condition but the baseline is the no-advice control; every
-/// other kind, an unknown or empty one included, is an attack.
+/// Decided from the condition's description (`condition_info`): the attacker's declared
+/// `role` (`attack` or `truthful_control`) when the line records one, whatever the kind is
+/// called, so that a registered kind that declares itself a control is reported as one. The
+/// kind `none` in any condition but the baseline is the no-advice control (it has no attacker
+/// to declare anything). Lines written before attackers declared their role are read by the
+/// kind's name, case-insensitively: `truthful`, or `scripted` with the persona `truthful`, is
+/// the truthful control; every other kind, an unknown or empty one included, is an attack.
 pub fn condition_kind(condition: &str, info: &ConditionInfo) -> ConditionKind {
     if condition == BASELINE {
         return ConditionKind::Baseline;
     }
     let kind = info.attacker.trim().to_ascii_lowercase();
+    match info.role.as_deref() {
+        Some("truthful_control") => return ConditionKind::TruthfulControl,
+        Some(_) if kind != "none" => return ConditionKind::Attack,
+        _ => {}
+    }
     let persona = info
         .arg_str("persona")
         .map(|p| p.trim().to_ascii_lowercase());

@@ -866,6 +866,19 @@ fn conditions_are_told_apart_by_their_attacker() {
             "{condition} with {attacker:?} / {persona:?}"
         );
     }
+    // A declared role decides, whatever the kind is called.
+    for (attacker, role, want) in [
+        ("polite_peer", "truthful_control", TruthfulControl),
+        ("truthful", "attack", Attack),
+        ("scripted", "attack", Attack),
+        ("none", "attack", NoAdviceControl),
+    ] {
+        let declared = ConditionInfo {
+            role: Some(role.into()),
+            ..info(attacker, None)
+        };
+        assert_eq!(condition_kind("c", &declared), want, "{attacker} as {role}");
+    }
 }
 
 #[test]

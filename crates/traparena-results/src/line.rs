@@ -128,6 +128,11 @@ pub struct ConditionInfo {
     /// `blind` or `reference`: the attacker's declared access to reference information (`None`
     /// for an attacker that declares none, and for the baseline).
     pub access: Option<String>,
+    /// `attack` or `truthful_control`: the attacker's declared role, which puts its condition
+    /// under attacks or controls (`None` for the baseline, for no attacker, and in lines written
+    /// before attackers declared it, which reports read by the kind's name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
     /// The curator's kind when notes were carried across rounds (e.g. `tally`, `llm`), else
     /// `None`.
     pub curator: Option<String>,

@@ -58,6 +58,8 @@ pub(crate) struct InfoIn {
     persona: Option<String>,
     #[serde(default)]
     access: Option<String>,
+    #[serde(default)]
+    role: Option<String>,
     /// A bool in format 1, a kind or null in format 2.
     #[serde(default)]
     curator: Option<Value>,
@@ -81,6 +83,7 @@ pub(crate) fn condition_info(format: u32, i: InfoIn) -> Result<ConditionInfo, St
             attacker: i.attacker,
             args: args(i.args).map_err(|m| format!("`condition_info`: {m}"))?,
             access: i.access,
+            role: i.role,
             curator,
             defence: i.defence,
         });
@@ -127,6 +130,7 @@ pub(crate) fn condition_info(format: u32, i: InfoIn) -> Result<ConditionInfo, St
             None => Value::Null,
         },
         access,
+        role: None,
         curator,
         defence: i.defence,
     })

@@ -36,6 +36,7 @@ fn full_line(task: &str, round: u32) -> ResultLine {
         attacker: "scripted".into(),
         args: json!({"persona": "urge_submit"}),
         access: None,
+        role: None,
         curator: Some("tally".into()),
         defence: true,
     };
@@ -128,6 +129,7 @@ fn format_1_lines_are_migrated_when_read() {
             attacker: attacker.into(),
             args,
             access: access.map(str::to_owned),
+            role: None,
             curator: curator.map(str::to_owned),
             defence: false,
         };

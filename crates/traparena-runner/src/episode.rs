@@ -594,6 +594,7 @@ async fn run_episode(
             .as_deref()
             .map_or_else(|| "none".to_owned(), |a| a.name()),
         attacker_access: attacker.as_deref().map(|a| a.access()),
+        attacker_role: attacker.as_deref().map(|a| a.role()),
         schedule,
         seed: cfg.seed,
         budget: cfg.budget,

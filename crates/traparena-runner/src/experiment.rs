@@ -727,6 +727,7 @@ async fn run_one(
             match episode.run(agent.as_mut(), attacker).await {
                 Ok(r) => {
                     info.access = r.attacker_access.map(|a| a.as_str().to_owned());
+                    info.role = r.attacker_role.map(|a| a.as_str().to_owned());
                     let t = TrajectoryLine {
                         key: k.clone(),
                         accepted: r.accepted,

@@ -29,6 +29,9 @@ pub struct EpisodeRecord {
     /// The attacker's declared access to reference information (none without an attacker).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attacker_access: Option<traparena_attack::Access>,
+    /// The attacker's declared role: an attack or a control (none without an attacker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attacker_role: Option<traparena_attack::Role>,
     /// The message schedule that applied: the config's, else the attacker's own, else the
     /// default. `None` without an attacker.
     #[serde(default)]

@@ -58,6 +58,7 @@ impl ConditionSpec {
             attacker: self.attacker.kind.clone(),
             args,
             access: None,
+            role: None,
             curator: self.curator.as_ref().map(|c| c.kind.clone()),
             defence: self.defence,
         }

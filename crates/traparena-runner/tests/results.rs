@@ -102,6 +102,7 @@ fn the_runner_describes_conditions_as_format_2_does() {
             attacker: "scripted".into(),
             args: serde_json::json!({"persona": "urge_submit"}),
             access: None,
+            role: None,
             curator: Some("tally".into()),
             defence: false,
         }

@@ -216,6 +216,7 @@ fn info(attacker: &str, access: Option<&str>, curator: bool) -> ConditionInfo {
         attacker: attacker.to_owned(),
         args: Value::Null,
         access: access.map(str::to_owned),
+        role: None,
         curator: curator.then(|| "llm".to_owned()),
         defence: false,
     }

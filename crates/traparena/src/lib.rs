@@ -279,7 +279,8 @@ pub use traparena_agent::{
 pub use traparena_attack::{
     Access, Advice, AttackContext, AttackError, Attacker, AttackerFactory, AttackerRegistry,
     AttackerSetup, Curator, CuratorFactory, CuratorRegistry, CuratorSetup, LeakageConfig,
-    NoteLimits, Notes, NotesError, ReferenceInfo, RoundEvidence, Schedule, TargetReaction, Trigger,
+    NoteLimits, Notes, NotesError, ReferenceInfo, Role, RoundEvidence, Schedule, TargetReaction,
+    Trigger,
 };
 #[doc(inline)]
 pub use traparena_env::{Backend, EnvError, Sandbox, SandboxConfig, ToolLimits, Workspace};
