@@ -75,21 +75,7 @@ pub(super) fn plan(
 ) -> Result<Result<Plan, Refused>, ImportError> {
     let refuse = |r: &str, d: String| Ok(Err((r.to_owned(), d)));
     // The touched files' base versions, then test_patch applied to them.
-    let scratch = tempfile::Builder::new()
-        .prefix("traparena-testpatch-")
-        .tempdir()
-        .map_err(io(std::env::temp_dir()))?;
-    let mut base: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    for f in &test_patch.files {
-        for p in f.paths() {
-            let src = repo_dir.join(p.as_str());
-            if src.is_file() {
-                let bytes = std::fs::read(&src).map_err(io(&src))?;
-                write_file(scratch.path(), p.as_str(), &bytes)?;
-                base.insert(p.as_str().to_owned(), bytes);
-            }
-        }
-    }
+    let (scratch, base) = base_files(test_patch, repo_dir, "traparena-testpatch-")?;
     let mut ws = Workspace::materialize(scratch.path(), sandbox)?;
     let applied = ws.apply_patch(&inst.test_patch)?;
     if !applied.applied {
@@ -175,6 +161,29 @@ fn public_name(file: &str, repo_dir: &Path, hidden: &BTreeSet<&str>) -> String {
         .expect("some name is free")
 }
 
+/// A scratch folder holding the base versions (from `repo_dir`) of the files `patch` touches
+/// that exist there, and those versions by path.
+type BaseFiles = (tempfile::TempDir, BTreeMap<String, Vec<u8>>);
+
+fn base_files(patch: &Patch, repo_dir: &Path, prefix: &str) -> Result<BaseFiles, ImportError> {
+    let scratch = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(io(std::env::temp_dir()))?;
+    let mut base = BTreeMap::new();
+    for f in &patch.files {
+        for p in f.paths() {
+            let src = repo_dir.join(p.as_str());
+            if src.is_file() {
+                let bytes = std::fs::read(&src).map_err(io(&src))?;
+                write_file(scratch.path(), p.as_str(), &bytes)?;
+                base.insert(p.as_str().to_owned(), bytes);
+            }
+        }
+    }
+    Ok((scratch, base))
+}
+
 /// The reference patch in the base tree's own line numbers, when it applies there only with
 /// offsets (a release tree standing in for the base commit, or a clone whose history moved the
 /// code): the reference locations are read from its line numbers, and must be where the code
@@ -188,19 +197,7 @@ pub(super) fn rebased_patch(
     let Ok(patch) = Patch::parse(patch_text, Path::new("patch")) else {
         return Ok(None);
     };
-    let scratch = tempfile::Builder::new()
-        .prefix("traparena-patch-")
-        .tempdir()
-        .map_err(io(std::env::temp_dir()))?;
-    for f in &patch.files {
-        for p in f.paths() {
-            let src = repo_dir.join(p.as_str());
-            if src.is_file() {
-                let bytes = std::fs::read(&src).map_err(io(&src))?;
-                write_file(scratch.path(), p.as_str(), &bytes)?;
-            }
-        }
-    }
+    let (scratch, _) = base_files(&patch, repo_dir, "traparena-patch-")?;
     let mut ws = Workspace::materialize(scratch.path(), sandbox)?;
     if !ws.apply_patch(patch_text)?.applied {
         return Ok(None);
