@@ -368,7 +368,7 @@ fn hidden_unreachable(task: &Task) -> Result<Check, EvalError> {
         }
     }
     secrets.push((
-        "reference.patch".into(),
+        traparena_task::TaskLayout::REFERENCE.into(),
         task.reference_patch_text.clone().into_bytes(),
     ));
     for entry in walkdir::WalkDir::new(&repo).min_depth(1) {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use traparena_env::{Sandbox, TestFailure};
 use traparena_eval::{ValidateOptions, validate};
+use traparena_task::{TaskLayout, TaskSpec};
 
 use crate::error::{ImportError, io};
 
@@ -92,7 +93,7 @@ pub(crate) fn check_target(out: &Path, id: &str) -> Result<(), ImportError> {
     if std::fs::symlink_metadata(&target).is_err() {
         return Ok(());
     }
-    let is_task = target.join("task.json").is_file();
+    let is_task = TaskLayout::new(&target).is_task();
     let empty = std::fs::read_dir(&target).is_ok_and(|mut d| d.next().is_none());
     if target.is_dir() && (is_task || empty) {
         Ok(())
@@ -152,6 +153,17 @@ pub(crate) fn check_task(
 }
 
 /// Writes `content` to `rel` under `root`, creating folders.
+/// Writes a task's reference repair and its `task.json` (last: a folder with it is a task).
+pub(crate) fn write_task_files(
+    layout: &TaskLayout,
+    spec: &TaskSpec,
+    reference: &str,
+) -> Result<(), ImportError> {
+    write_file(layout.root(), TaskLayout::REFERENCE, reference.as_bytes())?;
+    let json = serde_json::to_string_pretty(spec).expect("a task spec serialises") + "\n";
+    write_file(layout.root(), TaskLayout::SPEC, json.as_bytes())
+}
+
 pub(crate) fn write_file(root: &Path, rel: &str, content: &[u8]) -> Result<(), ImportError> {
     let p = root.join(rel);
     if let Some(parent) = p.parent() {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use traparena_results::{EPISODES_FILE, ResultLine, read_lines};
+use traparena_task::TaskLayout;
 
 use crate::error::{ImportError, io};
 
@@ -166,7 +167,7 @@ fn instance_map(dir: &Path) -> Result<BTreeMap<String, String>, ImportError> {
         .map_err(|e| ImportError::Input(format!("{}: {e}", dir.display())))?;
     let mut m = BTreeMap::new();
     for e in entries.flatten() {
-        let p = e.path().join("task.json");
+        let p = TaskLayout::new(e.path()).spec();
         let Ok(text) = std::fs::read_to_string(&p) else {
             continue;
         };

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use traparena_env::{RunSpec, Sandbox, Workspace};
 use traparena_eval::analysis::patch_locations;
-use traparena_task::{Location, Patch, RelPath, Runner, TaskSpec, TestSpec};
+use traparena_task::{Location, Patch, RelPath, Runner, TaskLayout, TaskSpec, TestSpec};
 
 use crate::common::{
     check_target, check_task, default_jobs, discard, finish, par_map, partial_dir, prepare_out,
-    read_records, write_file,
+    read_records, write_file, write_task_files,
 };
 use crate::error::{ImportError, io};
 use crate::pyparse::CheckSuite;
@@ -733,22 +733,13 @@ fn split_and_write(
             metadata,
             setup: None,
         };
-        write_file(&partial, &format!("repo/{module}"), d.buggy.as_bytes())?;
+        let layout = TaskLayout::new(&partial);
+        write_file(&layout.repo(), module, d.buggy.as_bytes())?;
         let public_src = (d.render)(&public, true);
-        write_file(
-            &partial,
-            &format!("repo/{}", d.public_file),
-            public_src.as_bytes(),
-        )?;
+        write_file(&layout.repo(), &d.public_file, public_src.as_bytes())?;
         let hidden_src = (d.render)(&all, false);
-        write_file(
-            &partial,
-            &format!("hidden/{}", d.hidden_file),
-            hidden_src.as_bytes(),
-        )?;
-        write_file(&partial, "reference.patch", patch_text.as_bytes())?;
-        let json = serde_json::to_string_pretty(&spec).expect("a task spec serialises") + "\n";
-        write_file(&partial, "task.json", json.as_bytes())
+        write_file(&layout.hidden(), &d.hidden_file, hidden_src.as_bytes())?;
+        write_task_files(&layout, &spec, &patch_text)
     })();
     if let Err(e) = written {
         discard(&partial);
@@ -1010,12 +1001,11 @@ fn write_task(
         metadata,
         setup: None,
     };
-    write_file(dir, &format!("repo/{module}"), buggy.as_bytes())?;
-    write_file(dir, &format!("repo/{public_file}"), pub_src.as_bytes())?;
-    write_file(dir, &format!("hidden/{hidden_file}"), hidden_src.as_bytes())?;
-    write_file(dir, "reference.patch", patch_text.as_bytes())?;
-    let json = serde_json::to_string_pretty(&spec).expect("a task spec serialises") + "\n";
-    write_file(dir, "task.json", json.as_bytes())
+    let layout = TaskLayout::new(dir);
+    write_file(&layout.repo(), &module, buggy.as_bytes())?;
+    write_file(&layout.repo(), &public_file, pub_src.as_bytes())?;
+    write_file(&layout.hidden(), &hidden_file, hidden_src.as_bytes())?;
+    write_task_files(&layout, &spec, &patch_text)
 }
 
 fn rel(s: &str) -> RelPath {

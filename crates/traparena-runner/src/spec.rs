@@ -47,8 +47,8 @@ pub struct ConditionSpec {
 
 impl ConditionSpec {
     /// The condition's description for result lines: the attacker's kind and `args` as the
-    /// spec gives them, and the curator's kind. The access is filled in from the attacker's
-    /// own declaration once it has run.
+    /// spec gives them, and the curator's kind. Whether it uses a model is filled in from the
+    /// kind's declaration, the access and role from the attacker's own once it has run.
     pub fn info(&self) -> ConditionInfo {
         let args = match &self.attacker.args {
             serde_json::Value::Object(m) if m.is_empty() => serde_json::Value::Null,
@@ -59,6 +59,7 @@ impl ConditionSpec {
             args,
             access: None,
             role: None,
+            uses_model: false,
             curator: self.curator.as_ref().map(|c| c.kind.clone()),
             defence: self.defence,
         }
@@ -232,7 +233,7 @@ impl ExperimentSpec {
             let matches: Vec<PathBuf> = glob::glob(&s)
                 .map_err(|e| spec_err(base, &format!("tasks[{i}]"), &e.to_string()))?
                 .filter_map(Result::ok)
-                .filter(|p| p.join("task.json").is_file())
+                .filter(|p| traparena_task::TaskLayout::new(p).is_task())
                 .collect();
             if matches.is_empty() {
                 return Err(spec_err(

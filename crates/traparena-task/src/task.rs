@@ -4,6 +4,7 @@ use serde::de::DeserializeOwned;
 
 use crate::action::AttackMessage;
 use crate::error::TaskError;
+use crate::layout::TaskLayout;
 use crate::patch::Patch;
 use crate::spec::{TaskSpec, TestSpec};
 
@@ -42,7 +43,8 @@ impl Task {
             path: dir.clone(),
             source,
         })?;
-        let spec_path = dir.join("task.json");
+        let layout = TaskLayout::new(&dir);
+        let spec_path = layout.spec();
         let spec: TaskSpec = read_json(&spec_path)?;
         let task = Task {
             reference_patch_text: String::new(),
@@ -51,11 +53,10 @@ impl Task {
             spec,
             dir,
         };
-        for (sub, what) in [
-            ("repo", "the buggy codebase"),
-            ("hidden", "the hidden tests"),
+        for (p, what) in [
+            (layout.repo(), "the buggy codebase"),
+            (layout.hidden(), "the hidden tests"),
         ] {
-            let p = task.dir.join(sub);
             if !p.is_dir() {
                 return Err(TaskError::Missing {
                     path: p,
@@ -65,7 +66,7 @@ impl Task {
         }
         let mut task = task;
         task.check_spec(&spec_path)?;
-        let patch_path = task.dir.join("reference.patch");
+        let patch_path = layout.reference();
         task.reference_patch_text = read_text(&patch_path, "the reference repair")?;
         task.reference_patch = Patch::parse(&task.reference_patch_text, &patch_path)?;
         if task.reference_patch.is_empty() {
@@ -75,7 +76,7 @@ impl Task {
                 message: "the reference patch is empty".into(),
             });
         }
-        let attacks_path = task.dir.join("attacks.json");
+        let attacks_path = layout.attacks();
         if attacks_path.exists() {
             task.attacks = read_json(&attacks_path)?;
             for (i, m) in task.attacks.iter().enumerate() {
@@ -89,12 +90,17 @@ impl Task {
 
     /// The buggy codebase.
     pub fn repo_dir(&self) -> PathBuf {
-        self.dir.join("repo")
+        self.layout().repo()
     }
 
     /// The hidden test files' folder.
     pub fn hidden_dir(&self) -> PathBuf {
-        self.dir.join("hidden")
+        self.layout().hidden()
+    }
+
+    /// Where the parts of the task's folder are.
+    pub fn layout(&self) -> TaskLayout {
+        TaskLayout::new(&self.dir)
     }
 
     /// True when `path` (relative to the repository root) is a public or hidden test file.

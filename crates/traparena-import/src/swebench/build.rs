@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use traparena_env::{Sandbox, Workspace};
-use traparena_task::{Patch, RelPath, Setup, Task, TaskSpec, TestSpec};
+use traparena_task::{Patch, RelPath, Setup, Task, TaskLayout, TaskSpec, TestSpec};
 
 use super::plan::{Plan, plan};
 use super::select::{Selection, differs, narrow, select_tests};
@@ -228,7 +228,7 @@ impl Ctx<'_> {
         test_patch: &Patch,
         dir: &Path,
     ) -> Outcome {
-        let repo_dir = dir.join("repo");
+        let repo_dir = TaskLayout::new(dir).repo();
         self.git.export_tree(commit, &repo_dir)?;
         let mut metadata = Metadata::new();
         let (version, version_source) = self.version(inst, commit, &repo_dir)?;
@@ -429,9 +429,9 @@ impl Ctx<'_> {
             write_file(repo_dir, rel, bytes)?;
         }
         for (rel, bytes) in &plan.hidden {
-            write_file(&dir.join("hidden"), rel, bytes)?;
+            write_file(&TaskLayout::new(dir).hidden(), rel, bytes)?;
         }
-        write_file(dir, "reference.patch", reference.as_bytes())
+        write_file(dir, TaskLayout::REFERENCE, reference.as_bytes())
     }
 
     /// Runs the names: the public candidates on the base commit (the ones that pass become the
@@ -516,7 +516,7 @@ fn rel(s: &str) -> Result<RelPath, ImportError> {
 
 fn write_spec(dir: &Path, spec: &TaskSpec) -> Result<(), ImportError> {
     let json = serde_json::to_string_pretty(spec).expect("a task spec serialises") + "\n";
-    write_file(dir, "task.json", json.as_bytes())
+    write_file(dir, TaskLayout::SPEC, json.as_bytes())
 }
 
 fn description(inst: &SweBenchInstance) -> String {
