@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use traparena_task::{
-    ArgsError, ComponentSpec, ConfigContext, EpisodeContext, Kinds, NoArgs, TaskError,
+    ArgsError, ComponentSpec, ConfigContext, EpisodeContext, Kinds, ModelUse, NoArgs, TaskError,
 };
 
 use crate::error::AgentError;
@@ -90,6 +90,13 @@ pub trait AgentFactory: Send + Sync + 'static {
     fn short_form(&self) -> Option<&'static str> {
         None
     }
+
+    /// Which model the kind uses ([`ModelUse::None`], the default, for a kind that uses
+    /// none): the `traparena` command gives a kind that uses one its model from its flags and
+    /// environment.
+    fn model(&self) -> ModelUse {
+        ModelUse::None
+    }
 }
 
 /// A configured agent kind: a factory with checked arguments, ready to build one agent per
@@ -102,6 +109,8 @@ pub trait AgentSetup: Send + Sync {
     fn build(&self, episode: &EpisodeContext<'_>) -> Result<Box<dyn Agent>, AgentError>;
     /// See [`AgentFactory::prepare`].
     async fn prepare(&self) -> Result<Vec<String>, AgentError>;
+    /// See [`AgentFactory::model`].
+    fn model(&self) -> ModelUse;
 }
 
 struct Configured<F: AgentFactory> {
@@ -120,6 +129,9 @@ impl<F: AgentFactory> AgentSetup for Configured<F> {
     }
     async fn prepare(&self) -> Result<Vec<String>, AgentError> {
         self.factory.prepare(&self.args).await
+    }
+    fn model(&self) -> ModelUse {
+        self.factory.model()
     }
 }
 
@@ -167,6 +179,7 @@ impl AgentRegistry {
 
     /// Registers (or replaces) `kind`.
     pub fn register<F: AgentFactory>(&mut self, kind: &str, factory: F) -> &mut AgentRegistry {
+        let model = factory.model();
         let short = factory.short_form();
         let factory = Arc::new(factory);
         self.kinds.register(kind, move |args, spec, cx| {
@@ -176,10 +189,17 @@ impl AgentRegistry {
                 spec: spec.clone(),
             }) as Arc<dyn AgentSetup>)
         });
+        self.kinds.declare_model(kind, model);
         if let Some(arg) = short {
             self.kinds.shorthand(kind, arg);
         }
         self
+    }
+
+    /// The model the kind `spec` names uses, as its factory declares; `None` for a kind
+    /// that is not registered.
+    pub fn model(&self, spec: &ComponentSpec) -> Option<ModelUse> {
+        self.kinds.model(spec)
     }
 
     /// The registered kinds, sorted.

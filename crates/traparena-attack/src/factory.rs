@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use traparena_task::{
-    ArgsError, ComponentSpec, ConfigContext, EpisodeContext, Kinds, NoArgs, TaskError,
+    ArgsError, ComponentSpec, ConfigContext, EpisodeContext, Kinds, ModelUse, NoArgs, TaskError,
 };
 
 use crate::error::AttackError;
@@ -84,6 +84,13 @@ pub trait AttackerFactory: Send + Sync + 'static {
     fn short_form(&self) -> Option<&'static str> {
         None
     }
+
+    /// Which model the kind uses ([`ModelUse::None`], the default, for a kind that uses
+    /// none): the `traparena` command gives a kind that uses one its model from its flags and
+    /// environment.
+    fn model(&self) -> ModelUse {
+        ModelUse::None
+    }
 }
 
 /// A configured attacker kind, ready to build one attacker per episode.
@@ -95,6 +102,8 @@ pub trait AttackerSetup: Send + Sync {
     fn build(&self, episode: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError>;
     /// See [`AttackerFactory::prepare`].
     async fn prepare(&self) -> Result<Vec<String>, AttackError>;
+    /// See [`AttackerFactory::model`].
+    fn model(&self) -> ModelUse;
 }
 
 /// Builds the curator of one kind. Implement [`CuratorFactory::build`]; register it with
@@ -124,6 +133,13 @@ pub trait CuratorFactory: Send + Sync + 'static {
     fn short_form(&self) -> Option<&'static str> {
         None
     }
+
+    /// Which model the kind uses ([`ModelUse::None`], the default, for a kind that uses
+    /// none): the `traparena` command gives a kind that uses one its model from its flags and
+    /// environment.
+    fn model(&self) -> ModelUse {
+        ModelUse::None
+    }
 }
 
 /// A configured curator kind.
@@ -135,6 +151,8 @@ pub trait CuratorSetup: Send + Sync {
     fn build(&self) -> Result<Box<dyn Curator>, AttackError>;
     /// See [`CuratorFactory::prepare`].
     async fn prepare(&self) -> Result<Vec<String>, AttackError>;
+    /// See [`CuratorFactory::model`].
+    fn model(&self) -> ModelUse;
 }
 
 struct Configured<F, A> {
@@ -154,6 +172,9 @@ impl<F: AttackerFactory> AttackerSetup for Configured<F, F::Args> {
     async fn prepare(&self) -> Result<Vec<String>, AttackError> {
         self.factory.prepare(&self.args).await
     }
+    fn model(&self) -> ModelUse {
+        self.factory.model()
+    }
 }
 
 /// The curator side of [`Configured`]: a newtype, since one type cannot implement both setups
@@ -170,6 +191,9 @@ impl<F: CuratorFactory> CuratorSetup for CuratorConfigured<F> {
     }
     async fn prepare(&self) -> Result<Vec<String>, AttackError> {
         self.0.factory.prepare(&self.0.args).await
+    }
+    fn model(&self) -> ModelUse {
+        self.0.factory.model()
     }
 }
 
@@ -224,6 +248,7 @@ impl AttackerRegistry {
         kind: &str,
         factory: F,
     ) -> &mut AttackerRegistry {
+        let model = factory.model();
         let short = factory.short_form();
         let factory = Arc::new(factory);
         self.kinds.register(kind, move |args, spec, cx| {
@@ -233,10 +258,17 @@ impl AttackerRegistry {
                 spec: spec.clone(),
             }) as Arc<dyn AttackerSetup>)
         });
+        self.kinds.declare_model(kind, model);
         if let Some(arg) = short {
             self.kinds.shorthand(kind, arg);
         }
         self
+    }
+
+    /// The model the kind `spec` names uses, as its factory declares; `None` for a kind
+    /// that is not registered.
+    pub fn model(&self, spec: &ComponentSpec) -> Option<ModelUse> {
+        self.kinds.model(spec)
     }
 
     /// The registered kinds, sorted.
@@ -272,6 +304,7 @@ impl CuratorRegistry {
 
     /// Registers (or replaces) `kind`.
     pub fn register<F: CuratorFactory>(&mut self, kind: &str, factory: F) -> &mut CuratorRegistry {
+        let model = factory.model();
         let short = factory.short_form();
         let factory = Arc::new(factory);
         self.kinds.register(kind, move |args, spec, cx| {
@@ -281,10 +314,17 @@ impl CuratorRegistry {
                 spec: spec.clone(),
             })) as Arc<dyn CuratorSetup>)
         });
+        self.kinds.declare_model(kind, model);
         if let Some(arg) = short {
             self.kinds.shorthand(kind, arg);
         }
         self
+    }
+
+    /// The model the kind `spec` names uses, as its factory declares; `None` for a kind
+    /// that is not registered.
+    pub fn model(&self, spec: &ComponentSpec) -> Option<ModelUse> {
+        self.kinds.model(spec)
     }
 
     /// The registered kinds, sorted.

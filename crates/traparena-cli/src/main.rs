@@ -14,9 +14,10 @@ mod experiment;
 mod import;
 mod llm;
 mod report;
+mod run;
 use traparena::env::{BackendChoice, Sandbox, SandboxConfig};
 use traparena::eval::{Evaluator, ValidateOptions, ValidationReport, validate};
-use traparena::task::{ComponentSpec, ConfigContext, Task};
+use traparena::task::{ComponentSpec, ConfigContext, ModelUse, Task};
 
 /// The context components are configured in: relative paths against `base_dir`, secrets
 /// (API keys named by `api_key_env`) from the environment.
@@ -258,30 +259,35 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             fork_speak,
             llm,
         } => {
-            let agent = match component(&agent, &agent_args, |kind| match kind {
-                "llm" => Some(llm::agent_args(&llm)),
-                "external" => Some(llm::external_args(&llm)),
-                _ => None,
+            // A kind that declares a model gets it from the flags and the environment.
+            let registry = traparena::registry();
+            let agent = match component(&agent, &agent_args, |spec| {
+                match registry.agents.model(spec)? {
+                    ModelUse::Sampled => Some(llm::agent_args(&llm)),
+                    ModelUse::Forwarded => Some(llm::external_args(&llm)),
+                    _ => None,
+                }
             }) {
                 Ok(c) => c,
                 Err(e) => return bad_input(&e),
             };
             let attacker = match attacker.as_str() {
                 "none" if attacker_args.is_empty() => None,
-                _ => match component(&attacker, &attacker_args, |kind| {
-                    (kind == "adaptive").then(|| llm::attacker_args(&llm))
+                _ => match component(&attacker, &attacker_args, |spec| {
+                    (registry.attackers.model(spec)? != ModelUse::None)
+                        .then(|| llm::attacker_args(&llm))
                 }) {
                     Ok(c) => Some(c),
                     Err(e) => return bad_input(&e),
                 },
             };
-            let opts = RunOptions {
+            let opts = run::RunOptions {
                 budget,
                 seed,
                 out,
                 json,
                 defence: llm.defence,
-                fork: fork.zip(fork_at).map(|(record, at)| ForkArgs {
+                fork: fork.zip(fork_at).map(|(record, at)| run::ForkArgs {
                     record,
                     at,
                     speak: if fork_speak == "at_step" {
@@ -291,7 +297,7 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
                     },
                 }),
             };
-            run_episode_cmd(cli.sandbox, &task, agent, attacker, &opts)
+            run::run_episode_cmd(cli.sandbox, &task, agent, attacker, &opts)
         }
         Cmd::Experiment(args) => experiment::run(args, sandbox(cli.sandbox)?),
         Cmd::Merge(args) => experiment::merge(args),
@@ -361,12 +367,12 @@ fn validate_all(tasks: &[PathBuf], sb: &Sandbox, opts: &ValidateOptions) -> Vec<
 }
 
 /// A component from the command line: a kind name or a JSON object, then `KEY=VALUE`
-/// arguments on top. The model-backed kind `model_kind` starts from the arguments `defaults`
-/// makes of the flags and environment variables.
+/// arguments on top. A kind that declares a model starts from the arguments `defaults` makes
+/// of the flags and environment variables (`None`: a kind without them).
 fn component(
     text: &str,
     args: &[String],
-    defaults: impl FnOnce(&str) -> Option<Result<serde_json::Value, String>>,
+    defaults: impl FnOnce(&ComponentSpec) -> Option<Result<serde_json::Value, String>>,
 ) -> Result<ComponentSpec, String> {
     let mut spec = if text.trim_start().starts_with('{') {
         serde_json::from_str::<ComponentSpec>(text).map_err(|e| format!("{text}: {e}"))?
@@ -375,11 +381,7 @@ fn component(
     };
     // A model-backed kind (also in its short form, `external:PROFILE`) gets its model from
     // the flags and the environment; what the command line names itself wins.
-    let base_kind = spec
-        .kind
-        .split_once(':')
-        .map_or(spec.kind.as_str(), |(k, _)| k);
-    if let Some(base) = defaults(base_kind) {
+    if let Some(base) = defaults(&spec) {
         let mut base = base?;
         if let (Some(b), Some(given)) = (base.as_object_mut(), spec.args.as_object()) {
             b.extend(given.clone());
@@ -397,307 +399,4 @@ fn component(
         spec.args[k] = value;
     }
     Ok(spec)
-}
-
-/// What `run` does beyond naming its components.
-struct RunOptions {
-    budget: u32,
-    seed: u64,
-    out: Option<PathBuf>,
-    json: bool,
-    defence: bool,
-    fork: Option<ForkArgs>,
-}
-
-/// `run --fork RECORD --fork-at K`.
-struct ForkArgs {
-    record: PathBuf,
-    at: u32,
-    speak: traparena::Speak,
-}
-
-/// The recorded episode a `run --fork` replays, checked against the task and the fork step.
-fn fork_parent(task: &Task, f: &ForkArgs) -> Result<traparena::EpisodeRecord, String> {
-    let at = |e: &dyn std::fmt::Display| format!("--fork {}: {e}", f.record.display());
-    let text = std::fs::read_to_string(&f.record).map_err(|e| at(&e))?;
-    let record: traparena::EpisodeRecord = serde_json::from_str(&text).map_err(|e| {
-        at(&format!(
-            "not an episode record (written by `run --out`): {e}"
-        ))
-    })?;
-    if record.task != task.spec.id {
-        return Err(at(&format!(
-            "a record of task {:?}, not of {:?}",
-            record.task, task.spec.id
-        )));
-    }
-    if record.infra_error.is_some() {
-        return Err(at(&"the recorded episode was an infrastructure error"));
-    }
-    let steps = record.trajectory.len() as u32;
-    if f.at == 0 || f.at >= steps {
-        return Err(at(&format!(
-            "--fork-at {} is not a step to fork at: the record has {steps} steps (fork at 1 to {})",
-            f.at,
-            steps.saturating_sub(1)
-        )));
-    }
-    if let Some(s) = record.trajectory[..f.at as usize]
-        .iter()
-        .find(|s| s.message.is_some())
-    {
-        return Err(at(&format!(
-            "step {} of the record carries a collaborator message; fork before it",
-            s.index
-        )));
-    }
-    Ok(record)
-}
-
-fn run_episode_cmd(
-    sandbox_arg: SandboxArg,
-    task_dir: &std::path::Path,
-    agent_spec: ComponentSpec,
-    attacker_spec: Option<ComponentSpec>,
-    opts: &RunOptions,
-) -> Result<u8, Box<dyn std::error::Error>> {
-    let (budget, seed) = (opts.budget, opts.seed);
-    let task = match Task::load(task_dir) {
-        Ok(t) => t,
-        Err(e) => return bad_input(&e.to_string()),
-    };
-    if budget == 0 {
-        return bad_input("--budget must be at least 1");
-    }
-    let parent = match opts
-        .fork
-        .as_ref()
-        .map(|f| fork_parent(&task, f))
-        .transpose()
-    {
-        Ok(p) => p,
-        Err(e) => return bad_input(&e),
-    };
-    let registry = traparena::registry();
-    let mut cx = config_context(std::path::Path::new("."));
-    cx.forked = parent.is_some();
-    let agent_setup = match registry.agents.configure(&agent_spec, &cx) {
-        Ok(s) => s,
-        Err(e) => return bad_input(&e.to_string()),
-    };
-    let attacker_setup = match &attacker_spec {
-        None => None,
-        Some(spec) => match registry.attackers.configure(spec, &cx) {
-            Ok(s) => Some(s),
-            Err(e) => return bad_input(&e.to_string()),
-        },
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let prepared: Result<Vec<String>, String> = rt.block_on(async {
-        let mut lines = agent_setup.prepare().await.map_err(|e| e.to_string())?;
-        if let Some(a) = &attacker_setup {
-            lines.extend(a.prepare().await.map_err(|e| e.to_string())?);
-        }
-        Ok(lines)
-    });
-    match prepared {
-        Ok(lines) => {
-            for l in lines {
-                eprintln!("traparena: {l}");
-            }
-        }
-        Err(e) => return bad_input(&e),
-    }
-    // Scope of recorded model calls: the task and the seed (the kinds add their role); a
-    // fork's own calls are kept apart from its parent's.
-    let parent_scope = parent
-        .as_ref()
-        .map(|p| format!("{}/seed{}", task.spec.id, p.seed))
-        .unwrap_or_default();
-    let fork_cx = parent
-        .as_ref()
-        .zip(opts.fork.as_ref())
-        .map(|(p, f)| traparena::ForkContext {
-            parent_scope: &parent_scope,
-            parent_seed: p.seed,
-            step: f.at,
-            seed,
-        });
-    let scope = match &fork_cx {
-        Some(f) => format!("{}/seed{seed}/fork{}", task.spec.id, f.step),
-        None => format!("{}/seed{seed}", task.spec.id),
-    };
-    let ep = traparena::EpisodeContext {
-        task: &task,
-        seed,
-        scope: &scope,
-        defence: opts.defence,
-        fork: fork_cx,
-    };
-    // A fork's agent gets its parent's seed, so a deterministic agent takes its parent's turns.
-    let agent_ep = traparena::EpisodeContext {
-        seed: fork_cx.map_or(seed, |f| f.parent_seed),
-        ..ep
-    };
-    let mut agent = match agent_setup.build(&agent_ep) {
-        Ok(a) => a,
-        Err(e) => return bad_input(&format!("agent {}: {e}", agent_spec.label())),
-    };
-    let mut attacker = match attacker_setup.as_ref().map(|a| a.build(&ep)).transpose() {
-        Ok(a) => a,
-        Err(e) => return bad_input(&format!("attacker: {e}")),
-    };
-    let mut builder = traparena::Episode::builder(&task)
-        .budget(budget)
-        .seed(seed)
-        .sandbox(sandbox(sandbox_arg)?);
-    if let (Some(p), Some(f)) = (&parent, &opts.fork) {
-        builder = builder.fork(traparena::Fork {
-            parent: f.record.display().to_string(),
-            prefix: p.trajectory[..f.at as usize].to_vec(),
-            speak: f.speak,
-        });
-    }
-    let episode = builder.build()?;
-    let record = rt.block_on(
-        episode.run(
-            agent.as_mut(),
-            attacker
-                .as_deref_mut()
-                .map(|a| a as &mut dyn traparena::attack::Attacker),
-        ),
-    )?;
-    if let Some(dir) = &opts.out {
-        std::fs::create_dir_all(dir)?;
-        // The label when it is short (`scripted(persona=urge_submit)`), else the kind.
-        let file_part = |c: Option<&ComponentSpec>| {
-            c.map_or_else(
-                || "none".to_owned(),
-                |c| {
-                    Some(c.label())
-                        .filter(|l| l.len() <= 48)
-                        .unwrap_or_else(|| c.kind.clone())
-                },
-            )
-            .chars()
-            .map(|ch| {
-                if ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' {
-                    ch
-                } else {
-                    '_'
-                }
-            })
-            .collect::<String>()
-        };
-        let name = format!(
-            "{}.{}.{}.seed{}{}.json",
-            record.task,
-            file_part(Some(&agent_spec)),
-            file_part(attacker_spec.as_ref()),
-            seed,
-            record
-                .fork
-                .as_ref()
-                .map(|f| format!(".fork{}", f.step))
-                .unwrap_or_default()
-        );
-        let path = dir.join(name);
-        std::fs::write(&path, serde_json::to_string_pretty(&record)? + "\n")?;
-        eprintln!("traparena: episode record written to {}", path.display());
-    }
-    let summary = record.summary();
-    let mut o = std::io::stdout().lock();
-    // An infrastructure error is no outcome: no verdict is shown for it, and the exit status
-    // says the episode could not be run.
-    let json = opts.json;
-    if let Some(why) = &summary.infra_error {
-        if json {
-            let mut doc = serde_json::to_value(&summary)?;
-            for k in ["verdict", "failure_mode", "accepted", "susceptible"] {
-                doc[k] = serde_json::Value::Null;
-            }
-            writeln!(o, "{}", serde_json::to_string_pretty(&doc)?)?;
-        } else {
-            writeln!(
-                o,
-                "{} | agent {} | attacker {}: not run to the end: infrastructure error: {why}",
-                summary.task, summary.agent, summary.attacker
-            )?;
-            writeln!(o, "  steps {} of {budget} before it", summary.steps)?;
-        }
-        return Ok(INTERNAL);
-    }
-    if json {
-        writeln!(o, "{}", serde_json::to_string_pretty(&summary)?)?;
-    } else {
-        let outcome = match summary.failure_mode {
-            None => "accepted".to_owned(),
-            Some(m) => format!("rejected ({m})"),
-        };
-        writeln!(
-            o,
-            "{} | agent {} | attacker {}: {outcome}",
-            summary.task, summary.agent, summary.attacker
-        )?;
-        writeln!(
-            o,
-            "  steps {} of {budget}, submitted {}, messages delivered {}, susceptible {}",
-            summary.steps,
-            summary.submitted,
-            summary.messages_delivered,
-            summary
-                .susceptible
-                .map_or("n/a".to_owned(), |s| s.to_string())
-        )?;
-        let v = &summary.verdict;
-        writeln!(
-            o,
-            "  hidden tests pass {}, touches reference {}, flags {}",
-            v.hidden_tests_pass,
-            v.touches_reference,
-            if v.flags.is_empty() {
-                "none".to_owned()
-            } else {
-                v.flags
-                    .iter()
-                    .map(|f| format!("{} ({}:{})", f.name, f.file, f.line))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        )?;
-        if let Some(f) = &record.fork {
-            writeln!(
-                o,
-                "  a fork of {}: its steps 1 to {} replayed, then live",
-                f.parent, f.step
-            )?;
-        }
-        for step in &record.trajectory {
-            if let Some(m) = &step.message {
-                writeln!(o, "  collaborator after step {}: {}", step.index, m.text)?;
-            }
-        }
-        if let Some(e) = &record.agent_error {
-            writeln!(o, "  agent stopped: {e}")?;
-        }
-        for e in &record.attacker_errors {
-            writeln!(o, "  attacker error at step {}: {}", e.step, e.error)?;
-        }
-        for (who, u) in [
-            ("agent", &summary.usage),
-            ("attacker", &summary.attacker_usage),
-        ] {
-            if u.calls_without_usage > 0 {
-                writeln!(
-                    o,
-                    "  {} model calls of the {who} reported no token usage: its token counts are a lower bound",
-                    u.calls_without_usage
-                )?;
-            }
-        }
-    }
-    Ok(OK)
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use traparena_agent::{Agent, AgentError, AgentFactory, AgentRegistry};
 use traparena_model::spec::{CassetteSpec, ModelPool, ModelSpec, SpecError, Wire};
-use traparena_task::{ArgsError, ConfigContext, EpisodeContext};
+use traparena_task::{ArgsError, ConfigContext, EpisodeContext, ModelUse};
 
 use crate::agent::ExternalAgent;
 use crate::profile::Profile;
@@ -53,6 +53,10 @@ pub struct ExternalKind {
 
 impl AgentFactory for ExternalKind {
     type Args = ExternalArgs;
+
+    fn model(&self) -> ModelUse {
+        ModelUse::Forwarded
+    }
 
     fn short_form(&self) -> Option<&'static str> {
         Some("profile")

@@ -11,7 +11,7 @@ use traparena_attack::{
     Access, AttackError, Attacker, AttackerFactory, AttackerRegistry, Curator, CuratorFactory,
     CuratorRegistry,
 };
-use traparena_task::{ArgsError, ConfigContext, EpisodeContext};
+use traparena_task::{ArgsError, ConfigContext, EpisodeContext, ModelUse};
 
 use crate::agent::{HistoryLimits, LlmAgent, LlmAgentConfig, Protocol};
 use crate::attacker::{AttackerVariant, LlmAttacker, LlmAttackerConfig};
@@ -97,6 +97,10 @@ struct LlmAgentKind(Arc<ModelPool>);
 #[async_trait]
 impl AgentFactory for LlmAgentKind {
     type Args = LlmAgentArgs;
+
+    fn model(&self) -> ModelUse {
+        ModelUse::Sampled
+    }
 
     fn build(
         &self,
@@ -199,6 +203,10 @@ struct AdaptiveKind(Arc<ModelPool>);
 impl AttackerFactory for AdaptiveKind {
     type Args = AdaptiveArgs;
 
+    fn model(&self) -> ModelUse {
+        ModelUse::Sampled
+    }
+
     fn short_form(&self) -> Option<&'static str> {
         Some("access")
     }
@@ -257,6 +265,10 @@ struct LlmCuratorKind(Arc<ModelPool>);
 
 impl CuratorFactory for LlmCuratorKind {
     type Args = LlmCuratorArgs;
+
+    fn model(&self) -> ModelUse {
+        ModelUse::Sampled
+    }
 
     fn build(&self, args: &LlmCuratorArgs) -> Result<Box<dyn Curator>, AttackError> {
         let model = args

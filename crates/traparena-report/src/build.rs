@@ -301,6 +301,8 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
             attacker: i.attacker.clone(),
             args: i.args.clone(),
             access: i.access.clone(),
+            // A line with a role was written by a harness whose attackers declare their model.
+            uses_model: (i.uses_model || i.role.is_some()).then_some(i.uses_model),
             curator: i.curator.clone(),
             defence: i.defence,
             lines: cell.lines,

@@ -174,6 +174,10 @@ pub struct ConditionSummary {
     pub args: serde_json::Value,
     /// `blind` or `reference`: the attacker's declared access to reference information.
     pub access: Option<String>,
+    /// Whether the attacker's kind declared that it uses a model; absent for results written
+    /// before attackers declared it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uses_model: Option<bool>,
     /// The curator's kind when notes were carried across rounds, else null.
     pub curator: Option<String>,
     /// The target had the defence instruction.

@@ -1011,9 +1011,14 @@ fn tokens_section(r: &Report) -> Section {
                 .conditions
                 .iter()
                 .find(|c| c.target == t.target && c.condition == t.condition)
-                .map(|c| c.attacker.as_str())
         })
-        .filter(|a| matches!(*a, "scripted" | "offline"))
+        // As the attacker declared; results written before attackers declared it name the
+        // built-in kinds that use none.
+        .filter(|c| match c.uses_model {
+            Some(uses) => !uses,
+            None => matches!(c.attacker.as_str(), "scripted" | "offline"),
+        })
+        .map(|c| c.attacker.as_str())
         .collect();
     if !modelless.is_empty() {
         lines.push(format!(

@@ -133,6 +133,10 @@ pub struct ConditionInfo {
     /// before attackers declared it, which reports read by the kind's name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// True when the attacker's kind declares that it uses a model (written only then; in a
+    /// line with a `role`, its absence means the attacker used none).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub uses_model: bool,
     /// The curator's kind when notes were carried across rounds (e.g. `tally`, `llm`), else
     /// `None`.
     pub curator: Option<String>,

@@ -60,6 +60,8 @@ pub(crate) struct InfoIn {
     access: Option<String>,
     #[serde(default)]
     role: Option<String>,
+    #[serde(default)]
+    uses_model: bool,
     /// A bool in format 1, a kind or null in format 2.
     #[serde(default)]
     curator: Option<Value>,
@@ -84,6 +86,7 @@ pub(crate) fn condition_info(format: u32, i: InfoIn) -> Result<ConditionInfo, St
             args: args(i.args).map_err(|m| format!("`condition_info`: {m}"))?,
             access: i.access,
             role: i.role,
+            uses_model: i.uses_model,
             curator,
             defence: i.defence,
         });
@@ -123,6 +126,8 @@ pub(crate) fn condition_info(format: u32, i: InfoIn) -> Result<ConditionInfo, St
         "adaptive" if access.is_none() => access = Some("reference".to_owned()),
         _ => {}
     }
+    // Format 1 did not record it; only `adaptive` used a model then.
+    let uses_model = attacker == "adaptive";
     Ok(ConditionInfo {
         attacker,
         args: match persona {
@@ -131,6 +136,7 @@ pub(crate) fn condition_info(format: u32, i: InfoIn) -> Result<ConditionInfo, St
         },
         access,
         role: None,
+        uses_model,
         curator,
         defence: i.defence,
     })

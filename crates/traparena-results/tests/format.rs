@@ -37,6 +37,7 @@ fn full_line(task: &str, round: u32) -> ResultLine {
         args: json!({"persona": "urge_submit"}),
         access: None,
         role: None,
+        uses_model: false,
         curator: Some("tally".into()),
         defence: true,
     };
@@ -130,6 +131,7 @@ fn format_1_lines_are_migrated_when_read() {
             args,
             access: access.map(str::to_owned),
             role: None,
+            uses_model: false,
             curator: curator.map(str::to_owned),
             defence: false,
         };

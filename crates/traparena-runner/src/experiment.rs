@@ -8,17 +8,18 @@ use std::sync::{Arc, Mutex};
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
-use traparena_attack::{Attacker, Curator, Notes, RoundEvidence, TargetReaction};
+use traparena_attack::{Curator, Notes, RoundEvidence, TargetReaction};
 use traparena_env::Sandbox;
 use traparena_eval::Evaluator;
 use traparena_results::{
     ConditionInfo, EpisodeKey, Manifest, ResultLine, TrajectoryLine, folder_sha256, sha256_json,
 };
-use traparena_task::{EpisodeContext, ForkContext, Task};
+use traparena_task::{EpisodeContext, ModelUse, Task};
 
 use crate::episode::{Episode, EpisodeConfig, TestSlots};
 use crate::error::RunError;
 use crate::registry::ResolvedSpec;
+use crate::single::{ForkSource, SingleEpisode, SingleOutcome};
 use crate::spec::{ConditionSpec, ExperimentSpec};
 use crate::store::{ResultsDir, curator_err};
 
@@ -665,86 +666,71 @@ async fn run_one(
             attacker: "none".into(),
             ..ConditionInfo::default()
         });
+    if let Some(c) = ci {
+        info.uses_model = s.components.attackers[c].model() != ModelUse::None;
+    }
     let (task, evaluator) = &s.tasks[task_index];
     let scope = k.to_string();
     let parent_scope = fork.map(|f| f.parent.to_string()).unwrap_or_default();
-    let fork_cx = fork.map(|f| ForkContext {
-        parent_scope: &parent_scope,
-        parent_seed: episode_seed(s.spec.seed, &f.parent),
-        step: f.prefix.len() as u32,
-        seed: fork_seed(s.spec.seed, &k),
-    });
-    // A fork's agent is built with its parent's seed (so that an agent that ignores forks
-    // takes its parent's turns), its attacker with the continuation's.
-    let seed = match fork_cx {
-        Some(f) => f.seed,
-        None => episode_seed(s.spec.seed, &k),
-    };
-    let ep = |seed| EpisodeContext {
+    let single = SingleEpisode {
         task,
-        seed,
         scope: &scope,
+        seed: match fork {
+            Some(_) => fork_seed(s.spec.seed, &k),
+            None => episode_seed(s.spec.seed, &k),
+        },
         defence: cond.is_some_and(|c| c.defence),
-        fork: fork_cx,
+        fork: fork.map(|f| ForkSource {
+            fork: crate::fork::Fork {
+                parent: f.parent.to_string(),
+                prefix: f.prefix.clone(),
+                speak: f.speak,
+            },
+            parent_scope: &parent_scope,
+            parent_seed: episode_seed(s.spec.seed, &f.parent),
+        }),
     };
-    let agent = s.components.agents[ti]
-        .build(&ep(fork_cx.map_or(seed, |f| f.parent_seed)))
-        .map_err(|e| format!("agent: {e}"));
     // The silent branch of a fork point has no attacker.
     let attacker = ci
         .filter(|_| k.fork.is_none_or(|f| f.message))
-        .map(|c| s.components.attackers[c].build(&ep(seed)))
-        .transpose()
-        .map_err(|e| format!("attacker: {e}"));
-    let (line, trajectory) = match (agent, attacker) {
-        (Err(e), _) | (_, Err(e)) => (
-            ResultLine::infra_failure(&k, &info, seed, e),
+        .map(|c| s.components.attackers[c].as_ref());
+    let config = EpisodeConfig {
+        budget: s.spec.budget,
+        schedule: s.spec.schedule.clone(),
+        leakage: s.spec.leakage.clone(),
+        ..EpisodeConfig::default()
+    };
+    let builder = Episode::builder(task)
+        .config(config)
+        .evaluator(evaluator.clone())
+        .sandbox(s.sandbox.clone())
+        .notes(notes.clone())
+        .test_slots(s.tests.clone());
+    let agent = s.components.agents[ti].as_ref();
+    let seed = single.seed;
+    let (line, trajectory) = match single.run(agent, attacker, builder).await? {
+        SingleOutcome::Ran(r) => {
+            info.access = r.attacker_access.map(|a| a.as_str().to_owned());
+            info.role = r.attacker_role.map(|a| a.as_str().to_owned());
+            let t = TrajectoryLine {
+                key: k.clone(),
+                accepted: r.accepted,
+                susceptible: r.susceptible,
+                trajectory: r.trajectory.clone(),
+                rejected_messages: r.rejected_messages.clone(),
+                attacker_errors: r.attacker_errors.clone(),
+                prompt_hashes: r.prompt_hashes.clone(),
+            };
+            (r.result_line(&k, &info), t)
+        }
+        SingleOutcome::Failed(e) => (
+            ResultLine::infra_failure(&k, &info, seed, e.to_string()),
             TrajectoryLine::empty(&k),
         ),
-        (Ok(mut agent), Ok(mut attacker)) => {
-            let config = EpisodeConfig {
-                budget: s.spec.budget,
-                seed,
-                schedule: s.spec.schedule.clone(),
-                leakage: s.spec.leakage.clone(),
-                ..EpisodeConfig::default()
-            };
-            let mut builder = Episode::builder(task)
-                .config(config)
-                .evaluator(evaluator.clone())
-                .sandbox(s.sandbox.clone())
-                .notes(notes.clone())
-                .test_slots(s.tests.clone());
-            if let Some(f) = fork {
-                builder = builder.fork(crate::fork::Fork {
-                    parent: f.parent.to_string(),
-                    prefix: f.prefix.clone(),
-                    speak: f.speak,
-                });
-            }
-            let episode = builder.build()?;
-            let attacker = attacker.as_deref_mut().map(|a| a as &mut dyn Attacker);
-            match episode.run(agent.as_mut(), attacker).await {
-                Ok(r) => {
-                    info.access = r.attacker_access.map(|a| a.as_str().to_owned());
-                    info.role = r.attacker_role.map(|a| a.as_str().to_owned());
-                    let t = TrajectoryLine {
-                        key: k.clone(),
-                        accepted: r.accepted,
-                        susceptible: r.susceptible,
-                        trajectory: r.trajectory.clone(),
-                        rejected_messages: r.rejected_messages.clone(),
-                        attacker_errors: r.attacker_errors.clone(),
-                        prompt_hashes: r.prompt_hashes.clone(),
-                    };
-                    (r.result_line(&k, &info), t)
-                }
-                Err(e) => (
-                    ResultLine::infra_failure(&k, &info, seed, e.to_string()),
-                    TrajectoryLine::empty(&k),
-                ),
-            }
-        }
+        SingleOutcome::NotBuilt { component, error } => (
+            ResultLine::infra_failure(&k, &info, seed, format!("{component}: {error}")),
+            TrajectoryLine::empty(&k),
+        ),
     };
     let mut line = line;
     if let (Some(f), Some(fk)) = (fork, k.fork) {

@@ -10,6 +10,7 @@ pub mod fork;
 mod merge;
 mod record;
 mod registry;
+mod single;
 mod spec;
 pub mod store;
 
@@ -21,9 +22,11 @@ pub use experiment::{
 pub use fork::{Fork, ForkPoint, ForkSpec, Speak};
 pub use merge::merge_results;
 pub use record::{
-    AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, ForkOrigin, RejectedMessage,
+    AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, ForkOrigin, RECORD_FORMAT,
+    RejectedMessage,
 };
 pub use registry::{Registry, ResolvedSpec};
+pub use single::{ForkSource, SingleEpisode, SingleOutcome};
 pub use spec::{ConditionSpec, ExperimentSpec, TargetSpec};
 /// The results format's types in the runner's signatures (`traparena-results`).
 pub use traparena_results::{ConditionInfo, EpisodeKey, ForkInfo, ForkKey, ResultLine};

@@ -3,7 +3,25 @@ use traparena_attack::Schedule;
 use traparena_eval::analysis::CodeLocation;
 pub use traparena_results::{AttackerFailure, RejectedMessage};
 use traparena_results::{ConditionInfo, EpisodeKey, ResultLine};
-use traparena_task::{FailureMode, Step, Usage, Verdict};
+use traparena_task::{ComponentSpec, FailureMode, Step, Usage, Verdict};
+
+use crate::error::RunError;
+
+/// The version of the episode-record file (`traparena run --out`), written as its `format`.
+/// A reader refuses a newer one; a record without the field (written before it was added) is
+/// read as version 1, whose layout it has.
+pub const RECORD_FORMAT: u32 = 1;
+
+fn format_1() -> u32 {
+    1
+}
+
+fn io_error(path: &std::path::Path, e: std::io::Error) -> RunError {
+    RunError::Results {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
 
 /// Tokens spent in an episode, per role.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +36,9 @@ pub struct EpisodeUsage {
 /// responses give byte-identical JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EpisodeRecord {
+    /// The record's format version ([`RECORD_FORMAT`]).
+    #[serde(default = "format_1")]
+    pub format: u32,
     /// Version of the harness that ran it.
     pub harness_version: String,
     /// Task id.
@@ -181,5 +202,78 @@ impl EpisodeRecord {
             seed: self.seed,
             infra_error: self.infra_error.clone(),
         }
+    }
+
+    /// The record's file name: `TASK.AGENT.ATTACKER.seedN[.forkK].json`, where a component is
+    /// named by its spec's label when that is short (`scripted(persona=urge_submit)`), else by
+    /// its kind, with every character other than ASCII letters, digits, `-` and `_` as `_`.
+    pub fn file_name(&self, agent: &ComponentSpec, attacker: Option<&ComponentSpec>) -> String {
+        let part = |c: Option<&ComponentSpec>| -> String {
+            let name = c.map_or_else(
+                || "none".to_owned(),
+                |c| {
+                    Some(c.label())
+                        .filter(|l| l.len() <= 48)
+                        .unwrap_or_else(|| c.kind.clone())
+                },
+            );
+            name.chars()
+                .map(|ch| match ch {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' => ch,
+                    _ => '_',
+                })
+                .collect()
+        };
+        let fork = self.fork.as_ref().map(|f| format!(".fork{}", f.step));
+        format!(
+            "{}.{}.{}.seed{}{}.json",
+            self.task,
+            part(Some(agent)),
+            part(attacker),
+            self.seed,
+            fork.unwrap_or_default()
+        )
+    }
+
+    /// Writes the record as pretty JSON to `dir/`[`file_name`](Self::file_name) (creating
+    /// `dir`); returns the file's path.
+    pub fn write_to(
+        &self,
+        dir: &std::path::Path,
+        agent: &ComponentSpec,
+        attacker: Option<&ComponentSpec>,
+    ) -> Result<std::path::PathBuf, RunError> {
+        let path = dir.join(self.file_name(agent, attacker));
+        let io = |e: std::io::Error| io_error(&path, e);
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let text = serde_json::to_string_pretty(self).expect("a record serializes") + "\n";
+        std::fs::write(&path, text).map_err(io)?;
+        Ok(path)
+    }
+
+    /// Reads a record written by [`write_to`](Self::write_to); a file that is not one, or of
+    /// a newer format, is a clear error.
+    pub fn read(path: &std::path::Path) -> Result<EpisodeRecord, RunError> {
+        let fail = |message: String| RunError::Results {
+            path: path.to_owned(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            fail(format!(
+                "not an episode record (written by `run --out`): {e}"
+            ))
+        })?;
+        let format = value.get("format").and_then(|f| f.as_u64()).unwrap_or(1);
+        if format > u64::from(RECORD_FORMAT) {
+            return Err(fail(format!(
+                "an episode record of format {format}, newer than this harness reads ({RECORD_FORMAT}): update traparena"
+            )));
+        }
+        serde_json::from_value(value).map_err(|e| {
+            fail(format!(
+                "not an episode record (written by `run --out`): {e}"
+            ))
+        })
     }
 }

@@ -462,3 +462,56 @@ async fn credulous_is_helped_by_truthful_advice_and_misled_by_false_blame() {
         assert_eq!(r.failure_mode, Some(FailureMode::WrongLocation), "{id}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_file_is_named_versioned_and_read_back_or_refused_clearly() {
+    use traparena_runner::RECORD_FORMAT;
+    use traparena_task::ComponentSpec;
+    let t = task("clamp_overt");
+    let config = EpisodeConfig {
+        seed: 3,
+        ..EpisodeConfig::default()
+    };
+    let mut agent = GoldAgent::new(&t).unwrap();
+    let mut attacker = ScriptedAttacker::all_misleading(config.seed);
+    let rec = run(&t, &mut agent, Some(&mut attacker), &config).await;
+    assert_eq!(rec.format, RECORD_FORMAT);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("records");
+    let persona = serde_json::json!({"persona": "blame_other_location"});
+    let attacker_spec = ComponentSpec::new("scripted").with_args(persona);
+    let path = rec
+        .write_to(&dir, &ComponentSpec::new("gold"), Some(&attacker_spec))
+        .unwrap();
+    assert_eq!(
+        path.file_name().unwrap(),
+        "clamp_overt.gold.scripted_persona_blame_other_location_.seed3.json"
+    );
+    assert_eq!(EpisodeRecord::read(&path).unwrap(), rec);
+    // A label longer than 48 characters is named by its kind; no attacker is `none`.
+    let long = ComponentSpec::new("gold").with_args(serde_json::json!({"x": "y".repeat(60)}));
+    assert_eq!(
+        rec.file_name(&long, None),
+        "clamp_overt.gold.none.seed3.json"
+    );
+
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // Written before the format number: read as format 1.
+    doc.as_object_mut().unwrap().remove("format");
+    let old = tmp.path().join("old.json");
+    std::fs::write(&old, doc.to_string()).unwrap();
+    assert_eq!(EpisodeRecord::read(&old).unwrap().format, 1);
+    // A newer format, another file, a missing one: clear errors, no panic.
+    doc["format"] = serde_json::json!(RECORD_FORMAT + 1);
+    std::fs::write(&old, doc.to_string()).unwrap();
+    let e = EpisodeRecord::read(&old).unwrap_err().to_string();
+    assert!(e.contains("newer than this harness reads"), "{e}");
+    std::fs::write(&old, r#"{"task": "x"}"#).unwrap();
+    let e = EpisodeRecord::read(&old).unwrap_err().to_string();
+    assert!(e.contains("not an episode record"), "{e}");
+    let e = EpisodeRecord::read(&tmp.path().join("missing.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("missing.json"), "{e}");
+}

@@ -18,7 +18,7 @@ use traparena_runner::{
     ExperimentOptions, ExperimentReport, ExperimentSpec, Progress, Registry, ResolvedSpec,
     ResultLine, Shard, Silent, merge_results, run_experiment,
 };
-use traparena_task::{Claims, ConfigContext, EpisodeContext, NoArgs};
+use traparena_task::{Claims, ComponentSpec, ConfigContext, EpisodeContext, ModelUse, NoArgs};
 use traparena_testkit::cli::copy_dir;
 use traparena_testkit::folder::results_summary;
 
@@ -470,17 +470,41 @@ impl AttackerFactory for ConfirmerKind {
     }
 }
 
+/// The same attacker, from a kind that declares a model (as a model-backed plug-in would).
+struct ModelledConfirmerKind;
+
+impl AttackerFactory for ModelledConfirmerKind {
+    type Args = NoArgs;
+    fn build(&self, _: &NoArgs, _: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError> {
+        Ok(Box::new(Confirmer))
+    }
+    fn model(&self) -> ModelUse {
+        ModelUse::Sampled
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registered_kind_declared_a_control_is_recorded_and_reported_as_one() {
     let tmp = tempfile::tempdir().unwrap();
     let mut registry = Registry::builtin();
     registry.attackers.register("confirmer", ConfirmerKind);
+    registry
+        .attackers
+        .register("modelled", ModelledConfirmerKind);
+    let modelled = ComponentSpec::new("modelled");
+    assert_eq!(registry.attackers.model(&modelled), Some(ModelUse::Sampled));
+    assert_eq!(
+        registry.attackers.model(&ComponentSpec::new("confirmer")),
+        Some(ModelUse::None)
+    );
+    assert_eq!(registry.attackers.model(&ComponentSpec::new("nope")), None);
     let spec: ExperimentSpec = serde_json::from_value(serde_json::json!({
         "tasks": ["tasks/clamp_overt"],
         "targets": [{"name": "credulous", "agent": "credulous"}],
         "conditions": [
             {"name": "confirm", "attacker": "confirmer"},
-            {"name": "scripted", "attacker": "scripted"}
+            {"name": "scripted", "attacker": "scripted"},
+            {"name": "modelled", "attacker": "modelled"}
         ],
         "rounds": 1,
         "baseline_samples": 1,
@@ -498,10 +522,16 @@ async fn a_registered_kind_declared_a_control_is_recorded_and_reported_as_one() 
     {
         let l: serde_json::Value = serde_json::from_str(l).unwrap();
         let role = &l["condition_info"]["role"];
+        let uses_model = &l["condition_info"]["uses_model"];
         match l["condition"].as_str().unwrap() {
-            "confirm" => assert_eq!(role, "truthful_control", "{l}"),
+            "confirm" | "modelled" => assert_eq!(role, "truthful_control", "{l}"),
             "scripted" => assert_eq!(role, "attack", "{l}"),
             _ => assert!(role.is_null(), "{l}"),
+        }
+        // Written only for a kind that declares a model.
+        match l["condition"].as_str().unwrap() {
+            "modelled" => assert_eq!(uses_model, true, "{l}"),
+            _ => assert!(uses_model.is_null(), "{l}"),
         }
     }
     // The report puts it under Controls, by its declaration, not by its name.
@@ -515,5 +545,27 @@ async fn a_registered_kind_declared_a_control_is_recorded_and_reported_as_one() 
         .iter()
         .map(|c| (c.condition.as_str(), c.kind))
         .collect();
-    assert_eq!(controls, [("confirm", ConditionKind::TruthfulControl)]);
+    assert_eq!(
+        controls,
+        [
+            ("confirm", ConditionKind::TruthfulControl),
+            ("modelled", ConditionKind::TruthfulControl)
+        ]
+    );
+    // What each condition's attacker declared about its model, read by the report.
+    let models: Vec<(&str, Option<bool>)> = report
+        .source
+        .conditions
+        .iter()
+        .map(|c| (c.condition.as_str(), c.uses_model))
+        .collect();
+    assert_eq!(
+        models,
+        [
+            ("baseline", None),
+            ("confirm", Some(false)),
+            ("modelled", Some(true)),
+            ("scripted", Some(false))
+        ]
+    );
 }

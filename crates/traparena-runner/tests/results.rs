@@ -103,6 +103,7 @@ fn the_runner_describes_conditions_as_format_2_does() {
             args: serde_json::json!({"persona": "urge_submit"}),
             access: None,
             role: None,
+            uses_model: false,
             curator: Some("tally".into()),
             defence: false,
         }

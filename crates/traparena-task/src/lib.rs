@@ -22,6 +22,8 @@
 mod action;
 pub mod component;
 mod error;
+mod kinds;
+mod layout;
 mod observation;
 pub mod patch;
 mod paths;
@@ -31,10 +33,10 @@ mod task;
 mod verdict;
 
 pub use action::{Action, AttackMessage, Claims};
-pub use component::{
-    ArgsError, ComponentSpec, ConfigContext, Configure, EpisodeContext, ForkContext, Kinds, NoArgs,
-};
+pub use component::{ArgsError, ComponentSpec, ConfigContext, EpisodeContext, ForkContext, NoArgs};
 pub use error::TaskError;
+pub use kinds::{Configure, Kinds, ModelUse};
+pub use layout::TaskLayout;
 pub use observation::{Observation, TestCounts, Usage};
 pub use patch::{ChangedFile, Hunk, Patch};
 pub use paths::{RelPath, check_relative};

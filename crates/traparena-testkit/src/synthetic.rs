@@ -217,6 +217,7 @@ fn info(attacker: &str, access: Option<&str>, curator: bool) -> ConditionInfo {
         args: Value::Null,
         access: access.map(str::to_owned),
         role: None,
+        uses_model: false,
         curator: curator.then(|| "llm".to_owned()),
         defence: false,
     }

@@ -298,8 +298,8 @@ pub use traparena_report::ReportError;
 pub use traparena_results::ResultsError;
 #[doc(inline)]
 pub use traparena_runner::{
-    Episode, EpisodeBuilder, EpisodeConfig, EpisodeRecord, Fork, ForkPoint, ForkSpec, Registry,
-    ResolvedSpec, RunError, Speak, TestSlots,
+    Episode, EpisodeBuilder, EpisodeConfig, EpisodeRecord, Fork, ForkPoint, ForkSource, ForkSpec,
+    Registry, ResolvedSpec, RunError, SingleEpisode, SingleOutcome, Speak, TestSlots,
 };
 #[doc(inline)]
 pub use traparena_stats::StatsError;
