@@ -35,6 +35,7 @@
 
 mod agent;
 mod bridge;
+mod copy;
 mod error;
 mod failures;
 mod git;
@@ -50,6 +51,7 @@ mod tools;
 mod workspace;
 
 pub use agent::{AgentKiller, AgentProcess};
+pub use copy::{CopyOptions, copy_tree};
 pub use error::EnvError;
 pub use failures::{MAX_FAILURES, MAX_MESSAGE_BYTES, TestFailure, failure_lines};
 pub use git::GitRepo;

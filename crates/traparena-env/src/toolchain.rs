@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::copy::{CopyOptions, copy_tree};
 use crate::error::{EnvError, io};
 use crate::sandbox::{Backend, Mounts, RunSpec, Sandbox};
 use crate::workspace::Workspace;
@@ -188,7 +189,11 @@ fn build(warm: &Warm, sandbox: &Sandbox) -> Result<Option<PathBuf>, EnvError> {
         .tempdir_in(std::env::temp_dir())
         .map_err(io("create temporary folder", std::env::temp_dir()))?;
     let staged = staging.path().join("cache");
-    copy_tree(&result, &staged.join(warm.into), warm.keep.1)?;
+    let only = CopyOptions {
+        only_suffix: Some(warm.keep.1),
+        ..CopyOptions::default()
+    };
+    copy_tree(&result, &staged.join(warm.into), &only)?;
     std::fs::write(staged.join(READY), "").map_err(io("write", staged.join(READY)))?;
     // Another process may have finished first: its cache is as good as this one.
     if std::fs::rename(&staged, &root).is_err() && !root.join(READY).exists() {
@@ -196,23 +201,6 @@ fn build(warm: &Warm, sandbox: &Sandbox) -> Result<Option<PathBuf>, EnvError> {
     }
     built.insert(warm.dir, root.clone());
     Ok(Some(root))
-}
-
-/// Copies a tree of plain files (those whose name ends with `suffix`) and folders.
-fn copy_tree(from: &Path, to: &Path, suffix: &str) -> Result<(), EnvError> {
-    std::fs::create_dir_all(to).map_err(io("create folder", to))?;
-    for entry in walkdir::WalkDir::new(from).into_iter().flatten() {
-        let rel = entry.path().strip_prefix(from).unwrap_or(entry.path());
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).map_err(io("create folder", &dest))?;
-        } else if entry.file_type().is_file()
-            && entry.file_name().to_string_lossy().ends_with(suffix)
-        {
-            std::fs::copy(entry.path(), &dest).map_err(io("copy", &dest))?;
-        }
-    }
-    Ok(())
 }
 
 /// Hard links (or, across file systems, copies) every file of `from` under `to`.

@@ -198,36 +198,11 @@ pub(crate) fn tail(text: &str, n: usize) -> String {
 /// Copies the tree `from` to `to` (symbolic links as links), letting every user read it and
 /// enter its folders.
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    for entry in walkdir::WalkDir::new(from).follow_links(false) {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let rel = entry.path().strip_prefix(from).map_err(|e| e.to_string())?;
-        let dest = to.join(rel);
-        let ft = entry.file_type();
-        let err = |e: std::io::Error| format!("{}: {e}", dest.display());
-        if ft.is_dir() {
-            std::fs::create_dir_all(&dest).map_err(err)?;
-            let mode = entry
-                .metadata()
-                .map(|m| m.permissions().mode())
-                .unwrap_or(0o755);
-            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode | 0o755))
-                .map_err(err)?;
-        } else if ft.is_symlink() {
-            let target = std::fs::read_link(entry.path()).map_err(err)?;
-            std::os::unix::fs::symlink(target, &dest).map_err(err)?;
-        } else if ft.is_file() {
-            std::fs::copy(entry.path(), &dest).map_err(err)?;
-            let mode = entry
-                .metadata()
-                .map(|m| m.permissions().mode())
-                .unwrap_or(0o644);
-            let add = if mode & 0o100 != 0 { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode | add))
-                .map_err(err)?;
-        }
-    }
-    Ok(())
+    let readable = traparena_env::CopyOptions {
+        readable: true,
+        ..traparena_env::CopyOptions::default()
+    };
+    traparena_env::copy_tree(from, to, &readable).map_err(|e| e.to_string())
 }
 
 /// What one probe run gave: the process (its report holds one JSON line per case), or a reason
