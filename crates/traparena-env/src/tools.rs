@@ -66,7 +66,9 @@ impl Environment {
         limits: ToolLimits,
     ) -> Result<Environment, EnvError> {
         let sandbox = &sandbox.for_task(task);
-        let workspace = Workspace::materialize(&task.repo_dir(), sandbox)?;
+        let mut workspace = Workspace::materialize(&task.repo_dir(), sandbox)?;
+        // The candidate patch is taken at the end: read the original meanwhile.
+        workspace.prepare_diff();
         let root = workspace
             .path()
             .canonicalize()

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 use traparena_task::{Patch, Runner, TestSpec};
 
+use crate::copy::{CopyOptions, copy_tree};
 use crate::error::{EnvError, io};
 use crate::sandbox::{Mounts, Sandbox};
 use crate::testrun::{self, TestRun};
@@ -47,7 +48,7 @@ pub struct Workspace {
     mounts: Mounts,
     origin: PathBuf,
     git_dir: PathBuf,
-    baseline: Option<String>,
+    baseline: Baseline,
     patches: usize,
     /// Patterns of files that are not part of the candidate patch, beyond
     /// [`EXCLUDED_ARTEFACTS`] (an agent process's own caches).
@@ -84,7 +85,12 @@ impl Workspace {
             harness: root.join("harness"),
             user,
         };
-        copy_tree(repo, &mounts.workspace, user)?;
+        let copy = CopyOptions {
+            skip_top_git: true,
+            owner: user,
+            ..CopyOptions::default()
+        };
+        copy_tree(repo, &mounts.workspace, &copy)?;
         for p in [&mounts.scratch, &mounts.harness] {
             std::fs::create_dir(p).map_err(io("create folder", p))?;
         }
@@ -109,7 +115,7 @@ impl Workspace {
             dir,
             mounts,
             origin: std::path::absolute(repo).map_err(io("resolve", repo))?,
-            baseline: None,
+            baseline: Baseline::Missing,
             patches: 0,
             excludes: Vec::new(),
             lease: lease.map(std::sync::Arc::new),
@@ -317,28 +323,14 @@ impl Workspace {
     /// --binary` writes it, with new, deleted and binary files and without build artefacts.
     pub fn diff(&mut self) -> Result<String, EnvError> {
         let root = self.dir.path().to_path_buf();
-        let base = match &self.baseline {
-            Some(b) => b.clone(),
-            None => {
-                self.init_git()?;
-                // The original is read with the build artefacts excluded only, so that what it
-                // holds stays tracked whatever an agent excludes.
-                self.write_exclude(false)?;
-                let index = self.git_dir.join("base-index");
-                run_git(
-                    git_in(&root, &self.git_dir, &self.origin, &index).args(["add", "-A", "."]),
-                )?;
-                let tree =
-                    run_git(git_in(&root, &self.git_dir, &self.origin, &index).arg("write-tree"))?;
-                let tree = tree.trim().to_owned();
-                self.baseline = Some(tree.clone());
-                tree
-            }
-        };
+        let base = self.baseline_tree()?;
         self.write_exclude(true)?;
+        // The original's index, as the starting point of the workspace's: `add -A` then
+        // records what changed.
         let index = self.git_dir.join("index");
+        let base_index = self.git_dir.join(BASE_INDEX);
+        std::fs::copy(&base_index, &index).map_err(io("copy", &base_index))?;
         let ws = self.mounts.workspace.clone();
-        run_git(git_in(&root, &self.git_dir, &ws, &index).args(["read-tree", &base]))?;
         run_git(git_in(&root, &self.git_dir, &ws, &index).args(["add", "-A", "."]))?;
         run_git(git_in(&root, &self.git_dir, &ws, &index).args([
             "diff",
@@ -352,33 +344,93 @@ impl Workspace {
         ]))
     }
 
-    fn init_git(&self) -> Result<(), EnvError> {
-        let root = self.dir.path();
-        run_git(
-            git(root, root)
-                .args(["init", "-q", "--bare"])
-                .arg(&self.git_dir),
-        )?;
-        let info = self.git_dir.join("info");
-        std::fs::create_dir_all(&info).map_err(io("create folder", &info))
+    /// Starts reading the original's tree for [`diff`](Self::diff) on another thread, so that
+    /// the first diff does not wait for it (the tool environment calls it once the workspace is
+    /// made; it reads only the original, never the workspace).
+    pub fn prepare_diff(&mut self) {
+        if matches!(self.baseline, Baseline::Missing) {
+            let (root, git_dir) = (self.dir.path().to_owned(), self.git_dir.clone());
+            let origin = self.origin.clone();
+            self.baseline = Baseline::Pending(std::thread::spawn(move || {
+                read_baseline(&root, &git_dir, &origin)
+            }));
+        }
+    }
+
+    /// The original's tree id, read now unless [`prepare_diff`](Self::prepare_diff) began it.
+    fn baseline_tree(&mut self) -> Result<String, EnvError> {
+        let tree = match std::mem::replace(&mut self.baseline, Baseline::Missing) {
+            Baseline::Ready(tree) => tree,
+            Baseline::Missing => read_baseline(self.dir.path(), &self.git_dir, &self.origin)?,
+            Baseline::Pending(h) => h.join().unwrap_or_else(|_| {
+                Err(EnvError::Git {
+                    args: "add -A".into(),
+                    message: "the thread reading the original's tree panicked".into(),
+                })
+            })?,
+        };
+        self.baseline = Baseline::Ready(tree.clone());
+        Ok(tree)
     }
 
     /// Writes the exclude list git reads: the build artefacts, and with `extra` the patterns
     /// of [`Workspace::exclude`].
     fn write_exclude(&self, extra: bool) -> Result<(), EnvError> {
-        let exclude = self.git_dir.join("info").join("exclude");
-        let mut text = String::new();
-        let extra = if extra { &self.excludes[..] } else { &[] };
-        for line in EXCLUDED_ARTEFACTS
-            .iter()
-            .copied()
-            .chain(extra.iter().map(String::as_str))
-        {
-            text.push_str(line);
-            text.push('\n');
-        }
-        std::fs::write(&exclude, text).map_err(io("write", &exclude))
+        write_exclude(&self.git_dir, if extra { &self.excludes } else { &[] })
     }
+}
+
+impl Drop for Workspace {
+    /// Waits for a pending read of the original, which writes into the folder about to go.
+    fn drop(&mut self) {
+        if let Baseline::Pending(h) = std::mem::replace(&mut self.baseline, Baseline::Missing) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The original's tree for diffs: not read yet, being read on another thread, or its id.
+#[derive(Debug)]
+enum Baseline {
+    Missing,
+    Pending(std::thread::JoinHandle<Result<String, EnvError>>),
+    Ready(String),
+}
+
+/// The index file of the original's tree, beside the workspace's own `index`.
+const BASE_INDEX: &str = "base-index";
+
+/// Makes the harness's git folder for a workspace (the layout `git init --bare` makes, without
+/// starting git) and reads the original `origin` into it: its objects, its index
+/// ([`BASE_INDEX`]) and its tree, whose id it returns. The original is read with the build
+/// artefacts excluded only, so that what it holds stays tracked whatever an agent excludes.
+fn read_baseline(root: &Path, git_dir: &Path, origin: &Path) -> Result<String, EnvError> {
+    for sub in ["objects", "refs/heads", "refs/tags", "info"] {
+        let p = git_dir.join(sub);
+        std::fs::create_dir_all(&p).map_err(io("create folder", &p))?;
+    }
+    let head = git_dir.join("HEAD");
+    std::fs::write(&head, "ref: refs/heads/master\n").map_err(io("write", &head))?;
+    write_exclude(git_dir, &[])?;
+    let index = git_dir.join(BASE_INDEX);
+    run_git(git_in(root, git_dir, origin, &index).args(["add", "-A", "."]))?;
+    let tree = run_git(git_in(root, git_dir, origin, &index).arg("write-tree"))?;
+    Ok(tree.trim().to_owned())
+}
+
+/// Writes the exclude list git reads in `git_dir`: the build artefacts, then `extra`.
+fn write_exclude(git_dir: &Path, extra: &[String]) -> Result<(), EnvError> {
+    let exclude = git_dir.join("info").join("exclude");
+    let mut text = String::new();
+    for line in EXCLUDED_ARTEFACTS
+        .iter()
+        .copied()
+        .chain(extra.iter().map(String::as_str))
+    {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(&exclude, text).map_err(io("write", &exclude))
 }
 
 /// A git command with no user or system configuration, hooks or repository discovery.
@@ -474,72 +526,5 @@ fn remove_any(p: &Path) -> Result<(), EnvError> {
         std::fs::remove_dir_all(p).map_err(io("remove", p))
     } else {
         std::fs::remove_file(p).map_err(io("remove", p))
-    }
-}
-
-/// Copies a tree: folders, regular files (with their mode) and symbolic links (as links, never
-/// followed). `.git` at the top is skipped, and so are sockets, pipes and devices. Files are
-/// copied on several threads (the kernel's `copy_file_range` does the bytes).
-pub(crate) fn copy_tree(from: &Path, to: &Path, user: Option<u32>) -> Result<(), EnvError> {
-    std::fs::create_dir_all(to).map_err(io("create folder", to))?;
-    chown(to, user)?;
-    let walker = walkdir::WalkDir::new(from)
-        .min_depth(1)
-        .into_iter()
-        .filter_entry(|e| !(e.depth() == 1 && e.file_name() == ".git"));
-    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for entry in walker {
-        let entry = entry.map_err(|e| EnvError::Io {
-            op: "walk",
-            path: from.to_owned(),
-            source: e.into(),
-        })?;
-        let rel = entry
-            .path()
-            .strip_prefix(from)
-            .expect("walk stays under its root");
-        let target = to.join(rel);
-        let ft = entry.file_type();
-        if ft.is_dir() {
-            std::fs::create_dir(&target).map_err(io("create folder", &target))?;
-            chown(&target, user)?;
-        } else if ft.is_file() {
-            files.push((entry.into_path(), target));
-        } else if ft.is_symlink() {
-            let link = std::fs::read_link(entry.path()).map_err(io("read link", entry.path()))?;
-            std::os::unix::fs::symlink(&link, &target).map_err(io("create link", &target))?;
-            chown(&target, user)?;
-        }
-    }
-    let copy = |chunk: &[(PathBuf, PathBuf)]| -> Result<(), EnvError> {
-        for (src, dst) in chunk {
-            std::fs::copy(src, dst).map_err(io("copy", src))?;
-            chown(dst, user)?;
-        }
-        Ok(())
-    };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 4);
-    if threads == 1 || files.len() < 64 {
-        return copy(&files);
-    }
-    let per = files.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = files
-            .chunks(per)
-            .map(|c| s.spawn(move || copy(c)))
-            .collect();
-        handles
-            .into_iter()
-            .try_for_each(|h| h.join().unwrap_or_else(|_| Err(thread_panicked())))
-    })
-}
-
-fn thread_panicked() -> EnvError {
-    EnvError::Io {
-        op: "copy",
-        path: PathBuf::new(),
-        source: std::io::Error::other("a copying thread panicked"),
     }
 }

@@ -380,3 +380,34 @@ fn failing_subtests_count_once_per_test_method() {
         obs.output
     );
 }
+
+#[test]
+fn the_original_read_ahead_races_neither_the_agent_nor_the_workspace_s_removal() {
+    let (_t, task) = make_task(10);
+    let sb = none_sandbox();
+    // The diff taken without reading ahead, the reference.
+    let mut plain = Workspace::materialize(&task.repo_dir(), &sb).unwrap();
+    std::fs::write(plain.path().join("m.py"), "changed = 1\n").unwrap();
+    std::fs::write(plain.path().join("added.py"), "a = 1\n").unwrap();
+    let expected = plain.diff().unwrap();
+    assert!(expected.contains("+++ b/added.py"), "{expected}");
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let (task, sb, expected) = (&task, &sb, &expected);
+            s.spawn(move || {
+                let mut ws = Workspace::materialize(&task.repo_dir(), sb).unwrap();
+                ws.prepare_diff();
+                let root = ws.path().parent().unwrap().to_owned();
+                if i % 2 == 0 {
+                    // Changed at once, while the original is read on another thread.
+                    std::fs::write(ws.path().join("m.py"), "changed = 1\n").unwrap();
+                    std::fs::write(ws.path().join("added.py"), "a = 1\n").unwrap();
+                    assert_eq!(&ws.diff().unwrap(), expected);
+                }
+                // Dropped, also with the read still going: nothing is left behind.
+                drop(ws);
+                assert!(!root.exists(), "{} is left", root.display());
+            });
+        }
+    });
+}
