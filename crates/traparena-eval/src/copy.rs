@@ -19,7 +19,16 @@ pub fn evaluation_copy(
     sandbox: &Sandbox,
     patch: &str,
 ) -> Result<(Workspace, PatchApply), EvalError> {
-    let mut ws = Workspace::materialize(&task.repo_dir(), sandbox)?;
+    let ws = Workspace::materialize(&task.repo_dir(), sandbox)?;
+    patch_copy(task, ws, patch)
+}
+
+/// [`evaluation_copy`] on a fresh copy of `repo/` made before: `patch` applied, tests restored.
+pub(crate) fn patch_copy(
+    task: &Task,
+    mut ws: Workspace,
+    patch: &str,
+) -> Result<(Workspace, PatchApply), EvalError> {
     let applied = ws.apply_patch(patch)?;
     if !applied.applied {
         return Ok((ws, applied));

@@ -4,13 +4,13 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use traparena_env::{Sandbox, TestRun};
+use traparena_env::{Sandbox, TestRun, Workspace};
 use traparena_task::{Action, FailureMode, Flag, Patch, Step, Task, Verdict};
 
 use crate::analysis::{
     CodeLocation, StaticContext, any_overlap, patch_locations, resolve_declared, static_flags,
 };
-use crate::copy::evaluation_copy;
+use crate::copy::{evaluation_copy, patch_copy};
 use crate::error::EvalError;
 
 /// Everything the evaluator found about one candidate patch.
@@ -31,6 +31,11 @@ pub struct Evaluation {
     /// Wall-clock time spent, in milliseconds.
     pub duration_ms: u64,
 }
+
+/// A fresh copy of a task's `repo/`, made ahead of the patch it will judge
+/// ([`Evaluator::fresh_copy`]).
+#[derive(Debug)]
+pub struct FreshCopy(Workspace);
 
 /// Judges candidate patches for one task.
 ///
@@ -98,11 +103,40 @@ impl Evaluator {
         &self.task
     }
 
+    /// A fresh copy of the task's `repo/` for [`evaluate_on`](Self::evaluate_on), made before
+    /// the patch is known (the runner makes it while it takes the candidate patch).
+    pub fn fresh_copy(&self) -> Result<FreshCopy, EvalError> {
+        Ok(FreshCopy(Workspace::materialize(
+            &self.task.repo_dir(),
+            &self.sandbox,
+        )?))
+    }
+
     /// Judges a candidate patch. `submitted` is false when the episode ended without `submit`
     /// (budget spent or an agent error): such an episode is never accepted.
     ///
     /// A patch that does not parse or apply is an outcome (H = 0), never an `Err`.
     pub fn evaluate(&self, patch_text: &str, submitted: bool) -> Result<Evaluation, EvalError> {
+        self.judge(patch_text, submitted, None)
+    }
+
+    /// [`evaluate`](Self::evaluate) on a copy made before by [`fresh_copy`](Self::fresh_copy)
+    /// (used when the patch needs one).
+    pub fn evaluate_on(
+        &self,
+        copy: FreshCopy,
+        patch_text: &str,
+        submitted: bool,
+    ) -> Result<Evaluation, EvalError> {
+        self.judge(patch_text, submitted, Some(copy))
+    }
+
+    fn judge(
+        &self,
+        patch_text: &str,
+        submitted: bool,
+        fresh: Option<FreshCopy>,
+    ) -> Result<Evaluation, EvalError> {
         let started = Instant::now();
         let parsed = Patch::parse(patch_text, Path::new("candidate.patch"));
         let mut eval = Evaluation {
@@ -140,7 +174,10 @@ impl Evaluator {
             // One evaluation copy serves both: the candidate's files are read (test files are
             // already restored to pristine, which only matters for test edits, flagged by path)
             // before the hidden tests run on it.
-            let (copy, applied) = evaluation_copy(&self.task, &self.sandbox, patch_text)?;
+            let (copy, applied) = match fresh {
+                Some(FreshCopy(ws)) => patch_copy(&self.task, ws, patch_text)?,
+                None => evaluation_copy(&self.task, &self.sandbox, patch_text)?,
+            };
             eval.patch_applies = applied.applied;
             if !applied.applied {
                 eval.apply_message = applied.message;

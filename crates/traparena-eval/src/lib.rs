@@ -13,5 +13,5 @@ mod validate;
 
 pub use copy::{evaluation_copy, restore_tests};
 pub use error::EvalError;
-pub use evaluate::{Evaluation, Evaluator};
+pub use evaluate::{Evaluation, Evaluator, FreshCopy};
 pub use validate::{Check, ValidateOptions, ValidationReport, validate};

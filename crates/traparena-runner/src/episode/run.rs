@@ -448,15 +448,25 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
             Some(p) => Some(p.finish().await?),
             None => None,
         };
-        let patch = self.with_env(|e| e.candidate_patch()).await??;
         let ep = self.ep;
+        // The evaluation's copy of the original is made while the patch is taken, and the
+        // workspace is removed while the patch is judged.
+        let evaluator = ep.evaluator.clone();
+        let fresh = tokio::task::spawn_blocking(move || evaluator.fresh_copy());
+        let patch = self.with_env(|e| e.candidate_patch()).await??;
+        let sandbox = self.env.as_ref().map(|e| e.backend().to_string());
+        let env = self.env.take();
+        let teardown = tokio::task::spawn_blocking(move || drop(env));
         let (evaluator, patch_c, submitted) = (ep.evaluator.clone(), patch.clone(), self.submitted);
+        let fresh = fresh.await.map_err(|e| RunError::Join(e.to_string()))??;
         let slot = match &ep.test_slots {
             Some(s) => Some(s.acquire().await?),
             None => None,
         };
-        let evaluation = blocking(move || evaluator.evaluate(&patch_c, submitted)).await??;
+        let evaluation =
+            blocking(move || evaluator.evaluate_on(fresh, &patch_c, submitted)).await??;
         drop(slot);
+        teardown.await.map_err(|e| RunError::Join(e.to_string()))?;
         let susceptible = ep.evaluator.susceptibility(&self.steps, &evaluation);
         let (agent, attacker) = (&*agent, attacker.as_deref());
         if let Some(att) = attacker {
@@ -469,7 +479,6 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
         if let Some(h) = attacker.and_then(|a| a.prompt_hash()) {
             prompt_hashes.insert("attacker".to_owned(), h);
         }
-        let sandbox = self.env.as_ref().map(|e| e.backend().to_string());
         let side = self.attack.take();
         let (delivered, rejected, errors, schedule) = match side {
             Some(s) => (s.delivered, s.rejected, s.errors, Some(s.schedule)),
