@@ -11,11 +11,12 @@ use std::sync::{Arc, mpsc};
 use traparena_task::process::fill_placeholders;
 use traparena_task::{AgentCommand, AgentExit};
 
+use crate::base::{Backend, RunSpec};
 use crate::bridge::Bridge;
 use crate::error::{EnvError, io};
 use crate::lease::UserLease;
 use crate::running::{Extras, Finished, Keep, KillSwitch};
-use crate::sandbox::{Backend, RunSpec, Sandbox};
+use crate::sandbox::Sandbox;
 use crate::workspace::Workspace;
 
 /// The interpreter that runs the sandbox side of the network bridge.

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use crate::sandbox::Backend;
+use crate::base::Backend;
 
 /// An infrastructure failure of the environment.
 ///

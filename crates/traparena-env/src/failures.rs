@@ -4,7 +4,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use traparena_task::test_name_matches;
 
-use crate::testrun::{NamedOutcome, TestOutcome};
+use crate::outcome::{NamedOutcome, TestOutcome};
 
 /// At most this many failures are kept for a run; the rest are counted.
 pub const MAX_FAILURES: usize = 10;

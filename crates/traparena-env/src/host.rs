@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::base::{Backend, Limits, Mounts, ProcessOutcome, RunSpec, SandboxConfig};
 use crate::error::{EnvError, io};
-use crate::sandbox::{Backend, Limits, Mounts, ProcessOutcome, RunSpec, Sandbox, SandboxConfig};
+use crate::sandbox::Sandbox;
 
 /// A trusted command the harness runs on the host (see [`run_host`]).
 #[derive(Debug, Clone)]

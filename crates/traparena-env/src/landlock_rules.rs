@@ -10,8 +10,8 @@ use landlock::{
     path_beneath_rules,
 };
 
+use crate::base::{KERNEL_RO, Mounts, SHM, SYSTEM_RO};
 use crate::error::EnvError;
-use crate::sandbox::{KERNEL_RO, Mounts, SHM, SYSTEM_RO};
 
 const ABI_TARGET: ABI = ABI::V4;
 

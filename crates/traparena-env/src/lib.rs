@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod base;
 mod bridge;
 mod copy;
 mod error;
@@ -42,6 +43,7 @@ mod git;
 mod host;
 mod landlock_rules;
 mod lease;
+mod outcome;
 mod program;
 mod running;
 mod sandbox;
@@ -51,17 +53,19 @@ mod tools;
 mod workspace;
 
 pub use agent::{AgentKiller, AgentProcess};
+pub use base::{
+    BUILTIN_CAVEATS, Backend, BackendChoice, Captured, INSTALL_BUBBLEWRAP, Limits, Mounts,
+    ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, SandboxConfig,
+};
 pub use copy::{CopyOptions, copy_tree};
 pub use error::EnvError;
 pub use failures::{MAX_FAILURES, MAX_MESSAGE_BYTES, TestFailure, failure_lines};
 pub use git::GitRepo;
 pub use host::{HostCommand, run_host};
 pub use lease::UserLease;
-pub use sandbox::{
-    BUILTIN_CAVEATS, Backend, BackendChoice, Captured, INSTALL_BUBBLEWRAP, Limits, Mounts,
-    ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, Sandbox, SandboxConfig,
-};
-pub use testrun::{NamedOutcome, SYMPY_HASH_SEED, TestOutcome, TestRun, match_names};
+pub use outcome::{NamedOutcome, TestOutcome};
+pub use sandbox::Sandbox;
+pub use testrun::{SYMPY_HASH_SEED, TestRun, match_names};
 pub use tools::{Environment, ToolLimits};
 pub use traparena_task::{AgentCommand, AgentExit, TestCounts};
 pub use workspace::{EXCLUDED_ARTEFACTS, PatchApply, Workspace};

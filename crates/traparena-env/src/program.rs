@@ -12,7 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::sandbox::{Backend, Mounts, PATH_ENV, SANDBOX_HARNESS, SANDBOX_WORKSPACE, SYSTEM_RO};
+use crate::base::{Backend, Mounts, PATH_ENV, SANDBOX_HARNESS, SANDBOX_WORKSPACE, SYSTEM_RO};
 
 /// Whose permissions count.
 #[derive(Debug, Clone, Copy)]

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::base::{Backend, Captured, ProcessOutcome, SHM};
 use crate::error::EnvError;
-use crate::sandbox::{Backend, Captured, ProcessOutcome, SHM};
 
 /// Which bytes of a long stream are kept.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

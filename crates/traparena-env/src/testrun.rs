@@ -7,9 +7,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use traparena_task::{Runner, TestCounts, TestSpec, test_name_matches};
 
+use crate::base::{Backend, Mounts, ProcessOutcome, REPORT_FD, RunSpec};
 use crate::error::EnvError;
 use crate::failures::{self, TestFailure};
-use crate::sandbox::{Backend, Mounts, ProcessOutcome, REPORT_FD, RunSpec, Sandbox};
+use crate::outcome::{NamedOutcome, TestOutcome};
+use crate::sandbox::Sandbox;
+use crate::workspace::Workspace;
 
 /// One test run. Timeouts, crashes and failures are all data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,51 +55,6 @@ pub struct TestRun {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
-}
-
-/// What became of one named test of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NamedOutcome {
-    /// The name, as [`TestSpec::select`] gives it.
-    pub name: String,
-    /// Its outcome; for a name that matches several node ids (a cut-off name), the worst one.
-    pub outcome: TestOutcome,
-}
-
-/// The outcome of one test, as the runner reported it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TestOutcome {
-    /// It passed.
-    Passed,
-    /// It failed as expected (`xfail`): passed for grading, as in SWE-bench.
-    Xfail,
-    /// It was skipped.
-    Skipped,
-    /// Its assertion failed.
-    Failed,
-    /// Its setup or teardown failed.
-    Error,
-    /// The runner reported no test of that name (not collected, or the run ended first).
-    NotRun,
-}
-
-impl TestOutcome {
-    /// True for outcomes that count as passed when grading.
-    pub fn is_pass(self) -> bool {
-        matches!(self, TestOutcome::Passed | TestOutcome::Xfail)
-    }
-
-    fn parse(s: &str) -> TestOutcome {
-        match s {
-            "passed" => TestOutcome::Passed,
-            "xfail" => TestOutcome::Xfail,
-            "skipped" => TestOutcome::Skipped,
-            "failed" => TestOutcome::Failed,
-            "error" => TestOutcome::Error,
-            _ => TestOutcome::NotRun,
-        }
-    }
 }
 
 /// Per name, the outcome among `outcomes` (node id → outcome) of the node ids it names: the
@@ -405,7 +363,7 @@ pub(crate) fn run(
         mut failed_tests,
     } = read(tests, instrumented, &out);
     let ws_real = mounts.workspace.to_string_lossy().into_owned();
-    let ws_shown = crate::sandbox::SANDBOX_WORKSPACE;
+    let ws_shown = crate::base::SANDBOX_WORKSPACE;
     let mut output = String::new();
     output.push_str(&out.stdout.text);
     if out.stdout.truncated {
@@ -525,5 +483,70 @@ fn read(tests: &TestSpec, instrumented: bool, out: &ProcessOutcome) -> Reading {
         report_problem,
         selected,
         failed_tests,
+    }
+}
+
+/// The runners on a workspace: here rather than with the workspace, which lies below the
+/// runners (the sandbox, then the workspace, then the runners).
+impl Workspace {
+    /// Builds and runs a test program of a compiled-language runner ([`Runner::Cpp`],
+    /// [`Runner::Java`], [`Runner::Go`], [`Runner::Rust`]) or a Node test file ([`Runner::Node`]) in the sandbox,
+    /// as [`run_tests`](Self::run_tests) would, with `env` added, and returns the process's
+    /// outcome with its raw report: for importers that run a check library in its probe mode
+    /// (`TRAPARENA_PROBE_FROM`, one line per check). `files` are the sources, relative to the
+    /// workspace.
+    pub fn run_program(
+        &self,
+        sandbox: &Sandbox,
+        runner: Runner,
+        files: &[String],
+        env: Vec<(String, String)>,
+        timeout: std::time::Duration,
+    ) -> Result<crate::ProcessOutcome, EnvError> {
+        let tool = match runner {
+            Runner::Cpp => "g++",
+            Runner::Java => "java",
+            Runner::Go => "go",
+            Runner::Rust => "rustc",
+            Runner::Node => "node",
+            _ => {
+                return Err(EnvError::Spawn {
+                    program: format!("{runner:?}"),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "run_program runs compiled-language and Node test programs only",
+                    ),
+                });
+            }
+        };
+        let mut command = vec![tool.to_owned()];
+        command.extend(files.iter().cloned());
+        let spec = TestSpec {
+            command,
+            runner,
+            files: Vec::new(),
+            select: Vec::new(),
+        };
+        let (argv, mut extra, _) = instrument(sandbox, self.mounts(), &spec)?;
+        extra.extend(env);
+        sandbox.run(
+            self.mounts(),
+            &crate::RunSpec {
+                argv,
+                env: extra,
+                timeout,
+                report_pipe: true,
+            },
+        )
+    }
+
+    /// Runs a test suite in the sandbox on this workspace.
+    pub fn run_tests(
+        &self,
+        sandbox: &Sandbox,
+        tests: &TestSpec,
+        timeout_s: u64,
+    ) -> Result<TestRun, EnvError> {
+        run(sandbox, self.mounts(), tests, timeout_s)
     }
 }

@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::base::{Backend, Mounts, RunSpec};
 use crate::copy::{CopyOptions, copy_tree};
 use crate::error::{EnvError, io};
-use crate::sandbox::{Backend, Mounts, RunSpec, Sandbox};
+use crate::sandbox::Sandbox;
 use crate::workspace::Workspace;
 
 /// One cache: how to build it and where it goes.

@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 use traparena_task::{Action, AgentCommand, Observation, Task, TestSpec};
 
 use crate::agent::AgentProcess;
+use crate::base::Backend;
 use crate::error::{EnvError, io};
 use crate::running::KillSwitch;
-use crate::sandbox::{Backend, Sandbox};
+use crate::sandbox::Sandbox;
 use crate::testrun::TestRun;
 use crate::workspace::{EXCLUDED_ARTEFACTS, Workspace};
 

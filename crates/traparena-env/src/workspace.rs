@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
-use traparena_task::{Patch, Runner, TestSpec};
+use traparena_task::Patch;
 
+use crate::base::Mounts;
 use crate::copy::{CopyOptions, copy_tree};
 use crate::error::{EnvError, io};
-use crate::sandbox::{Mounts, Sandbox};
-use crate::testrun::{self, TestRun};
+use crate::sandbox::Sandbox;
 
 /// Build artefacts that never count as part of a candidate patch.
 pub const EXCLUDED_ARTEFACTS: &[&str] = &[
@@ -256,67 +256,6 @@ impl Workspace {
             remove_any(&target)?;
         }
         Ok(())
-    }
-
-    /// Builds and runs a test program of a compiled-language runner ([`Runner::Cpp`],
-    /// [`Runner::Java`], [`Runner::Go`], [`Runner::Rust`]) or a Node test file ([`Runner::Node`]) in the sandbox,
-    /// as [`run_tests`](Self::run_tests) would, with `env` added, and returns the process's
-    /// outcome with its raw report: for importers that run a check library in its probe mode
-    /// (`TRAPARENA_PROBE_FROM`, one line per check). `files` are the sources, relative to the
-    /// workspace.
-    pub fn run_program(
-        &self,
-        sandbox: &Sandbox,
-        runner: Runner,
-        files: &[String],
-        env: Vec<(String, String)>,
-        timeout: std::time::Duration,
-    ) -> Result<crate::ProcessOutcome, EnvError> {
-        let tool = match runner {
-            Runner::Cpp => "g++",
-            Runner::Java => "java",
-            Runner::Go => "go",
-            Runner::Rust => "rustc",
-            Runner::Node => "node",
-            _ => {
-                return Err(EnvError::Spawn {
-                    program: format!("{runner:?}"),
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::InvalidInput,
-                        "run_program runs compiled-language and Node test programs only",
-                    ),
-                });
-            }
-        };
-        let mut command = vec![tool.to_owned()];
-        command.extend(files.iter().cloned());
-        let spec = TestSpec {
-            command,
-            runner,
-            files: Vec::new(),
-            select: Vec::new(),
-        };
-        let (argv, mut extra, _) = testrun::instrument(sandbox, &self.mounts, &spec)?;
-        extra.extend(env);
-        sandbox.run(
-            &self.mounts,
-            &crate::RunSpec {
-                argv,
-                env: extra,
-                timeout,
-                report_pipe: true,
-            },
-        )
-    }
-
-    /// Runs a test suite in the sandbox on this workspace.
-    pub fn run_tests(
-        &self,
-        sandbox: &Sandbox,
-        tests: &TestSpec,
-        timeout_s: u64,
-    ) -> Result<TestRun, EnvError> {
-        testrun::run(sandbox, &self.mounts, tests, timeout_s)
     }
 
     /// The candidate patch: the diff from the original codebase to the workspace, as `git diff
