@@ -3,8 +3,11 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use traparena::EpisodeRecord;
+use traparena::agent::AgentSetup;
+use traparena::attack::AttackerSetup;
 use traparena::runner::EpisodeSummary;
 use traparena::runner::{ForkSource, SingleEpisode, SingleOutcome};
 use traparena::task::{ComponentSpec, Task};
@@ -64,6 +67,39 @@ fn fork_parent(task: &Task, f: &ForkArgs) -> Result<EpisodeRecord, String> {
     Ok(record)
 }
 
+/// The run's agent and, unless it has none, attacker.
+type Components = (Arc<dyn AgentSetup>, Option<Arc<dyn AttackerSetup>>);
+
+/// The run's agent and attacker, configured through the registry and prepared (the lines their
+/// preparation tells are printed); `Err` is bad input.
+fn components(
+    rt: &tokio::runtime::Runtime,
+    agent: &ComponentSpec,
+    attacker: Option<&ComponentSpec>,
+    forked: bool,
+) -> Result<Components, String> {
+    let registry = traparena::registry();
+    let mut cx = config_context(Path::new("."));
+    cx.forked = forked;
+    let agent = registry
+        .agents
+        .configure(agent, &cx)
+        .map_err(|e| e.to_string())?;
+    let attacker = attacker
+        .map(|s| registry.attackers.configure(s, &cx))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let lines: Vec<String> = rt.block_on(async {
+        let mut lines = agent.prepare().await.map_err(|e| e.to_string())?;
+        if let Some(a) = &attacker {
+            lines.extend(a.prepare().await.map_err(|e| e.to_string())?);
+        }
+        Ok::<_, String>(lines)
+    })?;
+    lines.iter().for_each(|l| eprintln!("traparena: {l}"));
+    Ok((agent, attacker))
+}
+
 pub(crate) fn run_episode_cmd(
     sandbox_arg: SandboxArg,
     task_dir: &Path,
@@ -83,36 +119,15 @@ pub(crate) fn run_episode_cmd(
         Some(Ok(p)) => Some(p),
         Some(Err(e)) => return bad_input(&e),
     };
-    let registry = traparena::registry();
-    let mut cx = config_context(Path::new("."));
-    cx.forked = parent.is_some();
-    let agent = match registry.agents.configure(&agent_spec, &cx) {
-        Ok(s) => s,
-        Err(e) => return bad_input(&e.to_string()),
-    };
-    let attacker = match attacker_spec
-        .as_ref()
-        .map(|s| registry.attackers.configure(s, &cx))
-    {
-        None => None,
-        Some(Ok(s)) => Some(s),
-        Some(Err(e)) => return bad_input(&e.to_string()),
-    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let prepared: Result<Vec<String>, String> = rt.block_on(async {
-        let mut lines = agent.prepare().await.map_err(|e| e.to_string())?;
-        if let Some(a) = &attacker {
-            lines.extend(a.prepare().await.map_err(|e| e.to_string())?);
-        }
-        Ok(lines)
-    });
-    match prepared {
-        Ok(lines) => lines.iter().for_each(|l| eprintln!("traparena: {l}")),
-        Err(e) => return bad_input(&e),
-    }
+    let (agent, attacker) =
+        match components(&rt, &agent_spec, attacker_spec.as_ref(), parent.is_some()) {
+            Ok(c) => c,
+            Err(e) => return bad_input(&e),
+        };
     // Scope of recorded model calls: the task and the seed (the kinds add their role); a
     // fork's own calls are kept apart from its parent's.
     let seed = opts.seed;
@@ -161,6 +176,14 @@ pub(crate) fn run_episode_cmd(
         let path = record.write_to(dir, &agent_spec, attacker_spec.as_ref())?;
         eprintln!("traparena: episode record written to {}", path.display());
     }
+    print_record(&record, opts)
+}
+
+/// Prints the episode's outcome; the exit status says whether it could be run.
+fn print_record(
+    record: &EpisodeRecord,
+    opts: &RunOptions,
+) -> Result<u8, Box<dyn std::error::Error>> {
     let mut o = std::io::stdout().lock();
     let summary = record.summary();
     // An infrastructure error is no outcome: no verdict is shown for it, and the exit status
@@ -185,7 +208,7 @@ pub(crate) fn run_episode_cmd(
     if opts.json {
         writeln!(o, "{}", serde_json::to_string_pretty(&summary)?)?;
     } else {
-        print_outcome(&mut o, &record, &summary, opts.budget)?;
+        print_outcome(&mut o, record, &summary, opts.budget)?;
     }
     Ok(OK)
 }

@@ -131,7 +131,8 @@ fn format_1_lines_are_migrated_when_read() {
             args,
             access: access.map(str::to_owned),
             role: None,
-            uses_model: false,
+            // Format 1 did not record it; of its kinds only `adaptive` used a model.
+            uses_model: attacker == "adaptive",
             curator: curator.map(str::to_owned),
             defence: false,
         };

@@ -650,6 +650,39 @@ async fn run_jobs(
     Ok(())
 }
 
+/// The results lines of the episode of `k`: from its record, or, for an episode that could not
+/// run, an infrastructure failure with an empty trajectory. The condition's description gets
+/// the attacker's declared access and role.
+fn lines_of(
+    outcome: SingleOutcome,
+    k: &EpisodeKey,
+    mut info: ConditionInfo,
+    seed: u64,
+) -> (ResultLine, TrajectoryLine) {
+    let error = match outcome {
+        SingleOutcome::Ran(r) => {
+            info.access = r.attacker_access.map(|a| a.as_str().to_owned());
+            info.role = r.attacker_role.map(|a| a.as_str().to_owned());
+            let t = TrajectoryLine {
+                key: k.clone(),
+                accepted: r.accepted,
+                susceptible: r.susceptible,
+                trajectory: r.trajectory.clone(),
+                rejected_messages: r.rejected_messages.clone(),
+                attacker_errors: r.attacker_errors.clone(),
+                prompt_hashes: r.prompt_hashes.clone(),
+            };
+            return (r.result_line(k, &info), t);
+        }
+        SingleOutcome::Failed(e) => e.to_string(),
+        SingleOutcome::NotBuilt { component, error } => format!("{component}: {error}"),
+    };
+    (
+        ResultLine::infra_failure(k, &info, seed, error),
+        TrajectoryLine::empty(k),
+    )
+}
+
 async fn run_one(
     s: &Arc<Shared>,
     ti: usize,
@@ -708,31 +741,8 @@ async fn run_one(
         .test_slots(s.tests.clone());
     let agent = s.components.agents[ti].as_ref();
     let seed = single.seed;
-    let (line, trajectory) = match single.run(agent, attacker, builder).await? {
-        SingleOutcome::Ran(r) => {
-            info.access = r.attacker_access.map(|a| a.as_str().to_owned());
-            info.role = r.attacker_role.map(|a| a.as_str().to_owned());
-            let t = TrajectoryLine {
-                key: k.clone(),
-                accepted: r.accepted,
-                susceptible: r.susceptible,
-                trajectory: r.trajectory.clone(),
-                rejected_messages: r.rejected_messages.clone(),
-                attacker_errors: r.attacker_errors.clone(),
-                prompt_hashes: r.prompt_hashes.clone(),
-            };
-            (r.result_line(&k, &info), t)
-        }
-        SingleOutcome::Failed(e) => (
-            ResultLine::infra_failure(&k, &info, seed, e.to_string()),
-            TrajectoryLine::empty(&k),
-        ),
-        SingleOutcome::NotBuilt { component, error } => (
-            ResultLine::infra_failure(&k, &info, seed, format!("{component}: {error}")),
-            TrajectoryLine::empty(&k),
-        ),
-    };
-    let mut line = line;
+    let outcome = single.run(agent, attacker, builder).await?;
+    let (mut line, trajectory) = lines_of(outcome, &k, info, seed);
     if let (Some(f), Some(fk)) = (fork, k.fork) {
         line.fork = Some(traparena_results::ForkInfo {
             parent: f.parent.to_string(),

@@ -211,6 +211,16 @@
 //! `examples/custom_experiment.rs` runs such a spec to the end and writes a results folder
 //! that `traparena report` reads.
 //!
+//! What a component *is* it declares itself, and results and reports read the declaration,
+//! never the kind's name: an attacker's access to reference information
+//! ([`Attacker::access`]) and whether it is an attack or a truthful control
+//! ([`Attacker::role`]: a control is reported under Controls, not as harm); a kind's model
+//! ([`AttackerFactory::model`], [`AgentFactory::model`]: a [`ModelUse`](task::ModelUse) other
+//! than none gets the `traparena` command's model flags and is recorded as using a model).
+//!
+//! To run one episode of configured components the way `traparena run` and experiments do
+//! (which seed each gets, what a fork's components are told), use [`SingleEpisode`].
+//!
 //! ## Errors
 //!
 //! Each library has its own error type ([`TaskError`], [`EnvError`], [`EvalError`],
