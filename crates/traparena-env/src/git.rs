@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{EnvError, io};
-use crate::workspace::git;
+use crate::gitcmd::git;
 
 /// A local git repository (a clone, bare or not), read without changing it: no checkout, no
 /// change to its index, configuration or references. Every command runs without user or system

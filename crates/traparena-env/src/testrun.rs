@@ -232,12 +232,10 @@ pub(crate) fn instrument(
     Ok(match tests.runner {
         Runner::ExitCode => (argv, Vec::new(), false),
         Runner::Cpp | Runner::Java | Runner::Go | Runner::Rust => {
-            let (lang, tools): (&str, &[&str]) = match tests.runner {
-                Runner::Cpp => ("cpp", &["g++", "c++", "clang++"]),
-                Runner::Java => ("java", &["java", "javac"]),
-                Runner::Rust => ("rust", &["rustc"]),
-                _ => ("go", &["go"]),
-            };
+            let (lang, tools) = tests
+                .runner
+                .program_tools()
+                .expect("a compiled-language runner names its tools");
             let named = argv
                 .first()
                 .is_some_and(|a| tools.contains(&a.rsplit('/').next().unwrap_or(a)));
@@ -503,13 +501,9 @@ impl Workspace {
         env: Vec<(String, String)>,
         timeout: std::time::Duration,
     ) -> Result<crate::ProcessOutcome, EnvError> {
-        let tool = match runner {
-            Runner::Cpp => "g++",
-            Runner::Java => "java",
-            Runner::Go => "go",
-            Runner::Rust => "rustc",
-            Runner::Node => "node",
-            _ => {
+        let tool = match runner.program_tools() {
+            Some((_, tools)) => tools[0],
+            None => {
                 return Err(EnvError::Spawn {
                     program: format!("{runner:?}"),
                     source: std::io::Error::new(

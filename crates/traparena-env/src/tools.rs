@@ -1,6 +1,7 @@
 //! The agent's tools: one [`Action`] in, one authentic [`Observation`] out.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use traparena_task::{Action, AgentCommand, Observation, Task, TestSpec};
@@ -8,10 +9,11 @@ use traparena_task::{Action, AgentCommand, Observation, Task, TestSpec};
 use crate::agent::AgentProcess;
 use crate::base::Backend;
 use crate::error::{EnvError, io};
+use crate::origin::{EXCLUDED_ARTEFACTS, OriginTree};
 use crate::running::KillSwitch;
 use crate::sandbox::Sandbox;
 use crate::testrun::TestRun;
-use crate::workspace::{EXCLUDED_ARTEFACTS, Workspace};
+use crate::workspace::Workspace;
 
 /// Size limits of the tools.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,16 +62,31 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// A fresh workspace for `task` (a copy of its `repo/`; nothing else of the task).
+    /// A fresh workspace for `task` (a copy of its `repo/`; nothing else of the task). The
+    /// original's tree, which the candidate patch is taken against, is read meanwhile on
+    /// another thread.
     pub fn new(
         task: &Task,
         sandbox: &Sandbox,
         limits: ToolLimits,
     ) -> Result<Environment, EnvError> {
+        Environment::with_origin(task, sandbox, limits, None)
+    }
+
+    /// [`new`](Self::new), taking the candidate patch against `origin` when given: the tree
+    /// of the task's `repo/` read once ([`OriginTree::read`]) for all of its episodes.
+    pub fn with_origin(
+        task: &Task,
+        sandbox: &Sandbox,
+        limits: ToolLimits,
+        origin: Option<Arc<OriginTree>>,
+    ) -> Result<Environment, EnvError> {
         let sandbox = &sandbox.for_task(task);
         let mut workspace = Workspace::materialize(&task.repo_dir(), sandbox)?;
-        // The candidate patch is taken at the end: read the original meanwhile.
-        workspace.prepare_diff();
+        match origin {
+            Some(o) => workspace.share_origin(o),
+            None => workspace.prepare_diff(),
+        }
         let root = workspace
             .path()
             .canonicalize()

@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use traparena_task::Patch;
@@ -11,20 +11,9 @@ use traparena_task::Patch;
 use crate::base::Mounts;
 use crate::copy::{CopyOptions, copy_tree};
 use crate::error::{EnvError, io};
+use crate::gitcmd::{git, git_in, run_git};
+use crate::origin::{Baseline, OriginTree, init_git_dir, write_exclude};
 use crate::sandbox::Sandbox;
-
-/// Build artefacts that never count as part of a candidate patch.
-pub const EXCLUDED_ARTEFACTS: &[&str] = &[
-    "__pycache__/",
-    "*.pyc",
-    "*.pyo",
-    ".pytest_cache/",
-    ".mypy_cache/",
-    ".ruff_cache/",
-    ".hypothesis/",
-    "*.egg-info/",
-    ".coverage",
-];
 
 const SHIM_UNITTEST: &str = include_str!("shims/tp_unittest.py");
 const SHIM_PYTEST: &str = include_str!("shims/traparena_pytest_report.py");
@@ -262,12 +251,15 @@ impl Workspace {
     /// --binary` writes it, with new, deleted and binary files and without build artefacts.
     pub fn diff(&mut self) -> Result<String, EnvError> {
         let root = self.dir.path().to_path_buf();
-        let base = self.baseline_tree()?;
-        self.write_exclude(true)?;
+        let origin = self.origin_tree()?;
+        if !self.git_dir.exists() {
+            init_git_dir(&self.git_dir, Some(&origin))?;
+        }
+        write_exclude(&self.git_dir, &self.excludes)?;
         // The original's index, as the starting point of the workspace's: `add -A` then
         // records what changed.
         let index = self.git_dir.join("index");
-        let base_index = self.git_dir.join(BASE_INDEX);
+        let base_index = origin.index();
         std::fs::copy(&base_index, &index).map_err(io("copy", &base_index))?;
         let ws = self.mounts.workspace.clone();
         run_git(git_in(&root, &self.git_dir, &ws, &index).args(["add", "-A", "."]))?;
@@ -279,28 +271,34 @@ impl Workspace {
             "--no-color",
             "--no-ext-diff",
             "--no-textconv",
-            &base,
+            origin.tree(),
         ]))
     }
 
     /// Starts reading the original's tree for [`diff`](Self::diff) on another thread, so that
-    /// the first diff does not wait for it (the tool environment calls it once the workspace is
-    /// made; it reads only the original, never the workspace).
+    /// the first diff does not wait for it (it reads only the original, never the workspace).
     pub fn prepare_diff(&mut self) {
         if matches!(self.baseline, Baseline::Missing) {
-            let (root, git_dir) = (self.dir.path().to_owned(), self.git_dir.clone());
             let origin = self.origin.clone();
             self.baseline = Baseline::Pending(std::thread::spawn(move || {
-                read_baseline(&root, &git_dir, &origin)
+                OriginTree::read(&origin).map(Arc::new)
             }));
         }
     }
 
-    /// The original's tree id, read now unless [`prepare_diff`](Self::prepare_diff) began it.
-    fn baseline_tree(&mut self) -> Result<String, EnvError> {
-        let tree = match std::mem::replace(&mut self.baseline, Baseline::Missing) {
-            Baseline::Ready(tree) => tree,
-            Baseline::Missing => read_baseline(self.dir.path(), &self.git_dir, &self.origin)?,
+    /// Takes diffs against `origin`, the original's tree read once for every workspace of a
+    /// task ([`OriginTree::read`] of the folder this workspace was copied from), instead of
+    /// reading it again.
+    pub fn share_origin(&mut self, origin: Arc<OriginTree>) {
+        self.end_pending();
+        self.baseline = Baseline::Ready(origin);
+    }
+
+    /// The original's tree, read now unless it was read ahead or shared.
+    fn origin_tree(&mut self) -> Result<Arc<OriginTree>, EnvError> {
+        let origin = match std::mem::replace(&mut self.baseline, Baseline::Missing) {
+            Baseline::Ready(o) => o,
+            Baseline::Missing => Arc::new(OriginTree::read(&self.origin)?),
             Baseline::Pending(h) => h.join().unwrap_or_else(|_| {
                 Err(EnvError::Git {
                     args: "add -A".into(),
@@ -308,132 +306,22 @@ impl Workspace {
                 })
             })?,
         };
-        self.baseline = Baseline::Ready(tree.clone());
-        Ok(tree)
+        self.baseline = Baseline::Ready(origin.clone());
+        Ok(origin)
     }
 
-    /// Writes the exclude list git reads: the build artefacts, and with `extra` the patterns
-    /// of [`Workspace::exclude`].
-    fn write_exclude(&self, extra: bool) -> Result<(), EnvError> {
-        write_exclude(&self.git_dir, if extra { &self.excludes } else { &[] })
-    }
-}
-
-impl Drop for Workspace {
-    /// Waits for a pending read of the original, which writes into the folder about to go.
-    fn drop(&mut self) {
+    /// Waits for a read of the original on another thread, if one is going.
+    fn end_pending(&mut self) {
         if let Baseline::Pending(h) = std::mem::replace(&mut self.baseline, Baseline::Missing) {
             let _ = h.join();
         }
     }
 }
 
-/// The original's tree for diffs: not read yet, being read on another thread, or its id.
-#[derive(Debug)]
-enum Baseline {
-    Missing,
-    Pending(std::thread::JoinHandle<Result<String, EnvError>>),
-    Ready(String),
-}
-
-/// The index file of the original's tree, beside the workspace's own `index`.
-const BASE_INDEX: &str = "base-index";
-
-/// Makes the harness's git folder for a workspace (the layout `git init --bare` makes, without
-/// starting git) and reads the original `origin` into it: its objects, its index
-/// ([`BASE_INDEX`]) and its tree, whose id it returns. The original is read with the build
-/// artefacts excluded only, so that what it holds stays tracked whatever an agent excludes.
-fn read_baseline(root: &Path, git_dir: &Path, origin: &Path) -> Result<String, EnvError> {
-    for sub in ["objects", "refs/heads", "refs/tags", "info"] {
-        let p = git_dir.join(sub);
-        std::fs::create_dir_all(&p).map_err(io("create folder", &p))?;
-    }
-    let head = git_dir.join("HEAD");
-    std::fs::write(&head, "ref: refs/heads/master\n").map_err(io("write", &head))?;
-    write_exclude(git_dir, &[])?;
-    let index = git_dir.join(BASE_INDEX);
-    run_git(git_in(root, git_dir, origin, &index).args(["add", "-A", "."]))?;
-    let tree = run_git(git_in(root, git_dir, origin, &index).arg("write-tree"))?;
-    Ok(tree.trim().to_owned())
-}
-
-/// Writes the exclude list git reads in `git_dir`: the build artefacts, then `extra`.
-fn write_exclude(git_dir: &Path, extra: &[String]) -> Result<(), EnvError> {
-    let exclude = git_dir.join("info").join("exclude");
-    let mut text = String::new();
-    for line in EXCLUDED_ARTEFACTS
-        .iter()
-        .copied()
-        .chain(extra.iter().map(String::as_str))
-    {
-        text.push_str(line);
-        text.push('\n');
-    }
-    std::fs::write(&exclude, text).map_err(io("write", &exclude))
-}
-
-/// A git command with no user or system configuration, hooks or repository discovery.
-#[allow(clippy::disallowed_methods)] // traparena-env is where processes are spawned
-pub(crate) fn git(root: &Path, cwd: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(cwd)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", root)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CEILING_DIRECTORIES", root)
-        .env("LC_ALL", "C")
-        .args([
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-        ])
-        .args([
-            "-c",
-            "core.autocrlf=false",
-            "-c",
-            "diff.noprefix=false",
-            "-c",
-            "core.quotePath=false",
-        ])
-        .args([
-            "-c",
-            "user.name=traparena",
-            "-c",
-            "user.email=traparena@localhost",
-        ])
-        .stdin(Stdio::null());
-    c
-}
-
-fn git_in(root: &Path, git_dir: &Path, work_tree: &Path, index: &Path) -> Command {
-    let mut c = git(root, work_tree);
-    c.env("GIT_DIR", git_dir)
-        .env("GIT_WORK_TREE", work_tree)
-        .env("GIT_INDEX_FILE", index);
-    c
-}
-
-pub(crate) fn run_git(cmd: &mut Command) -> Result<String, EnvError> {
-    let args = cmd
-        .get_args()
-        .map(|a| a.to_string_lossy().into_owned())
-        .filter(|a| !a.contains('='))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let out = cmd.output().map_err(|source| EnvError::Spawn {
-        program: "git".into(),
-        source,
-    })?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(EnvError::Git {
-            args,
-            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        })
+impl Drop for Workspace {
+    /// Waits for a pending read of the original, so that no thread outlives its workspace.
+    fn drop(&mut self) {
+        self.end_pending();
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 const LAYERS: &[&[&str]] = &[
     &["base", "outcome", "error"],
     &["sandbox", "running", "program", "landlock_rules", "lease"],
-    &["copy", "workspace", "git"],
+    &["copy", "gitcmd", "origin", "workspace", "git"],
     &["testrun", "failures", "toolchain"],
     &["tools", "agent", "bridge", "host"],
 ];

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use traparena_env::{Environment, ToolLimits, Workspace};
+use traparena_env::{Environment, OriginTree, ToolLimits, Workspace};
 use traparena_task::Action;
 
 fn read(
@@ -410,4 +410,39 @@ fn the_original_read_ahead_races_neither_the_agent_nor_the_workspace_s_removal()
             });
         }
     });
+}
+
+#[test]
+fn workspaces_sharing_one_original_take_their_own_diffs_at_once() {
+    let (_t, task) = make_task(10);
+    let sb = none_sandbox();
+    let origin = std::sync::Arc::new(OriginTree::read(&task.repo_dir()).unwrap());
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let (task, sb, origin) = (&task, &sb, origin.clone());
+            s.spawn(move || {
+                let mut env =
+                    Environment::with_origin(task, sb, ToolLimits::default(), Some(origin))
+                        .unwrap();
+                let content = format!("value = {i}\n");
+                env.step(&Action::Write {
+                    path: format!("new_{i}.py"),
+                    content: content.clone(),
+                })
+                .unwrap();
+                let diff = env.candidate_patch().unwrap();
+                // Its own file, and no other workspace's.
+                assert!(diff.contains(&format!("+++ b/new_{i}.py")), "{diff}");
+                assert!(diff.contains(&format!("+{}", content.trim_end())), "{diff}");
+                assert_eq!(diff.matches("+++ b/").count(), 1, "{diff}");
+                // The same diff as a workspace that read the original itself.
+                let mut own = Workspace::materialize(&task.repo_dir(), sb).unwrap();
+                std::fs::write(own.path().join(format!("new_{i}.py")), &content).unwrap();
+                assert_eq!(own.diff().unwrap(), diff);
+            });
+        }
+    });
+    // The shared tree was only read: every workspace wrote its objects to its own folder.
+    let again = OriginTree::read(&task.repo_dir()).unwrap();
+    assert_eq!(again.tree(), origin.tree());
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use traparena_env::{Sandbox, TestRun, Workspace};
+use traparena_env::{OriginTree, Sandbox, TestRun, Workspace};
 use traparena_task::{Action, FailureMode, Flag, Patch, Step, Task, Verdict};
 
 use crate::analysis::{
@@ -48,6 +48,8 @@ pub struct Evaluator {
     sandbox: Sandbox,
     reference: Vec<CodeLocation>,
     context: StaticContext,
+    /// The tree of `repo/` in git, read for the first episode that asks.
+    origin: std::sync::Mutex<Option<std::sync::Arc<OriginTree>>>,
 }
 
 impl Evaluator {
@@ -90,6 +92,7 @@ impl Evaluator {
             sandbox: sandbox.clone(),
             reference,
             context,
+            origin: std::sync::Mutex::new(None),
         })
     }
 
@@ -101,6 +104,19 @@ impl Evaluator {
     /// The task.
     pub fn task(&self) -> &Task {
         &self.task
+    }
+
+    /// The tree of the task's `repo/` in git, read once (by the first caller; the others wait
+    /// for it) and shared: the episodes of the task take their candidate patches against it
+    /// ([`Environment::with_origin`](traparena_env::Environment::with_origin)).
+    pub fn origin_tree(&self) -> Result<std::sync::Arc<OriginTree>, EvalError> {
+        let mut origin = self.origin.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(o) = origin.as_ref() {
+            return Ok(o.clone());
+        }
+        let read = std::sync::Arc::new(OriginTree::read(&self.task.repo_dir())?);
+        *origin = Some(read.clone());
+        Ok(read)
     }
 
     /// A fresh copy of the task's `repo/` for [`evaluate_on`](Self::evaluate_on), made before

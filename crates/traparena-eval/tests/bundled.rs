@@ -60,3 +60,24 @@ fn unparseable_and_unappliable_patches_are_outcomes() {
         "{e:#?}"
     );
 }
+
+#[test]
+fn the_original_tree_is_read_once_for_every_caller_at_once_and_a_fresh_copy_judges_alike() {
+    let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
+    let task = Task::load(tasks()[0].clone()).unwrap();
+    let ev = Evaluator::new(&task, &sandbox).unwrap();
+    let trees: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6)
+            .map(|_| s.spawn(|| ev.origin_tree().unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(trees.iter().all(|t| std::sync::Arc::ptr_eq(t, &trees[0])));
+    // Judging on a copy made ahead of the patch gives the same verdict as judging alone.
+    let patch = &task.reference_patch_text;
+    let ahead = ev
+        .evaluate_on(ev.fresh_copy().unwrap(), patch, true)
+        .unwrap();
+    assert_eq!(ahead.verdict, ev.evaluate(patch, true).unwrap().verdict);
+    assert!(ahead.verdict.accepted, "{:?}", ahead.verdict);
+}

@@ -439,12 +439,10 @@ impl Layout {
 
     /// `task.json`'s `language`.
     pub(crate) fn name(&self) -> &'static str {
-        match self.lang {
-            Lang::Cpp => "cpp",
-            Lang::Java => "java",
-            Lang::Go => "go",
-            Lang::Rust => "rust",
-        }
+        self.runner()
+            .program_tools()
+            .expect("a compiled language's runner names its tools")
+            .0
     }
 
     pub(crate) fn new(lang: Lang, entry: &str) -> Layout {

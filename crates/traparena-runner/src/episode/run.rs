@@ -127,7 +127,18 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
         attack: Option<AttackSide>,
     ) -> Result<EpisodeRun<'e, 'a>, RunError> {
         let (task, sandbox, tools) = (ep.task.clone(), ep.sandbox.clone(), ep.config.tools.clone());
-        let env = blocking(move || Environment::new(&task, &sandbox, tools)).await??;
+        // The task's original tree is read once, by its evaluator, for all of its episodes.
+        let evaluator = ep.evaluator.clone();
+        let env = blocking(move || -> Result<Environment, RunError> {
+            let origin = evaluator.origin_tree()?;
+            Ok(Environment::with_origin(
+                &task,
+                &sandbox,
+                tools,
+                Some(origin),
+            )?)
+        })
+        .await??;
         Ok(EpisodeRun {
             ep,
             env: Some(env),
