@@ -324,16 +324,17 @@ impl EpisodeContext<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// A kind's typed arguments, for the tests of reading them (here and in `kinds`).
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
-    struct Persona {
-        persona: String,
+    pub(crate) struct Persona {
+        pub(crate) persona: String,
         #[serde(default)]
-        rate: Option<f64>,
+        pub(crate) rate: Option<f64>,
     }
 
     #[test]

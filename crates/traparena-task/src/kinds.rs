@@ -173,20 +173,10 @@ impl<S: ?Sized> fmt::Debug for Kinds<S> {
 
 #[cfg(test)]
 mod tests {
-    use serde::Deserialize;
-
     use crate::component::NoArgs;
+    use crate::component::tests::Persona;
 
     use super::*;
-
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
-    struct Persona {
-        persona: String,
-        #[serde(default)]
-        rate: Option<f64>,
-    }
 
     #[test]
     fn unknown_kinds_list_the_registered_ones_and_arguments_are_checked() {
