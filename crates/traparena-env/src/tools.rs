@@ -125,6 +125,12 @@ impl Environment {
         self.last_test.as_ref()
     }
 
+    /// False while no action could have changed the workspace: the candidate patch is then
+    /// empty.
+    pub fn may_have_changed(&self) -> bool {
+        self.dirty
+    }
+
     /// The candidate patch: the diff from `repo/` to the workspace (empty, without running git,
     /// when no action could have changed the workspace).
     pub fn candidate_patch(&mut self) -> Result<String, EnvError> {

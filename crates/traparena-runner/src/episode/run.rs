@@ -153,13 +153,7 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
     }
 
     fn view(&self, steps_taken: u32) -> AgentView<'_> {
-        AgentView {
-            task_id: &self.ep.task.spec.id,
-            description: &self.ep.task.spec.description,
-            steps_taken,
-            budget: self.ep.config.budget,
-            history: &self.steps,
-        }
+        view(self.ep, &self.steps, steps_taken)
     }
 
     /// Starts the agent's process, for an agent that runs as one (an external agent): its
@@ -192,13 +186,8 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
         agent: &mut dyn Agent,
         index: u32,
     ) -> Result<Option<Turn>, RunError> {
-        let view = AgentView {
-            task_id: &self.ep.task.spec.id,
-            description: &self.ep.task.spec.description,
-            steps_taken: index - 1,
-            budget: self.ep.config.budget,
-            history: &self.steps,
-        };
+        // Built from the fields, not `self.view`, so that the process can be borrowed beside it.
+        let view = view(self.ep, &self.steps, index - 1);
         let act = AssertUnwindSafe(agent.act(&view)).catch_unwind();
         let next = match self.process.as_mut().filter(|p| p.exit.is_none()) {
             Some(p) => tokio::select! {
@@ -460,22 +449,30 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
             None => None,
         };
         let ep = self.ep;
-        // The evaluation's copy of the original is made while the patch is taken, and the
-        // workspace is removed while the patch is judged.
+        // The evaluation's copy of the original is made while the patch is taken (only when
+        // there can be a patch to apply to it), and the workspace is removed while the patch is
+        // judged.
+        let changed = self.env.as_ref().is_some_and(|e| e.may_have_changed());
         let evaluator = ep.evaluator.clone();
-        let fresh = tokio::task::spawn_blocking(move || evaluator.fresh_copy());
+        let fresh = changed.then(|| tokio::task::spawn_blocking(move || evaluator.fresh_copy()));
         let patch = self.with_env(|e| e.candidate_patch()).await??;
         let sandbox = self.env.as_ref().map(|e| e.backend().to_string());
         let env = self.env.take();
         let teardown = tokio::task::spawn_blocking(move || drop(env));
         let (evaluator, patch_c, submitted) = (ep.evaluator.clone(), patch.clone(), self.submitted);
-        let fresh = fresh.await.map_err(|e| RunError::Join(e.to_string()))??;
+        let fresh = match fresh {
+            Some(f) => Some(f.await.map_err(|e| RunError::Join(e.to_string()))??),
+            None => None,
+        };
         let slot = match &ep.test_slots {
             Some(s) => Some(s.acquire().await?),
             None => None,
         };
-        let evaluation =
-            blocking(move || evaluator.evaluate_on(fresh, &patch_c, submitted)).await??;
+        let evaluation = blocking(move || match fresh {
+            Some(copy) => evaluator.evaluate_on(copy, &patch_c, submitted),
+            None => evaluator.evaluate(&patch_c, submitted),
+        })
+        .await??;
         drop(slot);
         teardown.await.map_err(|e| RunError::Join(e.to_string()))?;
         let susceptible = ep.evaluator.susceptibility(&self.steps, &evaluation);
@@ -550,6 +547,17 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
         .await?;
         self.env = Some(e);
         Ok(out)
+    }
+}
+
+/// What the agent is shown before its turn `steps_taken + 1`.
+fn view<'v>(ep: &'v Episode<'_>, steps: &'v [Step], steps_taken: u32) -> AgentView<'v> {
+    AgentView {
+        task_id: &ep.task.spec.id,
+        description: &ep.task.spec.description,
+        steps_taken,
+        budget: ep.config.budget,
+        history: steps,
     }
 }
 
