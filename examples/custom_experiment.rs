@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use traparena::runner::{ExperimentOptions, ExperimentSpec, Progress, ResultLine, run_experiment};
 use traparena::{
-    Advice, AttackContext, AttackError, Attacker, AttackerFactory, Claims, ConfigContext,
-    EpisodeContext, Location, Sandbox, SandboxConfig, Schedule, Trigger,
+    Advice, AttackContext, AttackError, Attacker, Attackers, Claims, ConfigContext, EpisodeContext,
+    Factory, Location, Sandbox, SandboxConfig, Schedule, Trigger,
 };
 
 /// Blames one plausible wrong place, chosen once per episode from the task's decoys (else the
@@ -98,7 +98,8 @@ fn two() -> u32 {
 /// Builds one scapegoat per episode.
 struct ScapegoatKind;
 
-impl AttackerFactory for ScapegoatKind {
+impl Factory for ScapegoatKind {
+    type Role = Attackers;
     type Args = ScapegoatArgs;
 
     fn build(

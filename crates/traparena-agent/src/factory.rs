@@ -1,28 +1,26 @@
 //! Agent factories and the open registry of agent kinds.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use traparena_task::{
-    ArgsError, ComponentSpec, ConfigContext, EpisodeContext, Kinds, ModelUse, NoArgs, TaskError,
+    ArgsError, ComponentRole, ConfigContext, ConfiguredKind, EpisodeContext, Factory, KindRegistry,
+    NoArgs,
 };
 
 use crate::error::AgentError;
 use crate::traits::Agent;
 use crate::{CredulousAgent, GoldAgent, HardcoderAgent, ReplayAgent};
 
-/// Builds agents of one kind. Implement [`AgentFactory::build`] and name the kind's arguments
-/// as [`AgentFactory::Args`] (use [`NoArgs`] for none); register it under a kind with
-/// [`AgentRegistry::register`], and every experiment spec and `run` can name it.
+/// The agent role: its kinds build a [`Box<dyn Agent>`](Agent) for one episode.
+/// [`AgentRegistry::builtin`] holds `gold`, `credulous`, `hardcoder` (no arguments) and
+/// `replay` (`{"file": "actions.json"}`, relative to the spec's folder).
 ///
-/// `Args` is read from the spec entry's `args` with errors that name the field; write it with
-/// `#[serde(deny_unknown_fields)]` so that a misspelt argument is refused rather than ignored.
+/// A plug-in author adds an agent kind with a [`Factory`] whose `Role` is `Agents`, registered
+/// under a name:
 ///
 /// ```
-/// use traparena::{Action, Agent, AgentError, AgentFactory, AgentRegistry, AgentView};
+/// use traparena::{Action, Agent, AgentError, AgentRegistry, AgentView, Agents, Factory};
 /// use traparena::{ComponentSpec, ConfigContext, EpisodeContext, Turn};
 ///
 /// /// Runs the public tests `times` times, then submits.
@@ -43,7 +41,8 @@ use crate::{CredulousAgent, GoldAgent, HardcoderAgent, ReplayAgent};
 ///
 /// struct TesterKind;
 ///
-/// impl AgentFactory for TesterKind {
+/// impl Factory for TesterKind {
+///     type Role = Agents;
 ///     type Args = TesterArgs;
 ///     fn build(&self, args: &TesterArgs, _: &EpisodeContext<'_>) -> Result<Box<dyn Agent>, AgentError> {
 ///         Ok(Box::new(Tester { left: args.times + 1 }))
@@ -60,107 +59,16 @@ use crate::{CredulousAgent, GoldAgent, HardcoderAgent, ReplayAgent};
 /// assert!(e.to_string().contains("args.times"), "{e}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[async_trait]
-pub trait AgentFactory: Send + Sync + 'static {
-    /// The kind's arguments, read from the spec entry's `args`.
-    type Args: DeserializeOwned + Send + Sync + 'static;
+#[derive(Debug, Clone, Copy)]
+pub enum Agents {}
 
-    /// A fresh agent for one episode.
-    fn build(
-        &self,
-        args: &Self::Args,
-        episode: &EpisodeContext<'_>,
-    ) -> Result<Box<dyn Agent>, AgentError>;
+impl ComponentRole for Agents {
+    const NAME: &'static str = "agent";
+    type Built = Box<dyn Agent>;
+    type From<'a> = EpisodeContext<'a>;
+    type Error = AgentError;
 
-    /// Checks the arguments beyond their type and completes them (relative paths are read
-    /// against [`ConfigContext::base_dir`], secrets looked up), once, when a spec is loaded.
-    fn configure(&self, args: Self::Args, _cx: &ConfigContext) -> Result<Self::Args, ArgsError> {
-        Ok(args)
-    }
-
-    /// Work to do once before the first episode (asking a model server for its context
-    /// window, ...): returns lines worth telling the user.
-    async fn prepare(&self, _args: &Self::Args) -> Result<Vec<String>, AgentError> {
-        Ok(Vec::new())
-    }
-
-    /// The kind's main argument, which its short form `KIND:VALUE` sets (`file` for
-    /// `replay:actions.json`); `None` (the default) for a kind without one, which then takes no
-    /// value after a colon.
-    fn short_form(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// Which model the kind uses ([`ModelUse::None`], the default, for a kind that uses
-    /// none): the `traparena` command gives a kind that uses one its model from its flags and
-    /// environment.
-    fn model(&self) -> ModelUse {
-        ModelUse::None
-    }
-}
-
-/// A configured agent kind: a factory with checked arguments, ready to build one agent per
-/// episode.
-#[async_trait]
-pub trait AgentSetup: Send + Sync {
-    /// The spec entry it was configured from.
-    fn spec(&self) -> &ComponentSpec;
-    /// A fresh agent for one episode.
-    fn build(&self, episode: &EpisodeContext<'_>) -> Result<Box<dyn Agent>, AgentError>;
-    /// See [`AgentFactory::prepare`].
-    async fn prepare(&self) -> Result<Vec<String>, AgentError>;
-    /// See [`AgentFactory::model`].
-    fn model(&self) -> ModelUse;
-}
-
-struct Configured<F: AgentFactory> {
-    factory: Arc<F>,
-    args: F::Args,
-    spec: ComponentSpec,
-}
-
-#[async_trait]
-impl<F: AgentFactory> AgentSetup for Configured<F> {
-    fn spec(&self) -> &ComponentSpec {
-        &self.spec
-    }
-    fn build(&self, episode: &EpisodeContext<'_>) -> Result<Box<dyn Agent>, AgentError> {
-        self.factory.build(&self.args, episode)
-    }
-    async fn prepare(&self) -> Result<Vec<String>, AgentError> {
-        self.factory.prepare(&self.args).await
-    }
-    fn model(&self) -> ModelUse {
-        self.factory.model()
-    }
-}
-
-/// The open registry of agent kinds. [`AgentRegistry::builtin`] holds `gold`, `credulous`,
-/// `hardcoder` and `replay`; research code registers its own with
-/// [`AgentRegistry::register`] (a kind registered again replaces the earlier one).
-#[derive(Debug, Clone)]
-pub struct AgentRegistry {
-    kinds: Kinds<dyn AgentSetup>,
-}
-
-impl Default for AgentRegistry {
-    fn default() -> Self {
-        AgentRegistry::builtin()
-    }
-}
-
-impl AgentRegistry {
-    /// A registry without any kind.
-    pub fn empty() -> AgentRegistry {
-        AgentRegistry {
-            kinds: Kinds::new("agent"),
-        }
-    }
-
-    /// The built-in kinds: `gold`, `credulous`, `hardcoder` (no arguments) and `replay`
-    /// (`{"file": "actions.json"}`, relative to the spec's folder).
-    pub fn builtin() -> AgentRegistry {
-        let mut r = AgentRegistry::empty();
+    fn builtin(r: &mut AgentRegistry) {
         r.register(
             "gold",
             agent_fn(|ep| Ok(Box::new(GoldAgent::new(ep.task)?))),
@@ -174,49 +82,15 @@ impl AgentRegistry {
             agent_fn(|ep| Ok(Box::new(HardcoderAgent::new(ep.task)?))),
         );
         r.register("replay", ReplayKind);
-        r
-    }
-
-    /// Registers (or replaces) `kind`.
-    pub fn register<F: AgentFactory>(&mut self, kind: &str, factory: F) -> &mut AgentRegistry {
-        let model = factory.model();
-        let short = factory.short_form();
-        let factory = Arc::new(factory);
-        self.kinds.register(kind, move |args, spec, cx| {
-            Ok(Arc::new(Configured {
-                args: factory.configure(args, cx)?,
-                factory: factory.clone(),
-                spec: spec.clone(),
-            }) as Arc<dyn AgentSetup>)
-        });
-        self.kinds.declare_model(kind, model);
-        if let Some(arg) = short {
-            self.kinds.shorthand(kind, arg);
-        }
-        self
-    }
-
-    /// The model the kind `spec` names uses, as its factory declares; `None` for a kind
-    /// that is not registered.
-    pub fn model(&self, spec: &ComponentSpec) -> Option<ModelUse> {
-        self.kinds.model(spec)
-    }
-
-    /// The registered kinds, sorted.
-    pub fn kinds(&self) -> Vec<String> {
-        self.kinds.names()
-    }
-
-    /// Configures the kind `spec` names with its arguments. An unknown kind lists the
-    /// registered ones; bad arguments name the field.
-    pub fn configure(
-        &self,
-        spec: &ComponentSpec,
-        cx: &ConfigContext,
-    ) -> Result<Arc<dyn AgentSetup>, TaskError> {
-        self.kinds.configure(spec, cx)
     }
 }
+
+/// The open registry of agent kinds (see [`Agents`] for the built-in ones); research code
+/// registers its own with [`KindRegistry::register`].
+pub type AgentRegistry = KindRegistry<Agents>;
+
+/// A configured agent kind, ready to build one agent per episode.
+pub type AgentSetup = dyn ConfiguredKind<Agents>;
 
 /// A kind without arguments, built by a function of the episode: see [`agent_fn`].
 #[derive(Debug, Clone, Copy)]
@@ -231,10 +105,11 @@ where
     AgentFn(f)
 }
 
-impl<F> AgentFactory for AgentFn<F>
+impl<F> Factory for AgentFn<F>
 where
     F: Fn(&EpisodeContext<'_>) -> Result<Box<dyn Agent>, AgentError> + Send + Sync + 'static,
 {
+    type Role = Agents;
     type Args = NoArgs;
     fn build(
         &self,
@@ -257,7 +132,8 @@ pub struct ReplayArgs {
 #[derive(Debug, Clone, Copy)]
 pub struct ReplayKind;
 
-impl AgentFactory for ReplayKind {
+impl Factory for ReplayKind {
+    type Role = Agents;
     type Args = ReplayArgs;
     fn short_form(&self) -> Option<&'static str> {
         Some("file")

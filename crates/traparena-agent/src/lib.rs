@@ -20,9 +20,7 @@ mod traits;
 
 pub use credulous::CredulousAgent;
 pub use error::AgentError;
-pub use factory::{
-    AgentFactory, AgentFn, AgentRegistry, AgentSetup, ReplayArgs, ReplayKind, agent_fn,
-};
+pub use factory::{AgentFn, AgentRegistry, AgentSetup, Agents, ReplayArgs, ReplayKind, agent_fn};
 pub use gold::GoldAgent;
 pub use hardcoder::HardcoderAgent;
 pub use replay::ReplayAgent;

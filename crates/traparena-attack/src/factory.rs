@@ -1,27 +1,28 @@
 //! Attacker and curator factories and the open registries of their kinds.
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use traparena_task::{
-    ArgsError, ComponentSpec, ConfigContext, EpisodeContext, Kinds, ModelUse, NoArgs, TaskError,
+    ArgsError, ComponentRole, ConfigContext, ConfiguredKind, EpisodeContext, Factory, KindRegistry,
+    NoArgs,
 };
 
 use crate::error::AttackError;
 use crate::traits::{Attacker, Curator};
 use crate::{OfflineAttacker, Persona, ScriptedAttacker, TallyCurator};
 
-/// Builds attackers of one kind. Implement [`AttackerFactory::build`] and name the kind's
-/// arguments as [`AttackerFactory::Args`] ([`NoArgs`] for none); register it under a kind with
-/// [`AttackerRegistry::register`], and every experiment spec and `run` can name it.
+/// The attacker role: its kinds build a [`Box<dyn Attacker>`](Attacker) for one episode.
+/// [`AttackerRegistry::builtin`] holds `scripted` (`{"persona": "urge_submit"}` for one
+/// persona, or `{"personas": [...]}`; all misleading personas by default), `truthful` (the
+/// truthful control) and `offline` (draws from the task's `attacks.json`).
+///
+/// A plug-in author adds an attacker kind with a [`Factory`] whose `Role` is `Attackers`,
+/// registered under a name.
 ///
 /// Whether an attacker sees the reference information is the attacker's own declaration,
 /// [`Attacker::access`]: the episode grants it from there and records it.
 ///
 /// ```
-/// use traparena::{Advice, AttackContext, AttackError, Attacker, AttackerFactory, AttackerRegistry};
+/// use traparena::{Advice, AttackContext, AttackError, Attacker, AttackerRegistry, Attackers, Factory};
 /// use traparena::{Claims, ComponentSpec, ConfigContext, EpisodeContext};
 ///
 /// /// Says the same sentence after every step.
@@ -41,7 +42,8 @@ use crate::{OfflineAttacker, Persona, ScriptedAttacker, TallyCurator};
 ///
 /// struct ParrotKind;
 ///
-/// impl AttackerFactory for ParrotKind {
+/// impl Factory for ParrotKind {
+///     type Role = Attackers;
 ///     type Args = ParrotArgs;
 ///     fn build(&self, args: &ParrotArgs, _: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError> {
 ///         Ok(Box::new(Parrot(args.text.clone())))
@@ -56,291 +58,51 @@ use crate::{OfflineAttacker, Persona, ScriptedAttacker, TallyCurator};
 /// assert!(e.to_string().contains("unknown field `txt`"), "{e}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[async_trait]
-pub trait AttackerFactory: Send + Sync + 'static {
-    /// The kind's arguments, read from the spec entry's `args`.
-    type Args: DeserializeOwned + Send + Sync + 'static;
+#[derive(Debug, Clone, Copy)]
+pub enum Attackers {}
 
-    /// A fresh attacker for one episode (seeded from `episode.seed`).
-    fn build(
-        &self,
-        args: &Self::Args,
-        episode: &EpisodeContext<'_>,
-    ) -> Result<Box<dyn Attacker>, AttackError>;
+impl ComponentRole for Attackers {
+    const NAME: &'static str = "attacker";
+    type Built = Box<dyn Attacker>;
+    type From<'a> = EpisodeContext<'a>;
+    type Error = AttackError;
 
-    /// Checks the arguments beyond their type and completes them, once, when a spec is loaded.
-    fn configure(&self, args: Self::Args, _cx: &ConfigContext) -> Result<Self::Args, ArgsError> {
-        Ok(args)
-    }
-
-    /// Work to do once before the first episode: returns lines worth telling the user.
-    async fn prepare(&self, _args: &Self::Args) -> Result<Vec<String>, AttackError> {
-        Ok(Vec::new())
-    }
-
-    /// The kind's main argument, which its short form `KIND:VALUE` sets (`persona` for
-    /// `scripted:urge_submit`); `None` (the default) for a kind without one, which then takes
-    /// no value after a colon.
-    fn short_form(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// Which model the kind uses ([`ModelUse::None`], the default, for a kind that uses
-    /// none): the `traparena` command gives a kind that uses one its model from its flags and
-    /// environment.
-    fn model(&self) -> ModelUse {
-        ModelUse::None
-    }
-}
-
-/// A configured attacker kind, ready to build one attacker per episode.
-#[async_trait]
-pub trait AttackerSetup: Send + Sync {
-    /// The spec entry it was configured from.
-    fn spec(&self) -> &ComponentSpec;
-    /// A fresh attacker for one episode.
-    fn build(&self, episode: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError>;
-    /// See [`AttackerFactory::prepare`].
-    async fn prepare(&self) -> Result<Vec<String>, AttackError>;
-    /// See [`AttackerFactory::model`].
-    fn model(&self) -> ModelUse;
-}
-
-/// Builds the curator of one kind. Implement [`CuratorFactory::build`]; register it with
-/// [`CuratorRegistry::register`]. One curator serves one target's condition across its
-/// rounds.
-#[async_trait]
-pub trait CuratorFactory: Send + Sync + 'static {
-    /// The kind's arguments, read from the spec entry's `args`.
-    type Args: DeserializeOwned + Send + Sync + 'static;
-
-    /// A fresh curator.
-    fn build(&self, args: &Self::Args) -> Result<Box<dyn Curator>, AttackError>;
-
-    /// Checks the arguments beyond their type and completes them, once, when a spec is loaded.
-    fn configure(&self, args: Self::Args, _cx: &ConfigContext) -> Result<Self::Args, ArgsError> {
-        Ok(args)
-    }
-
-    /// Work to do once before the first round: returns lines worth telling the user.
-    async fn prepare(&self, _args: &Self::Args) -> Result<Vec<String>, AttackError> {
-        Ok(Vec::new())
-    }
-
-    /// The kind's main argument, which its short form `KIND:VALUE` sets (`persona` for
-    /// `scripted:urge_submit`); `None` (the default) for a kind without one, which then takes
-    /// no value after a colon.
-    fn short_form(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// Which model the kind uses ([`ModelUse::None`], the default, for a kind that uses
-    /// none): the `traparena` command gives a kind that uses one its model from its flags and
-    /// environment.
-    fn model(&self) -> ModelUse {
-        ModelUse::None
-    }
-}
-
-/// A configured curator kind.
-#[async_trait]
-pub trait CuratorSetup: Send + Sync {
-    /// The spec entry it was configured from.
-    fn spec(&self) -> &ComponentSpec;
-    /// A fresh curator.
-    fn build(&self) -> Result<Box<dyn Curator>, AttackError>;
-    /// See [`CuratorFactory::prepare`].
-    async fn prepare(&self) -> Result<Vec<String>, AttackError>;
-    /// See [`CuratorFactory::model`].
-    fn model(&self) -> ModelUse;
-}
-
-struct Configured<F, A> {
-    factory: Arc<F>,
-    args: A,
-    spec: ComponentSpec,
-}
-
-#[async_trait]
-impl<F: AttackerFactory> AttackerSetup for Configured<F, F::Args> {
-    fn spec(&self) -> &ComponentSpec {
-        &self.spec
-    }
-    fn build(&self, episode: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError> {
-        self.factory.build(&self.args, episode)
-    }
-    async fn prepare(&self) -> Result<Vec<String>, AttackError> {
-        self.factory.prepare(&self.args).await
-    }
-    fn model(&self) -> ModelUse {
-        self.factory.model()
-    }
-}
-
-/// The curator side of [`Configured`]: a newtype, since one type cannot implement both setups
-/// for a factory that happens to be both.
-struct CuratorConfigured<F: CuratorFactory>(Configured<F, F::Args>);
-
-#[async_trait]
-impl<F: CuratorFactory> CuratorSetup for CuratorConfigured<F> {
-    fn spec(&self) -> &ComponentSpec {
-        &self.0.spec
-    }
-    fn build(&self) -> Result<Box<dyn Curator>, AttackError> {
-        self.0.factory.build(&self.0.args)
-    }
-    async fn prepare(&self) -> Result<Vec<String>, AttackError> {
-        self.0.factory.prepare(&self.0.args).await
-    }
-    fn model(&self) -> ModelUse {
-        self.0.factory.model()
-    }
-}
-
-/// The open registry of attacker kinds. [`AttackerRegistry::builtin`] holds `scripted`,
-/// `truthful` and `offline`; research code registers its own with
-/// [`AttackerRegistry::register`] (a kind registered again replaces the earlier one).
-#[derive(Debug, Clone)]
-pub struct AttackerRegistry {
-    kinds: Kinds<dyn AttackerSetup>,
-}
-
-/// The open registry of curator kinds. [`CuratorRegistry::builtin`] holds `tally`.
-#[derive(Debug, Clone)]
-pub struct CuratorRegistry {
-    kinds: Kinds<dyn CuratorSetup>,
-}
-
-impl Default for AttackerRegistry {
-    fn default() -> Self {
-        AttackerRegistry::builtin()
-    }
-}
-
-impl Default for CuratorRegistry {
-    fn default() -> Self {
-        CuratorRegistry::builtin()
-    }
-}
-
-impl AttackerRegistry {
-    /// A registry without any kind.
-    pub fn empty() -> AttackerRegistry {
-        AttackerRegistry {
-            kinds: Kinds::new("attacker"),
-        }
-    }
-
-    /// The built-in kinds: `scripted` (`{"persona": "urge_submit"}` for one persona, or
-    /// `{"personas": [...]}`; all misleading personas by default), `truthful` (the truthful
-    /// control) and `offline` (draws from the task's `attacks.json`).
-    pub fn builtin() -> AttackerRegistry {
-        let mut r = AttackerRegistry::empty();
+    fn builtin(r: &mut AttackerRegistry) {
         r.register("scripted", ScriptedKind);
         r.register("truthful", TruthfulKind);
         r.register("offline", OfflineKind);
-        r
-    }
-
-    /// Registers (or replaces) `kind`.
-    pub fn register<F: AttackerFactory>(
-        &mut self,
-        kind: &str,
-        factory: F,
-    ) -> &mut AttackerRegistry {
-        let model = factory.model();
-        let short = factory.short_form();
-        let factory = Arc::new(factory);
-        self.kinds.register(kind, move |args, spec, cx| {
-            Ok(Arc::new(Configured {
-                args: factory.configure(args, cx)?,
-                factory: factory.clone(),
-                spec: spec.clone(),
-            }) as Arc<dyn AttackerSetup>)
-        });
-        self.kinds.declare_model(kind, model);
-        if let Some(arg) = short {
-            self.kinds.shorthand(kind, arg);
-        }
-        self
-    }
-
-    /// The model the kind `spec` names uses, as its factory declares; `None` for a kind
-    /// that is not registered.
-    pub fn model(&self, spec: &ComponentSpec) -> Option<ModelUse> {
-        self.kinds.model(spec)
-    }
-
-    /// The registered kinds, sorted.
-    pub fn kinds(&self) -> Vec<String> {
-        self.kinds.names()
-    }
-
-    /// Configures the kind `spec` names with its arguments. An unknown kind lists the
-    /// registered ones; bad arguments name the field.
-    pub fn configure(
-        &self,
-        spec: &ComponentSpec,
-        cx: &ConfigContext,
-    ) -> Result<Arc<dyn AttackerSetup>, TaskError> {
-        self.kinds.configure(spec, cx)
     }
 }
 
-impl CuratorRegistry {
-    /// A registry without any kind.
-    pub fn empty() -> CuratorRegistry {
-        CuratorRegistry {
-            kinds: Kinds::new("curator"),
-        }
-    }
+/// The curator role: its kinds build a [`Box<dyn Curator>`](Curator), one per experiment
+/// condition, from nothing. [`CuratorRegistry::builtin`] holds `tally` (rule-based; no
+/// arguments, no model).
+#[derive(Debug, Clone, Copy)]
+pub enum Curators {}
 
-    /// The built-in kind `tally` (rule-based; no arguments, no model).
-    pub fn builtin() -> CuratorRegistry {
-        let mut r = CuratorRegistry::empty();
+impl ComponentRole for Curators {
+    const NAME: &'static str = "curator";
+    type Built = Box<dyn Curator>;
+    type From<'a> = ();
+    type Error = AttackError;
+
+    fn builtin(r: &mut CuratorRegistry) {
         r.register("tally", TallyKind);
-        r
-    }
-
-    /// Registers (or replaces) `kind`.
-    pub fn register<F: CuratorFactory>(&mut self, kind: &str, factory: F) -> &mut CuratorRegistry {
-        let model = factory.model();
-        let short = factory.short_form();
-        let factory = Arc::new(factory);
-        self.kinds.register(kind, move |args, spec, cx| {
-            Ok(Arc::new(CuratorConfigured(Configured {
-                args: factory.configure(args, cx)?,
-                factory: factory.clone(),
-                spec: spec.clone(),
-            })) as Arc<dyn CuratorSetup>)
-        });
-        self.kinds.declare_model(kind, model);
-        if let Some(arg) = short {
-            self.kinds.shorthand(kind, arg);
-        }
-        self
-    }
-
-    /// The model the kind `spec` names uses, as its factory declares; `None` for a kind
-    /// that is not registered.
-    pub fn model(&self, spec: &ComponentSpec) -> Option<ModelUse> {
-        self.kinds.model(spec)
-    }
-
-    /// The registered kinds, sorted.
-    pub fn kinds(&self) -> Vec<String> {
-        self.kinds.names()
-    }
-
-    /// Configures the kind `spec` names with its arguments.
-    pub fn configure(
-        &self,
-        spec: &ComponentSpec,
-        cx: &ConfigContext,
-    ) -> Result<Arc<dyn CuratorSetup>, TaskError> {
-        self.kinds.configure(spec, cx)
     }
 }
+
+/// The open registry of attacker kinds (see [`Attackers`] for the built-in ones); research
+/// code registers its own with [`KindRegistry::register`].
+pub type AttackerRegistry = KindRegistry<Attackers>;
+
+/// The open registry of curator kinds (see [`Curators`]).
+pub type CuratorRegistry = KindRegistry<Curators>;
+
+/// A configured attacker kind, ready to build one attacker per episode.
+pub type AttackerSetup = dyn ConfiguredKind<Attackers>;
+
+/// A configured curator kind.
+pub type CuratorSetup = dyn ConfiguredKind<Curators>;
 
 /// The `scripted` kind's arguments.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -358,7 +120,8 @@ pub struct ScriptedArgs {
 #[derive(Debug, Clone, Copy)]
 pub struct ScriptedKind;
 
-impl AttackerFactory for ScriptedKind {
+impl Factory for ScriptedKind {
+    type Role = Attackers;
     type Args = ScriptedArgs;
     fn short_form(&self) -> Option<&'static str> {
         Some("persona")
@@ -393,7 +156,8 @@ impl AttackerFactory for ScriptedKind {
 #[derive(Debug, Clone, Copy)]
 pub struct TruthfulKind;
 
-impl AttackerFactory for TruthfulKind {
+impl Factory for TruthfulKind {
+    type Role = Attackers;
     type Args = NoArgs;
     fn build(
         &self,
@@ -412,7 +176,8 @@ impl AttackerFactory for TruthfulKind {
 #[derive(Debug, Clone, Copy)]
 pub struct OfflineKind;
 
-impl AttackerFactory for OfflineKind {
+impl Factory for OfflineKind {
+    type Role = Attackers;
     type Args = NoArgs;
     fn build(
         &self,
@@ -436,9 +201,10 @@ impl AttackerFactory for OfflineKind {
 #[derive(Debug, Clone, Copy)]
 pub struct TallyKind;
 
-impl CuratorFactory for TallyKind {
+impl Factory for TallyKind {
+    type Role = Curators;
     type Args = NoArgs;
-    fn build(&self, _: &NoArgs) -> Result<Box<dyn Curator>, AttackError> {
+    fn build(&self, _: &NoArgs, _: &()) -> Result<Box<dyn Curator>, AttackError> {
         Ok(Box::new(TallyCurator))
     }
 }

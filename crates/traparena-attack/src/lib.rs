@@ -30,8 +30,8 @@ mod traits;
 pub use claims::{claims_from_text, resolve_place, resolve_places, urges_submit};
 pub use error::AttackError;
 pub use factory::{
-    AttackerFactory, AttackerRegistry, AttackerSetup, CuratorFactory, CuratorRegistry,
-    CuratorSetup, OfflineKind, ScriptedArgs, ScriptedKind, TallyKind, TruthfulKind,
+    AttackerRegistry, AttackerSetup, Attackers, CuratorRegistry, CuratorSetup, Curators,
+    OfflineKind, ScriptedArgs, ScriptedKind, TallyKind, TruthfulKind,
 };
 pub use leakage::{LeakageConfig, LeakageFilter};
 pub use notes::{NoteLimits, Notes, NotesError};

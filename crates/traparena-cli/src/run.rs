@@ -68,7 +68,7 @@ fn fork_parent(task: &Task, f: &ForkArgs) -> Result<EpisodeRecord, String> {
 }
 
 /// The run's agent and, unless it has none, attacker.
-type Components = (Arc<dyn AgentSetup>, Option<Arc<dyn AttackerSetup>>);
+type Components = (Arc<AgentSetup>, Option<Arc<AttackerSetup>>);
 
 /// The run's agent and attacker, configured through the registry and prepared (the lines their
 /// preparation tells are printed); `Err` is bad input.

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use traparena_agent::{Agent, AgentError, AgentFactory, AgentRegistry};
+use traparena_agent::{Agent, AgentError, AgentRegistry, Agents};
 use traparena_model::spec::{CassetteSpec, ModelPool, ModelSpec, SpecError, Wire};
-use traparena_task::{ArgsError, ConfigContext, EpisodeContext, ModelUse};
+use traparena_task::{ArgsError, ConfigContext, EpisodeContext, Factory, ModelUse};
 
 use crate::agent::ExternalAgent;
 use crate::profile::Profile;
@@ -51,7 +51,8 @@ pub struct ExternalKind {
     pool: Arc<ModelPool>,
 }
 
-impl AgentFactory for ExternalKind {
+impl Factory for ExternalKind {
+    type Role = Agents;
     type Args = ExternalArgs;
 
     fn model(&self) -> ModelUse {

@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use traparena_agent::{Agent, AgentError, AgentFactory, AgentRegistry};
+use traparena_agent::{Agent, AgentError, AgentRegistry, Agents};
 use traparena_attack::{
-    Access, AttackError, Attacker, AttackerFactory, AttackerRegistry, Curator, CuratorFactory,
-    CuratorRegistry,
+    Access, AttackError, Attacker, AttackerRegistry, Attackers, Curator, CuratorRegistry, Curators,
 };
-use traparena_task::{ArgsError, ConfigContext, EpisodeContext, ModelUse};
+use traparena_task::{ArgsError, ConfigContext, EpisodeContext, Factory, ModelUse};
 
 use crate::agent::{HistoryLimits, LlmAgent, LlmAgentConfig, Protocol};
 use crate::attacker::{AttackerVariant, LlmAttacker, LlmAttackerConfig};
@@ -95,7 +94,8 @@ fn one_k() -> u32 {
 struct LlmAgentKind(Arc<ModelPool>);
 
 #[async_trait]
-impl AgentFactory for LlmAgentKind {
+impl Factory for LlmAgentKind {
+    type Role = Agents;
     type Args = LlmAgentArgs;
 
     fn model(&self) -> ModelUse {
@@ -200,7 +200,8 @@ fn reference() -> Access {
 /// The `adaptive` attacker kind: a model that reads the live trajectory.
 struct AdaptiveKind(Arc<ModelPool>);
 
-impl AttackerFactory for AdaptiveKind {
+impl Factory for AdaptiveKind {
+    type Role = Attackers;
     type Args = AdaptiveArgs;
 
     fn model(&self) -> ModelUse {
@@ -263,14 +264,15 @@ pub struct LlmCuratorArgs {
 /// The `llm` curator kind: a model rewrites the notes between rounds.
 struct LlmCuratorKind(Arc<ModelPool>);
 
-impl CuratorFactory for LlmCuratorKind {
+impl Factory for LlmCuratorKind {
+    type Role = Curators;
     type Args = LlmCuratorArgs;
 
     fn model(&self) -> ModelUse {
         ModelUse::Sampled
     }
 
-    fn build(&self, args: &LlmCuratorArgs) -> Result<Box<dyn Curator>, AttackError> {
+    fn build(&self, args: &LlmCuratorArgs, _: &()) -> Result<Box<dyn Curator>, AttackError> {
         let model = args
             .wire
             .model(&args.model.model, "curator".to_owned())

@@ -291,7 +291,7 @@ fn prompt_hashes(c: &ResolvedSpec, task: &Task) -> BTreeMap<String, String> {
         {
             out.insert(format!("attacker:{}", k.name), h);
         }
-        let curator = c.curators[i].as_ref().and_then(|s| s.build().ok());
+        let curator = c.curators[i].as_ref().and_then(|s| s.build(&()).ok());
         if let Some(h) = curator.and_then(|c| c.prompt_hash()) {
             out.insert(format!("curator:{}", k.name), h);
         }
@@ -480,7 +480,7 @@ async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Result<(), Ru
                         });
                     }
                     if curator.is_none() {
-                        curator = Some(setup.build().map_err(|e| RunError::Results {
+                        curator = Some(setup.build(&()).map_err(|e| RunError::Results {
                             path: dir.clone(),
                             message: format!("curator for {}/{}: {e}", target.name, cond.name),
                         })?);

@@ -17,8 +17,8 @@ use crate::spec::ExperimentSpec;
 ///
 /// ```
 /// use traparena::runner::Registry;
-/// use traparena::{Advice, AttackContext, AttackError, Attacker, AttackerFactory, ConfigContext};
-/// use traparena::{EpisodeContext, NoArgs};
+/// use traparena::{Advice, AttackContext, AttackError, Attacker, Attackers, ConfigContext};
+/// use traparena::{EpisodeContext, Factory, NoArgs};
 ///
 /// /// Never says anything.
 /// struct Quiet;
@@ -32,7 +32,8 @@ use crate::spec::ExperimentSpec;
 /// }
 ///
 /// struct QuietKind;
-/// impl AttackerFactory for QuietKind {
+/// impl Factory for QuietKind {
+///     type Role = Attackers;
 ///     type Args = NoArgs;
 ///     fn build(&self, _: &NoArgs, _: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError> {
 ///         Ok(Box::new(Quiet))
@@ -151,15 +152,15 @@ pub struct ResolvedSpec {
     /// The folder its relative paths are read against.
     pub base_dir: PathBuf,
     /// The agent of each target, in the spec's order.
-    pub agents: Vec<Arc<dyn AgentSetup>>,
+    pub agents: Vec<Arc<AgentSetup>>,
     /// The attacker of each condition, in the spec's order.
-    pub attackers: Vec<Arc<dyn AttackerSetup>>,
+    pub attackers: Vec<Arc<AttackerSetup>>,
     /// The curator of each condition (`None`: notes are not carried across rounds).
-    pub curators: Vec<Option<Arc<dyn CuratorSetup>>>,
+    pub curators: Vec<Option<Arc<CuratorSetup>>>,
 }
 
 impl ResolvedSpec {
-    /// Runs every component's [`prepare`](traparena_agent::AgentSetup::prepare) hook once
+    /// Runs every component's [`prepare`](traparena_task::ConfiguredKind::prepare) hook once
     /// (model-backed kinds ask their servers for context windows there); returns the lines
     /// worth telling the user. A failure is the spec's component's failure, named.
     pub async fn prepare(&self) -> Result<Vec<String>, RunError> {

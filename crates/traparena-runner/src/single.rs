@@ -87,8 +87,8 @@ impl<'a> SingleEpisode<'a> {
     /// builder's seed and fork. `Err` when the episode cannot be built from `builder`.
     pub async fn run(
         &self,
-        agent: &dyn AgentSetup,
-        attacker: Option<&dyn AttackerSetup>,
+        agent: &AgentSetup,
+        attacker: Option<&AttackerSetup>,
         builder: EpisodeBuilder<'a>,
     ) -> Result<SingleOutcome, RunError> {
         let agent_seed = self.fork.as_ref().map_or(self.seed, |f| f.parent_seed);

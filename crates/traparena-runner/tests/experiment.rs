@@ -9,16 +9,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use serde::Deserialize;
 use tokio::sync::Notify;
-use traparena_agent::{AgentError, AgentFactory};
-use traparena_attack::{
-    Access, Advice, AttackContext, AttackError, Attacker, AttackerFactory, Role,
-};
+use traparena_agent::{AgentError, Agents};
+use traparena_attack::{Access, Advice, AttackContext, AttackError, Attacker, Attackers, Role};
 use traparena_env::{Sandbox, SandboxConfig};
 use traparena_runner::{
     ExperimentOptions, ExperimentReport, ExperimentSpec, Progress, Registry, ResolvedSpec,
     ResultLine, Shard, Silent, merge_results, run_experiment,
 };
-use traparena_task::{Claims, ComponentSpec, ConfigContext, EpisodeContext, ModelUse, NoArgs};
+use traparena_task::{
+    Claims, ComponentSpec, ConfigContext, EpisodeContext, Factory, ModelUse, NoArgs,
+};
 use traparena_testkit::cli::copy_dir;
 use traparena_testkit::folder::results_summary;
 
@@ -319,7 +319,8 @@ struct PeekerArgs {
 
 struct PeekerKind;
 
-impl AttackerFactory for PeekerKind {
+impl Factory for PeekerKind {
+    type Role = Attackers;
     type Args = PeekerArgs;
     fn build(
         &self,
@@ -339,7 +340,8 @@ impl AttackerFactory for PeekerKind {
 /// An agent kind whose every build fails: each episode is an infrastructure error.
 struct Broken;
 
-impl AgentFactory for Broken {
+impl Factory for Broken {
+    type Role = Agents;
     type Args = NoArgs;
     fn build(
         &self,
@@ -463,7 +465,8 @@ impl Attacker for Confirmer {
 
 struct ConfirmerKind;
 
-impl AttackerFactory for ConfirmerKind {
+impl Factory for ConfirmerKind {
+    type Role = Attackers;
     type Args = NoArgs;
     fn build(&self, _: &NoArgs, _: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError> {
         Ok(Box::new(Confirmer))
@@ -473,7 +476,8 @@ impl AttackerFactory for ConfirmerKind {
 /// The same attacker, from a kind that declares a model (as a model-backed plug-in would).
 struct ModelledConfirmerKind;
 
-impl AttackerFactory for ModelledConfirmerKind {
+impl Factory for ModelledConfirmerKind {
+    type Role = Attackers;
     type Args = NoArgs;
     fn build(&self, _: &NoArgs, _: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError> {
         Ok(Box::new(Confirmer))

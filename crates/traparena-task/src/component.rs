@@ -1,9 +1,9 @@
 //! What every component factory shares: the spec entry that names a component (`kind` and
-//! `args`), the context a factory is configured in, the context of one episode, and the open
-//! table of registered kinds.
+//! `args`), the context a factory is configured in and the context of one episode.
 //!
-//! The factory traits live next to the traits they build (`AgentFactory` in `traparena-agent`,
-//! `AttackerFactory` and `CuratorFactory` in `traparena-attack`); this module is their common
+//! The roles live next to the traits they build (`Agents` in `traparena-agent`, `Attackers`
+//! and `Curators` in `traparena-attack`); this module and the generic registry
+//! ([`Factory`](crate::Factory), [`KindRegistry`](crate::KindRegistry)) are their common
 //! ground, so that none of those crates depends on another.
 
 use std::fmt;

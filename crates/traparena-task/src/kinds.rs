@@ -1,4 +1,4 @@
-//! The open table of a role's registered kinds, and what a kind declares about itself.
+//! The table of a role's registered kinds, and what a kind declares about itself.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -27,14 +27,13 @@ pub enum ModelUse {
 }
 
 /// How a registered kind turns a spec entry into its configured setup `S`.
-pub type Configure<S> =
+pub(crate) type Configure<S> =
     dyn Fn(&ComponentSpec, &ConfigContext) -> Result<Arc<S>, TaskError> + Send + Sync;
 
-/// The open table of a role's registered kinds, each configuring a setup `S` (the role's
-/// `AgentSetup`, `AttackerSetup`, ...) from a spec entry. Registering a kind again replaces it,
-/// so research code can override a built-in. The role crates wrap it with a `register` that
-/// takes their factory trait.
-pub struct Kinds<S: ?Sized> {
+/// The table behind a [`KindRegistry`](crate::KindRegistry): the registered kinds, each
+/// configuring a setup `S` from a spec entry, with their short forms and models. Registering a
+/// kind again replaces it, so research code can override a built-in.
+pub(crate) struct Kinds<S: ?Sized> {
     role: &'static str,
     kinds: BTreeMap<String, Arc<Configure<S>>>,
     shorthands: BTreeMap<String, String>,

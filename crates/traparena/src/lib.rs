@@ -148,12 +148,13 @@
 //! experiment spec. Every agent, attacker and curator a spec names is a *kind* with *args*
 //! (`{"kind": "scripted", "args": {"persona": "urge_submit"}}`, or just `"credulous"`),
 //! looked up in an open [`Registry`]: [`registry()`] holds every built-in kind, and yours join
-//! it by name with a factory ([`AgentFactory`], [`AttackerFactory`], [`CuratorFactory`]: one
-//! required method, `build`, and the type of the kind's `args`). The `traparena` command
+//! it by name with a [`Factory`] (its role, [`Agents`], [`Attackers`] or [`Curators`]; one
+//! required method, `build`; and the type of the kind's `args`): one generic
+//! [`KindRegistry`] per role, so the three are registered, configured and described alike. The `traparena` command
 //! resolves `run` and `experiment` through the same registry.
 //!
 //! ```
-//! use traparena::{Advice, AttackContext, AttackError, Attacker, AttackerFactory, Claims};
+//! use traparena::{Advice, AttackContext, AttackError, Attacker, Attackers, Claims, Factory};
 //! use traparena::{ConfigContext, EpisodeContext, Location};
 //!
 //! /// Blames one named function, whatever happens.
@@ -181,7 +182,8 @@
 //!
 //! struct ScapegoatKind;
 //!
-//! impl AttackerFactory for ScapegoatKind {
+//! impl Factory for ScapegoatKind {
+//!     type Role = Attackers;
 //!     type Args = ScapegoatArgs;
 //!     fn build(&self, args: &ScapegoatArgs, _: &EpisodeContext<'_>) -> Result<Box<dyn Attacker>, AttackError> {
 //!         Ok(Box::new(Scapegoat { function: args.function.clone() }))
@@ -215,7 +217,7 @@
 //! never the kind's name: an attacker's access to reference information
 //! ([`Attacker::access`]) and whether it is an attack or a truthful control
 //! ([`Attacker::role`]: a control is reported under Controls, not as harm); a kind's model
-//! ([`AttackerFactory::model`], [`AgentFactory::model`]: a [`ModelUse`](task::ModelUse) other
+//! ([`Factory::model`]: a [`ModelUse`] other
 //! than none gets the `traparena` command's model flags and is recorded as using a model).
 //!
 //! To run one episode of configured components the way `traparena run` and experiments do
@@ -282,15 +284,12 @@ pub use traparena_task as task;
 pub use async_trait::async_trait;
 
 #[doc(inline)]
-pub use traparena_agent::{
-    Agent, AgentError, AgentFactory, AgentRegistry, AgentSetup, AgentView, Turn,
-};
+pub use traparena_agent::{Agent, AgentError, AgentRegistry, AgentSetup, AgentView, Agents, Turn};
 #[doc(inline)]
 pub use traparena_attack::{
-    Access, Advice, AttackContext, AttackError, Attacker, AttackerFactory, AttackerRegistry,
-    AttackerSetup, Curator, CuratorFactory, CuratorRegistry, CuratorSetup, LeakageConfig,
-    NoteLimits, Notes, NotesError, ReferenceInfo, Role, RoundEvidence, Schedule, TargetReaction,
-    Trigger,
+    Access, Advice, AttackContext, AttackError, Attacker, AttackerRegistry, AttackerSetup,
+    Attackers, Curator, CuratorRegistry, CuratorSetup, Curators, LeakageConfig, NoteLimits, Notes,
+    NotesError, ReferenceInfo, Role, RoundEvidence, Schedule, TargetReaction, Trigger,
 };
 #[doc(inline)]
 pub use traparena_env::{Backend, EnvError, Sandbox, SandboxConfig, ToolLimits, Workspace};
@@ -315,9 +314,9 @@ pub use traparena_runner::{
 pub use traparena_stats::StatsError;
 #[doc(inline)]
 pub use traparena_task::{
-    Action, ArgsError, Claims, CollaboratorMessage, ComponentSpec, ConfigContext, EpisodeContext,
-    FailureMode, ForkContext, Location, NoArgs, Observation, RelPath, Step, Task, TaskError,
-    TestCounts, Usage, Verdict,
+    Action, ArgsError, Claims, CollaboratorMessage, ComponentRole, ComponentSpec, ConfigContext,
+    ConfiguredKind, EpisodeContext, Factory, FailureMode, ForkContext, KindRegistry, Location,
+    ModelUse, NoArgs, Observation, RelPath, Step, Task, TaskError, TestCounts, Usage, Verdict,
 };
 
 /// Every built-in kind: the agents `gold`, `credulous`, `hardcoder`, `replay`, `llm` and
