@@ -250,7 +250,7 @@ pub(crate) fn instrument(
                 let mut v = vec![
                     "/bin/sh".to_owned(),
                     format!("{harness}/tp_build.sh"),
-                    lang.to_owned(),
+                    lang.name().to_owned(),
                 ];
                 v.extend(argv[1..].iter().cloned());
                 (v, vec![fd_env], true)

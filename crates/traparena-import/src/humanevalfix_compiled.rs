@@ -443,6 +443,7 @@ impl Layout {
             .program_tools()
             .expect("a compiled language's runner names its tools")
             .0
+            .name()
     }
 
     pub(crate) fn new(lang: Lang, entry: &str) -> Layout {

@@ -153,23 +153,6 @@ pub enum Runner {
     ExitCode,
 }
 
-impl Runner {
-    /// For a runner whose test command names a program's tool (`g++ test.cpp ...`,
-    /// `node test.js`): the language as the harness's build shim and `task.json` name it, and
-    /// the tools a test command may start with, the first the one the harness runs itself.
-    /// `None` for the Python runners and [`Runner::ExitCode`].
-    pub fn program_tools(self) -> Option<(&'static str, &'static [&'static str])> {
-        match self {
-            Runner::Cpp => Some(("cpp", &["g++", "c++", "clang++"])),
-            Runner::Java => Some(("java", &["java", "javac"])),
-            Runner::Go => Some(("go", &["go"])),
-            Runner::Rust => Some(("rust", &["rustc"])),
-            Runner::Node => Some(("javascript", &["node"])),
-            _ => None,
-        }
-    }
-}
-
 /// A place in the code: a file and, optionally, a function or method in it.
 ///
 /// `symbol` is qualified with dots (`Class.method`, `outer.inner`).
