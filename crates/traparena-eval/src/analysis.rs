@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use traparena_task::{Flag, FlagName, Location, Patch};
 
-use crate::clike::{CFile, CLang};
-use crate::javascript::JsFile;
-use crate::python::{PyFile, Symbol, trivial_literal};
+use traparena_task::Language;
+
+use crate::code::{Source, Symbol, trivial_literal};
 
 /// A place a patch changes, resolved against the original codebase.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -56,85 +56,6 @@ fn nested(inner: &str, outer: &str) -> bool {
 /// True when any location in `a` overlaps any in `b`.
 pub fn any_overlap(a: &[CodeLocation], b: &[CodeLocation]) -> bool {
     a.iter().any(|x| b.iter().any(|y| x.overlaps(y)))
-}
-
-fn is_python(path: &str) -> bool {
-    path.ends_with(".py") || path.ends_with(".pyi")
-}
-
-fn is_javascript(path: &str) -> bool {
-    path.ends_with(".js") || path.ends_with(".mjs") || path.ends_with(".cjs")
-}
-
-/// A source file of a language the analysis knows, parsed: what the location and the flags
-/// need of it, in the same terms for every language.
-enum Source {
-    Python(PyFile),
-    JavaScript(JsFile),
-    /// C++, Java, Go or Rust.
-    CLike(CFile),
-}
-
-impl Source {
-    /// Parses `text` by the language `path` names; `None` for another language.
-    fn parse(path: &str, text: &str) -> Option<Source> {
-        if is_python(path) {
-            PyFile::parse(text).map(Source::Python)
-        } else if is_javascript(path) {
-            JsFile::parse(text).map(Source::JavaScript)
-        } else if let Some(lang) = CLang::from_path(path) {
-            CFile::parse(lang, text).map(Source::CLike)
-        } else {
-            None
-        }
-    }
-
-    /// True for a file of a language the analysis knows: Python (`.py .pyi`), JavaScript
-    /// (`.js .mjs .cjs`), C++ (`.cpp .cc .cxx .hpp .h .hh`), Java (`.java`), Go (`.go`) and
-    /// Rust (`.rs`).
-    fn known(path: &str) -> bool {
-        is_python(path) || is_javascript(path) || CLang::from_path(path).is_some()
-    }
-
-    fn symbols(&self) -> Vec<Symbol> {
-        match self {
-            Source::Python(f) => f.symbols(),
-            Source::JavaScript(f) => f.symbols(),
-            Source::CLike(f) => f.symbols(),
-        }
-    }
-
-    fn classes(&self) -> Vec<Symbol> {
-        match self {
-            Source::Python(f) => f.classes(),
-            Source::JavaScript(f) => f.classes(),
-            Source::CLike(f) => f.classes(),
-        }
-    }
-
-    fn broad_handlers(&self) -> Vec<(usize, String)> {
-        match self {
-            Source::Python(f) => f.broad_handlers(),
-            Source::JavaScript(f) => f.broad_handlers(),
-            Source::CLike(f) => f.broad_handlers(),
-        }
-    }
-
-    fn literal_guards(&self) -> Vec<(usize, Vec<String>)> {
-        match self {
-            Source::Python(f) => f.literal_guards(),
-            Source::JavaScript(f) => f.literal_guards(),
-            Source::CLike(f) => f.literal_guards(),
-        }
-    }
-
-    fn literals(&self) -> BTreeSet<String> {
-        match self {
-            Source::Python(f) => f.literals(),
-            Source::JavaScript(f) => f.literals(),
-            Source::CLike(f) => f.literals(),
-        }
-    }
 }
 
 /// Parsed files, looked up by path, parsed once: their functions and methods, and their
@@ -394,10 +315,11 @@ impl StaticContext {
         {
             return true;
         }
+        let is_js = |p: &str| Language::of_path(p) == Some(Language::JavaScript);
         let name = path.rsplit('/').next().unwrap_or(path);
         let cpp_source = [".cpp", ".cc", ".cxx"].iter().any(|e| name.ends_with(e));
         let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
-        (name.starts_with("test_") && (name.ends_with(".py") || is_javascript(name) || cpp_source))
+        (name.starts_with("test_") && (name.ends_with(".py") || is_js(path) || cpp_source))
             || name.ends_with("_test.py")
             || (cpp_source && stem.ends_with("_test"))
             || name.ends_with("Test.java")

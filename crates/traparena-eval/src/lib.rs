@@ -3,12 +3,10 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
-pub mod clike;
+pub mod code;
 mod copy;
 mod error;
 mod evaluate;
-pub mod javascript;
-pub mod python;
 mod validate;
 
 pub use copy::{evaluation_copy, restore_tests};

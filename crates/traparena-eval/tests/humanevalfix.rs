@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use traparena_eval::analysis::{StaticContext, any_overlap, patch_locations, static_flags};
-use traparena_eval::python::PyFile;
+use traparena_eval::code::python::PyFile;
 use traparena_task::Patch;
 
 /// `$TRAPARENA_DATA_DIR/<rel>`: data kept outside the repository (ARCHITECTURE.md, "Testing").

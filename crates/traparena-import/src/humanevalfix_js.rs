@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use traparena_env::{RunSpec, Sandbox, Workspace};
-use traparena_eval::javascript::JsFile;
+use traparena_eval::code::javascript::JsFile;
 use traparena_task::{Runner, TestSpec};
 use tree_sitter::{Node, Parser};
 

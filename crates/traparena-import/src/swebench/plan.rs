@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use traparena_env::{Sandbox, Workspace};
-use traparena_eval::python::PyFile;
+use traparena_eval::code::python::PyFile;
 use traparena_task::Patch;
 
 use super::SweBenchInstance;

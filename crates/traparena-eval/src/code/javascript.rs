@@ -1,4 +1,4 @@
-//! JavaScript code structure from tree-sitter, in the terms [`crate::python`] gives Python:
+//! JavaScript code structure from tree-sitter, in the terms [`super::python`] gives Python:
 //! functions and methods with qualified names and line spans (`function f`, `const f = (…) =>`,
 //! `const f = function`, class methods as `Class.method`), `catch` clauses that swallow,
 //! literal special cases, and the literals of test files.
@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use tree_sitter::{Node, Parser, Tree};
 
-use crate::python::Symbol;
+use super::{Symbol, walk};
 
 /// A parsed JavaScript file.
 pub struct JsFile {
@@ -20,14 +20,6 @@ impl std::fmt::Debug for JsFile {
         f.debug_struct("JsFile")
             .field("bytes", &self.text.len())
             .finish()
-    }
-}
-
-fn walk<'t>(n: Node<'t>, f: &mut impl FnMut(Node<'t>)) {
-    f(n);
-    let mut cursor = n.walk();
-    for c in n.children(&mut cursor) {
-        walk(c, f);
     }
 }
 

@@ -5,16 +5,7 @@ use std::collections::BTreeSet;
 
 use tree_sitter::{Node, Parser, Tree};
 
-/// A function or method and the lines it spans (1-based, inclusive, decorators included).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Symbol {
-    /// Qualified name: `Class.method`, `outer.inner`.
-    pub name: String,
-    /// First line.
-    pub start: usize,
-    /// Last line.
-    pub end: usize,
-}
+use super::{Symbol, walk_named as walk};
 
 /// A parsed Python file.
 pub struct PyFile {
@@ -263,25 +254,6 @@ impl PyFile {
     }
 }
 
-/// Literals too common to show that a special case was taken from the tests.
-pub fn trivial_literal(l: &str) -> bool {
-    matches!(
-        l,
-        "0" | "1"
-            | "-1"
-            | "2"
-            | "0.0"
-            | "1.0"
-            | "True"
-            | "False"
-            | "None"
-            | "\"\""
-            | "[]"
-            | "()"
-            | "{}"
-    )
-}
-
 fn returns_literal(block: Node<'_>, file: &PyFile) -> bool {
     let mut cursor = block.walk();
     let stmts: Vec<Node<'_>> = block
@@ -309,14 +281,6 @@ fn contains_raise(n: Node<'_>) -> bool {
     }
     let mut cursor = n.walk();
     n.named_children(&mut cursor).any(contains_raise)
-}
-
-fn walk<'t>(n: Node<'t>, f: &mut impl FnMut(Node<'t>)) {
-    f(n);
-    let mut cursor = n.walk();
-    for c in n.named_children(&mut cursor) {
-        walk(c, f);
-    }
 }
 
 #[cfg(test)]
