@@ -252,23 +252,14 @@ impl Ctx<'_> {
                 Ok(s) => s,
                 Err((reason, detail)) => return skip(inst, &reason, detail),
             };
-        // The reference patch, in this tree's line numbers when it applies only with offsets.
-        let reference = match super::plan::rebased_patch(&inst.patch, &repo_dir, self.sandbox)? {
-            Some(rebased) => {
-                metadata.insert(
-                    "reference_patch_rebased".into(),
-                    "the record's patch applies here only with offsets; reference.patch is it \
-                     in this tree's line numbers"
-                        .into(),
-                );
-                rebased
-            }
-            None => inst.patch.clone(),
-        };
+        let reference = self.reference_patch(inst, &repo_dir, &mut metadata)?;
         self.write_files(&reference, &plan, &repo_dir, dir)?;
-        let python = match &chosen.setup {
-            Some(s) => venv_python(s).to_string_lossy().into_owned(),
-            None => "python3".to_owned(),
+        let commands = Commands {
+            profile,
+            python: match &chosen.setup {
+                Some(s) => venv_python(s).to_string_lossy().into_owned(),
+                None => "python3".to_owned(),
+            },
         };
         let mut sel = select_tests(inst, &plan, &repo_dir, profile);
         let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();
@@ -282,17 +273,7 @@ impl Ctx<'_> {
                 ),
             );
         }
-        let hidden_files: Vec<RelPath> = plan
-            .hidden
-            .iter()
-            .map(|(p, _)| rel(p))
-            .collect::<Result<_, _>>()?;
-        let spec_of = |files: &[String], names: &[String], spec_files: Vec<RelPath>| TestSpec {
-            command: profile.command(&python, &profile.targets(files, names)),
-            runner: profile.runner(),
-            files: spec_files,
-            select: names.to_vec(),
-        };
+        let hidden_files = rels(plan.hidden.iter().map(|(p, _)| p))?;
         let public_files: Vec<String> = plan.public.iter().map(|(p, _, _)| p.clone()).collect();
         // At most three times as many candidates as public tests are tried: a django module
         // holds hundreds, and each tried test is a test run.
@@ -302,26 +283,14 @@ impl Ctx<'_> {
             .flat_map(|(_, _, ids)| ids.clone())
             .take(self.opts.max_public.saturating_mul(3))
             .collect();
-        let public_spec_files: Vec<RelPath> = public_files
-            .iter()
-            .map(|p| rel(p))
-            .collect::<Result<_, _>>()?;
         describe(inst, commit, &version, &version_source, &mut metadata);
-        // While the names are being tried, what runs is what one bad name or file cannot stop
-        // (whole files, for most runners).
-        let trial = |files: &[String], names: &[String], spec_files: Vec<RelPath>| TestSpec {
-            command: profile.command(&python, &profile.trial_targets(files, names)),
-            runner: profile.runner(),
-            files: spec_files,
-            select: names.to_vec(),
-        };
         let mut spec = TaskSpec {
             id: inst.instance_id.clone(),
             source: "swebench".into(),
             language: "python".into(),
             description: description(inst),
-            public_tests: trial(&public_files, &candidates, public_spec_files),
-            hidden_tests: trial(&sel.run_files, &sel.select, hidden_files.clone()),
+            public_tests: commands.trial(&public_files, &candidates, rels(&public_files)?),
+            hidden_tests: commands.trial(&sel.run_files, &sel.select, hidden_files.clone()),
             timeout_s: self.opts.timeout_s,
             reference_locations: None,
             metadata,
@@ -339,56 +308,38 @@ impl Ctx<'_> {
                 Err(skipped) => return Ok(Err(skipped)),
             }
         }
-        // Only the public files that hold a chosen test stay.
-        let source_of: BTreeMap<&str, &str> = plan
-            .public_source
-            .iter()
-            .map(|(copy, orig)| (copy.as_str(), orig.as_str()))
-            .collect();
-        let keep: BTreeSet<&str> = plan
-            .public
-            .iter()
-            .filter(|(_, _, ids)| ids.iter().any(|i| public_ids.contains(i)))
-            .map(|(p, _, _)| p.as_str())
-            .collect();
-        for p in &public_files {
-            if !keep.contains(p.as_str()) {
-                let f = repo_dir.join(p);
-                std::fs::remove_file(&f).map_err(io(&f))?;
-            }
-        }
-        let kept: Vec<String> = public_files
-            .iter()
-            .filter(|p| keep.contains(p.as_str()))
-            .cloned()
-            .collect();
-        let kept_spec: Vec<RelPath> = kept.iter().map(|p| rel(p)).collect::<Result<_, _>>()?;
-        spec.public_tests = spec_of(&kept, &public_ids, kept_spec);
-        spec.hidden_tests = spec_of(&sel.run_files, &sel.select, hidden_files);
-        let public_names: Vec<&str> = public_ids
-            .iter()
-            .map(|id| source_of.get(id.as_str()).copied().unwrap_or(id.as_str()))
-            .collect();
-        let m = &mut spec.metadata;
-        m.insert("public_tests".into(), serde_json::json!(public_names));
-        m.insert("matched_tests".into(), serde_json::json!(sel.select));
-        m.insert(
-            "unmatched_tests".into(),
-            serde_json::json!(sel.unselectable),
-        );
-        m.insert("skipped_tests".into(), serde_json::json!(sel.skipped_here));
-        m.insert(
-            "failing_here_tests".into(),
-            serde_json::json!(sel.failing_here),
-        );
+        let kept = keep_chosen_public(&plan, &public_files, &public_ids, &repo_dir)?;
+        spec.public_tests = commands.spec(&kept, &public_ids, rels(&kept)?);
+        spec.hidden_tests = commands.spec(&sel.run_files, &sel.select, hidden_files);
+        record_selection(&mut spec.metadata, &plan, &public_ids, &sel);
         write_spec(dir, &spec)?;
+        self.validated(
+            inst,
+            dir,
+            &sandbox,
+            &sel,
+            public_ids.len(),
+            chosen.environment,
+        )
+    }
+
+    /// Validates the written task (unless validation is off): the task, or why it is skipped.
+    fn validated(
+        &self,
+        inst: &SweBenchInstance,
+        dir: &Path,
+        sandbox: &Sandbox,
+        sel: &Selection,
+        public_tests: usize,
+        environment: Option<String>,
+    ) -> Outcome {
         let runs = if sel.suspect {
             self.opts.reference_runs
         } else {
             1
         };
         if self.opts.validate
-            && let Some((problems, failures)) = check_task(dir, &sandbox, runs)?
+            && let Some((problems, failures)) = check_task(dir, sandbox, runs)?
         {
             return skip_failing(
                 inst,
@@ -401,13 +352,37 @@ impl Ctx<'_> {
         Ok(Ok(Emitted {
             record: inst.instance_id.clone(),
             id: inst.instance_id.clone(),
-            public_tests: public_ids.len(),
+            public_tests,
             hidden_tests: sel.select.len(),
-            environment: chosen.environment,
-            differs: differs(&sel),
+            environment,
+            differs: differs(sel),
             group: None,
             duration_ms: 0,
         }))
+    }
+
+    /// The reference patch, in this tree's line numbers when it applies only with offsets
+    /// (said in `metadata`).
+    fn reference_patch(
+        &self,
+        inst: &SweBenchInstance,
+        repo_dir: &Path,
+        metadata: &mut Metadata,
+    ) -> Result<String, ImportError> {
+        Ok(
+            match super::plan::rebased_patch(&inst.patch, repo_dir, self.sandbox)? {
+                Some(rebased) => {
+                    metadata.insert(
+                        "reference_patch_rebased".into(),
+                        "the record's patch applies here only with offsets; reference.patch is \
+                         it in this tree's line numbers"
+                            .into(),
+                    );
+                    rebased
+                }
+                None => inst.patch.clone(),
+            },
+        )
     }
 
     /// Writes the plan into the task folder: test files out of `repo/`, public copies in, the
@@ -514,6 +489,40 @@ fn rel(s: &str) -> Result<RelPath, ImportError> {
     RelPath::new(s).map_err(|e| ImportError::Input(format!("{s}: {e}")))
 }
 
+fn rels<S: AsRef<str>>(paths: impl IntoIterator<Item = S>) -> Result<Vec<RelPath>, ImportError> {
+    paths.into_iter().map(|p| rel(p.as_ref())).collect()
+}
+
+/// How this instance's test commands are made: its runner profile and interpreter.
+struct Commands<'a> {
+    profile: &'a dyn RunnerProfile,
+    python: String,
+}
+
+impl Commands<'_> {
+    /// The spec that judges: the named tests of `files`, as the profile selects them.
+    fn spec(&self, files: &[String], names: &[String], spec_files: Vec<RelPath>) -> TestSpec {
+        let targets = self.profile.targets(files, names);
+        self.with(targets, names, spec_files)
+    }
+
+    /// The spec run while names are being tried: what one bad name or file cannot stop
+    /// (whole files, for most runners).
+    fn trial(&self, files: &[String], names: &[String], spec_files: Vec<RelPath>) -> TestSpec {
+        let targets = self.profile.trial_targets(files, names);
+        self.with(targets, names, spec_files)
+    }
+
+    fn with(&self, targets: Vec<String>, names: &[String], spec_files: Vec<RelPath>) -> TestSpec {
+        TestSpec {
+            command: self.profile.command(&self.python, &targets),
+            runner: self.profile.runner(),
+            files: spec_files,
+            select: names.to_vec(),
+        }
+    }
+}
+
 fn write_spec(dir: &Path, spec: &TaskSpec) -> Result<(), ImportError> {
     let json = serde_json::to_string_pretty(spec).expect("a task spec serialises") + "\n";
     write_file(dir, TaskLayout::SPEC, json.as_bytes())
@@ -548,4 +557,56 @@ fn describe(
     if let Some(c) = &inst.environment_setup_commit {
         m.insert("environment_setup_commit".into(), c.clone().into());
     }
+}
+
+/// Removes from `repo/` the public test files that hold none of the chosen public tests, and
+/// returns the ones kept, in `public_files`' order.
+fn keep_chosen_public(
+    plan: &Plan,
+    public_files: &[String],
+    public_ids: &[String],
+    repo_dir: &Path,
+) -> Result<Vec<String>, ImportError> {
+    let keep: BTreeSet<&str> = plan
+        .public
+        .iter()
+        .filter(|(_, _, ids)| ids.iter().any(|i| public_ids.contains(i)))
+        .map(|(p, _, _)| p.as_str())
+        .collect();
+    for p in public_files {
+        if !keep.contains(p.as_str()) {
+            let f = repo_dir.join(p);
+            std::fs::remove_file(&f).map_err(io(&f))?;
+        }
+    }
+    Ok(public_files
+        .iter()
+        .filter(|p| keep.contains(p.as_str()))
+        .cloned()
+        .collect())
+}
+
+/// Records in `task.json`'s metadata which tests were chosen and matched, by the record's
+/// names.
+fn record_selection(m: &mut Metadata, plan: &Plan, public_ids: &[String], sel: &Selection) {
+    let source_of: BTreeMap<&str, &str> = plan
+        .public_source
+        .iter()
+        .map(|(copy, orig)| (copy.as_str(), orig.as_str()))
+        .collect();
+    let public_names: Vec<&str> = public_ids
+        .iter()
+        .map(|id| source_of.get(id.as_str()).copied().unwrap_or(id.as_str()))
+        .collect();
+    m.insert("public_tests".into(), serde_json::json!(public_names));
+    m.insert("matched_tests".into(), serde_json::json!(sel.select));
+    m.insert(
+        "unmatched_tests".into(),
+        serde_json::json!(sel.unselectable),
+    );
+    m.insert("skipped_tests".into(), serde_json::json!(sel.skipped_here));
+    m.insert(
+        "failing_here_tests".into(),
+        serde_json::json!(sel.failing_here),
+    );
 }
