@@ -190,27 +190,59 @@ pub(crate) fn spawn(
     let (spec, bridge) = match bridged {
         None => (agent, None),
         Some(port) => {
-            static NEXT: AtomicU64 = AtomicU64::new(0);
-            let shim = mounts.harness.join(SHIM_NET_NAME);
-            std::fs::write(&shim, SHIM_NET).map_err(io("write", &shim))?;
-            // Short: a socket's path has at most 107 bytes, and the harness folder's is the
-            // host's under the builtin backend. The folder is this workspace's alone.
-            let name = format!("proxy-{}.sock", NEXT.fetch_add(1, Ordering::Relaxed));
-            let bridge = Bridge::start(&mounts.harness.join(&name), port, mounts.user)?;
-            let harness = sandbox.visible_harness(&mounts).into_owned();
-            let mut argv = vec![
-                BRIDGE_PYTHON.to_owned(),
-                "-I".into(),
-                "-S".into(),
-                format!("{harness}/{SHIM_NET_NAME}"),
-                port.to_string(),
-                format!("{harness}/{name}"),
-                "--".into(),
-            ];
-            argv.extend(agent.argv);
-            (RunSpec { argv, ..agent }, Some(bridge))
+            let (spec, bridge) = bridge_to(&sandbox, &mounts, port, agent)?;
+            (spec, Some(bridge))
         }
     };
+    let (keeper, switch) = launch(sandbox, mounts, spec, bridged, program)?;
+    Ok(AgentProcess {
+        keeper: Some(keeper),
+        switch,
+        bridge,
+        home,
+        _lease: workspace.lease(),
+    })
+}
+
+/// `agent` run behind the network bridge to the host's loopback `port`: the bridge started,
+/// and the command that runs the agent under the bridge's shim.
+fn bridge_to(
+    sandbox: &Sandbox,
+    mounts: &crate::base::Mounts,
+    port: u16,
+    agent: RunSpec,
+) -> Result<(RunSpec, Bridge), EnvError> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let shim = mounts.harness.join(SHIM_NET_NAME);
+    std::fs::write(&shim, SHIM_NET).map_err(io("write", &shim))?;
+    // Short: a socket's path has at most 107 bytes, and the harness folder's is the host's
+    // under the builtin backend. The folder is this workspace's alone.
+    let name = format!("proxy-{}.sock", NEXT.fetch_add(1, Ordering::Relaxed));
+    let bridge = Bridge::start(&mounts.harness.join(&name), port, mounts.user)?;
+    let harness = sandbox.visible_harness(mounts).into_owned();
+    let mut argv = vec![
+        BRIDGE_PYTHON.to_owned(),
+        "-I".into(),
+        "-S".into(),
+        format!("{harness}/{SHIM_NET_NAME}"),
+        port.to_string(),
+        format!("{harness}/{name}"),
+        "--".into(),
+    ];
+    argv.extend(agent.argv);
+    Ok((RunSpec { argv, ..agent }, bridge))
+}
+
+/// Starts `spec` on a thread that keeps it until it ends: that thread, and the switch that
+/// stops the process tree. A failed start names the agent's `program`, also when what failed
+/// was the bridge's interpreter.
+fn launch(
+    sandbox: Sandbox,
+    mounts: crate::base::Mounts,
+    spec: RunSpec,
+    bridged: Option<u16>,
+    program: &str,
+) -> Result<(Keeper, Arc<KillSwitch>), EnvError> {
     let extras = Extras {
         net_port: bridged,
         keep: Keep::End,
@@ -229,7 +261,7 @@ pub(crate) fn spawn(
             }
         })
         .map_err(|e| EnvError::Spawn {
-            program: program.clone(),
+            program: program.to_owned(),
             source: e,
         })?;
     let started = started_rx.recv().unwrap_or_else(|_| {
@@ -257,16 +289,11 @@ pub(crate) fn spawn(
             });
         }
     };
-    Ok(AgentProcess {
-        keeper: Some(Keeper {
-            thread,
-            finished: finished_rx,
-        }),
-        switch,
-        bridge,
-        home,
-        _lease: workspace.lease(),
-    })
+    let keeper = Keeper {
+        thread,
+        finished: finished_rx,
+    };
+    Ok((keeper, switch))
 }
 
 /// Creates the home folder (owned by `user`); a link or file in its place is removed first
