@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 
 use traparena_results::{ConditionInfo, EPISODES_FILE, MANIFEST_FILE, SPEC_FILE};
 use traparena_stats::{
-    BASELINE, BootstrapConfig, ConditionMeans, EpisodeOutcome, FailureModeShares, ForkPairs,
-    Metric, PairedDelta, compare_designs, delta_vs_baseline, failure_mode_shares,
-    first_vs_last_rounds, fork_effect_from_pairs, fork_pairs, fork_points, fork_susceptibility,
-    paired_delta, paired_delta_from_means, per_round_means, shared_tasks, silent_reproduction,
-    susceptibility_rate, task_means, token_ratio,
+    BASELINE, BootstrapConfig, ConditionMeans, EpisodeOutcome, Estimate, FailureModeShares,
+    ForkPairs, ForkPointPairs, Metric, PairedDelta, compare_designs, delta_vs_baseline,
+    failure_mode_shares, first_vs_last_rounds, fork_effect_from_pairs, fork_pairs, fork_points,
+    fork_susceptibility, paired_delta, paired_delta_from_means, per_round_means, shared_tasks,
+    silent_reproduction, susceptibility_rate, task_means, token_ratio,
 };
 
 use crate::input::{Episodes, ResultsFolder, file_day};
@@ -395,9 +395,7 @@ struct TokenFigures {
     tasks: usize,
     base: f64,
     attacked: f64,
-    ratio: f64,
-    low: f64,
-    high: f64,
+    ratio: Estimate,
 }
 
 fn versus(
@@ -466,9 +464,7 @@ fn versus(
             tasks: t.tasks,
             base: t.base_mean_tokens,
             attacked: t.attacked_mean_tokens,
-            ratio: t.ratio,
-            low: t.interval.low,
-            high: t.interval.high,
+            ratio: t.interval.into(),
         })
         .map_err(|e| e.to_string());
     if let Err(e) = &v.tokens {
@@ -521,13 +517,9 @@ fn target_part(
                 base_pct: d.map(|d| d.base_pct),
                 control_pct: d.map(|d| d.attacked_pct),
                 delta_pp: d.map(|d| d.delta_pp),
-                ci_low_pp: d.map(|d| d.ci_low_pp),
-                ci_high_pp: d.map(|d| d.ci_high_pp),
                 excludes_zero: d.map(|d| d.excludes_zero),
                 paired_change: v.paired_change,
                 token_ratio: t.map(|t| t.ratio),
-                token_ratio_ci_low: t.map(|t| t.low),
-                token_ratio_ci_high: t.map(|t| t.high),
                 base_episodes: d.map_or(0, |d| d.base_episodes),
                 control_episodes: d.map_or(0, |d| d.attacked_episodes),
                 infra_errors: v.infra_errors,
@@ -547,17 +539,11 @@ fn target_part(
             base_pct: d.map(|d| d.base_pct),
             attacked_pct: d.map(|d| d.attacked_pct),
             delta_pp: d.map(|d| d.delta_pp),
-            ci_low_pp: d.map(|d| d.ci_low_pp),
-            ci_high_pp: d.map(|d| d.ci_high_pp),
             significant: d.map(|d| d.significant_harm),
             excludes_zero: d.map(|d| d.excludes_zero),
             paired_change: v.paired_change,
             susceptibility: None,
-            susceptibility_ci_low: None,
-            susceptibility_ci_high: None,
             token_ratio: t.map(|t| t.ratio),
-            token_ratio_ci_low: t.map(|t| t.low),
-            token_ratio_ci_high: t.map(|t| t.high),
             base_episodes: d.map_or(0, |d| d.base_episodes),
             attacked_episodes: d.map_or(0, |d| d.attacked_episodes),
             infra_errors: v.infra_errors,
@@ -569,11 +555,7 @@ fn target_part(
         // The errors in the order of the columns: Δ, susceptibility, token ratio.
         let mut errors = v.errors;
         match susceptibility_rate(outs, target, condition, cfg) {
-            Ok(s) => {
-                row.susceptibility = Some(s.rate_pct);
-                row.susceptibility_ci_low = Some(s.ci_low_pct);
-                row.susceptibility_ci_high = Some(s.ci_high_pct);
-            }
+            Ok(s) => row.susceptibility = Some(s.rate_pct),
             Err(e) => {
                 let at = usize::from(v.delta.is_none());
                 errors.insert(at, format!("susceptibility: {e}"));
@@ -589,8 +571,6 @@ fn target_part(
             base_tokens: t.map(|t| t.base),
             attacked_tokens: t.map(|t| t.attacked),
             ratio: t.map(|t| t.ratio),
-            ci_low: t.map(|t| t.low),
-            ci_high: t.map(|t| t.high),
             attacker_tokens_per_episode: (cell.episodes_run > 0)
                 .then(|| attacker_total as f64 / cell.episodes_run as f64),
             attacker_prompt_tokens: cell.attacker_prompt_tokens,
@@ -650,17 +630,11 @@ fn fork_row(
         message_pct: None,
         silent_pct: None,
         effect_pp: None,
-        ci_low_pp: None,
-        ci_high_pp: None,
         significant: None,
         excludes_zero: None,
         susceptibility: None,
-        susceptibility_ci_low: None,
-        susceptibility_ci_high: None,
         independent_tasks: 0,
         independent_delta_pp: None,
-        independent_ci_low_pp: None,
-        independent_ci_high_pp: None,
         design: None,
         silent_reproduction: silent_reproduction(forks, outs, target, condition),
         points: Vec::new(),
@@ -682,27 +656,19 @@ fn fork_row(
             row.message_pct = Some(e.message_pct);
             row.silent_pct = Some(e.silent_pct);
             row.effect_pp = Some(e.effect_pp);
-            row.ci_low_pp = Some(e.ci_low_pp);
-            row.ci_high_pp = Some(e.ci_high_pp);
             row.significant = harm(e.significant_harm);
             row.excludes_zero = Some(e.excludes_zero);
         }
         Err(e) => row.errors.push(format!("fork effect: {e}")),
     }
     match sus {
-        Ok(s) => {
-            row.susceptibility = Some(s.rate_pct);
-            row.susceptibility_ci_low = Some(s.ci_low_pct);
-            row.susceptibility_ci_high = Some(s.ci_high_pct);
-        }
+        Ok(s) => row.susceptibility = Some(s.rate_pct),
         Err(e) => row.errors.push(format!("susceptibility: {e}")),
     }
     match delta_vs_baseline(outs, target, condition, cfg) {
         Ok(d) => {
             row.independent_tasks = d.tasks.len();
             row.independent_delta_pp = Some(d.delta_pp);
-            row.independent_ci_low_pp = Some(d.ci_low_pp);
-            row.independent_ci_high_pp = Some(d.ci_high_pp);
         }
         Err(e) => row.errors.push(format!("independent Δ: {e}")),
     }
@@ -712,48 +678,43 @@ fn fork_row(
     }
     match fork_points(forks, target, condition) {
         Ok(points) => {
-            for p in points {
-                let (effect, sus) = fork_figures(&p.pairs, cfg);
-                let mut r = ForkPointRow {
-                    point: p.point,
-                    mean_step: p.mean_step,
-                    forks: p.pairs.pairs.len(),
-                    tasks: p.pairs.tasks().len(),
-                    left_out: p.pairs.excluded(),
-                    effect_pp: None,
-                    ci_low_pp: None,
-                    ci_high_pp: None,
-                    significant: None,
-                    excludes_zero: None,
-                    susceptibility: None,
-                    susceptibility_ci_low: None,
-                    susceptibility_ci_high: None,
-                    errors: Vec::new(),
-                };
-                match effect {
-                    Ok(e) => {
-                        r.effect_pp = Some(e.effect_pp);
-                        r.ci_low_pp = Some(e.ci_low_pp);
-                        r.ci_high_pp = Some(e.ci_high_pp);
-                        r.significant = harm(e.significant_harm);
-                        r.excludes_zero = Some(e.excludes_zero);
-                    }
-                    Err(e) => r.errors.push(format!("fork effect: {e}")),
-                }
-                match sus {
-                    Ok(s) => {
-                        r.susceptibility = Some(s.rate_pct);
-                        r.susceptibility_ci_low = Some(s.ci_low_pct);
-                        r.susceptibility_ci_high = Some(s.ci_high_pct);
-                    }
-                    Err(e) => r.errors.push(format!("susceptibility: {e}")),
-                }
-                row.points.push(r);
-            }
+            let point_row = |p| fork_point_row(p, kind, cfg);
+            row.points = points.into_iter().map(point_row).collect();
         }
         Err(e) => row.errors.push(format!("fork points: {e}")),
     }
     row
+}
+
+/// The row of one fork point of a condition of `kind`.
+fn fork_point_row(p: ForkPointPairs, kind: ConditionKind, cfg: &BootstrapConfig) -> ForkPointRow {
+    let (effect, sus) = fork_figures(&p.pairs, cfg);
+    let mut r = ForkPointRow {
+        point: p.point,
+        mean_step: p.mean_step,
+        forks: p.pairs.pairs.len(),
+        tasks: p.pairs.tasks().len(),
+        left_out: p.pairs.excluded(),
+        effect_pp: None,
+        significant: None,
+        excludes_zero: None,
+        susceptibility: None,
+        errors: Vec::new(),
+    };
+    match effect {
+        Ok(e) => {
+            r.effect_pp = Some(e.effect_pp);
+            // A control's effect is a comparison, never harm.
+            r.significant = (!kind.is_control()).then_some(e.significant_harm);
+            r.excludes_zero = Some(e.excludes_zero);
+        }
+        Err(e) => r.errors.push(format!("fork effect: {e}")),
+    }
+    match sus {
+        Ok(s) => r.susceptibility = Some(s.rate_pct),
+        Err(e) => r.errors.push(format!("susceptibility: {e}")),
+    }
+    r
 }
 
 /// The fork effect and the message branches' susceptibility of some paired forks.
@@ -807,8 +768,6 @@ fn round_row(
                 first_pct: t.change.base_pct,
                 last_pct: t.change.attacked_pct,
                 change_pp: t.change.delta_pp,
-                ci_low_pp: t.change.ci_low_pp,
-                ci_high_pp: t.change.ci_high_pp,
                 first_rounds: t.first_rounds,
                 last_rounds: t.last_rounds,
             })
@@ -841,6 +800,7 @@ fn pair_rows(
             .iter()
             .find(|r| r.target == target && r.condition == c)
             .and_then(|r| r.delta_pp)
+            .map(|d| d.point)
     };
     for (base, kb) in &conds {
         for (compared, kc) in &conds {
@@ -869,8 +829,6 @@ fn pair_rows(
                 base_pct: None,
                 compared_pct: None,
                 difference_pp: None,
-                ci_low_pp: None,
-                ci_high_pp: None,
                 excludes_zero: None,
                 errors: Vec::new(),
             };
@@ -880,8 +838,6 @@ fn pair_rows(
                     row.base_pct = Some(d.base_pct);
                     row.compared_pct = Some(d.attacked_pct);
                     row.difference_pp = Some(d.delta_pp);
-                    row.ci_low_pp = Some(d.ci_low_pp);
-                    row.ci_high_pp = Some(d.ci_high_pp);
                     row.excludes_zero = Some(d.excludes_zero);
                 }
                 Err(e) => row.errors.push(format!("difference: {e}")),

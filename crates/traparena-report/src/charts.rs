@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use traparena_stats::Estimate;
+
 use crate::format::{ci_pct, ci_pp, ci_ratio, pp, ratio, tokens};
 use crate::model::Report;
 
@@ -149,7 +151,7 @@ pub(crate) struct IntervalRowView {
     /// `x, y, width, height` of the bar.
     pub bar: Option<[String; 4]>,
     /// `low x, high x, y, tick top, tick bottom` of the whiskers.
-    pub whisker: Option<[String; 5]>,
+    pub whisker: [String; 5],
     /// `x, y` of the dot.
     pub dot: Option<[String; 2]>,
     pub colour: &'static str,
@@ -199,9 +201,8 @@ fn f1(v: f64) -> String {
 struct IntervalRow {
     group: String,
     label: String,
-    value: f64,
-    low: Option<f64>,
-    high: Option<f64>,
+    /// The value (the dot or the bar) and its interval (the whiskers).
+    value: Estimate,
     colour: &'static str,
     tip: String,
 }
@@ -222,7 +223,7 @@ fn interval_chart(rows: &[IntervalRow], spec: IntervalSpec<'_>) -> IntervalChart
     let mut lo = spec.lower_bound.unwrap_or(reference).min(reference);
     let mut hi = reference;
     for r in rows {
-        for v in [Some(r.value), r.low, r.high].into_iter().flatten() {
+        for v in [r.value.point, r.value.low, r.value.high] {
             lo = lo.min(v);
             hi = hi.max(v);
         }
@@ -259,14 +260,12 @@ fn interval_chart(rows: &[IntervalRow], spec: IntervalSpec<'_>) -> IntervalChart
         }
         let cy = y + row_h / 2.0;
         let bar = spec.bars.then(|| {
-            let (x0, x1) = (x(0.0_f64.max(a)), x(r.value));
+            let (x0, x1) = (x(0.0_f64.max(a)), x(r.value.point));
             [f1(x0.min(x1)), f1(cy - 6.0), f1((x1 - x0).abs()), f1(12.0)]
         });
-        let whisker = match (r.low, r.high) {
-            (Some(l), Some(h)) => Some([f1(x(l)), f1(x(h)), f1(cy), f1(cy - 5.0), f1(cy + 5.0)]),
-            _ => None,
-        };
-        let dot = (!spec.bars).then(|| [f1(x(r.value)), f1(cy)]);
+        let (low, high) = (f1(x(r.value.low)), f1(x(r.value.high)));
+        let whisker = [low, high, f1(cy), f1(cy - 5.0), f1(cy + 5.0)];
+        let dot = (!spec.bars).then(|| [f1(x(r.value.point)), f1(cy)]);
         out.push(IntervalRowView {
             group,
             label: r.label.clone(),
@@ -325,15 +324,13 @@ pub(crate) fn delta_chart(r: &Report) -> Option<Chart> {
                 group: m.target.clone(),
                 label: m.condition.clone(),
                 value: d,
-                low: m.ci_low_pp,
-                high: m.ci_high_pp,
                 colour,
                 tip: format!(
                     "{} / {}: Δ {} pp, CI {}, {} tasks",
                     m.target,
                     m.condition,
-                    pp(Some(d)),
-                    ci_pp(m.ci_low_pp, m.ci_high_pp),
+                    pp(Some(d.point)),
+                    ci_pp(Some(d)),
                     m.tasks
                 ),
             })
@@ -370,16 +367,14 @@ pub(crate) fn control_chart(r: &Report) -> Option<Chart> {
                 group: c.target.clone(),
                 label: c.condition.clone(),
                 value: d,
-                low: c.ci_low_pp,
-                high: c.ci_high_pp,
                 colour: "#0072B2",
                 tip: format!(
                     "{} / {} ({}): Δ {} pp, CI {}, {} tasks",
                     c.target,
                     c.condition,
                     c.kind.label(),
-                    pp(Some(d)),
-                    ci_pp(c.ci_low_pp, c.ci_high_pp),
+                    pp(Some(d.point)),
+                    ci_pp(Some(d)),
                     c.tasks
                 ),
             })
@@ -416,15 +411,13 @@ pub(crate) fn token_chart(r: &Report) -> Option<Chart> {
                 group: t.target.clone(),
                 label: t.condition.clone(),
                 value: v,
-                low: t.ci_low,
-                high: t.ci_high,
-                colour: if v >= 1.0 { "#0072B2" } else { "#56B4E9" },
+                colour: if v.point >= 1.0 { "#0072B2" } else { "#56B4E9" },
                 tip: format!(
                     "{} / {}: {} (CI {}), {} against {} tokens per episode",
                     t.target,
                     t.condition,
-                    ratio(Some(v)),
-                    ci_ratio(t.ci_low, t.ci_high),
+                    ratio(Some(v.point)),
+                    ci_ratio(Some(v)),
                     tokens(t.attacked_tokens),
                     tokens(t.base_tokens)
                 ),
@@ -473,8 +466,6 @@ pub(crate) fn fork_chart(r: &Report) -> Option<Chart> {
                     group: format!("{} / {}", f.target, f.condition),
                     label: p.point.clone(),
                     value: d,
-                    low: p.ci_low_pp,
-                    high: p.ci_high_pp,
                     colour,
                     tip: format!(
                         "{} / {} at {} (mean step {:.1}): fork effect {} pp, CI {}, {} forks on \
@@ -483,8 +474,8 @@ pub(crate) fn fork_chart(r: &Report) -> Option<Chart> {
                         f.condition,
                         p.point,
                         p.mean_step,
-                        pp(Some(d)),
-                        ci_pp(p.ci_low_pp, p.ci_high_pp),
+                        pp(Some(d.point)),
+                        ci_pp(Some(d)),
                         p.forks,
                         p.tasks
                     ),
@@ -526,15 +517,14 @@ pub(crate) fn fork_susceptibility_chart(r: &Report) -> Option<Chart> {
                     group: format!("{} / {}", f.target, f.condition),
                     label: p.point.clone(),
                     value: v,
-                    low: p.susceptibility_ci_low,
-                    high: p.susceptibility_ci_high,
                     colour: "#E69F00",
                     tip: format!(
-                        "{} / {} at {}: susceptibility {v:.1} %, CI {}",
+                        "{} / {} at {}: susceptibility {:.1} %, CI {}",
                         f.target,
                         f.condition,
                         p.point,
-                        ci_pct(p.susceptibility_ci_low, p.susceptibility_ci_high)
+                        v.point,
+                        ci_pct(Some(v))
                     ),
                 })
             })

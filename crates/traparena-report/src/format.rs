@@ -1,5 +1,7 @@
 //! Number formatting shared by the Markdown and HTML renderers.
 
+use traparena_stats::Estimate;
+
 /// The placeholder for a figure that could not be computed.
 pub(crate) const NONE: &str = "–";
 
@@ -25,20 +27,20 @@ pub(crate) fn pp(v: Option<f64>) -> String {
     }
 }
 
-/// `[-20.1, -5.3]`, or the placeholder.
-pub(crate) fn ci_pp(low: Option<f64>, high: Option<f64>) -> String {
-    match (low, high) {
-        (Some(l), Some(h)) => format!("[{}, {}]", pp(Some(l)), pp(Some(h))),
-        _ => NONE.to_owned(),
-    }
+/// The interval of an estimate in pp, `[-20.1, -5.3]`, or the placeholder.
+pub(crate) fn ci_pp(e: Option<Estimate>) -> String {
+    e.map_or_else(
+        || NONE.to_owned(),
+        |e| format!("[{}, {}]", pp(Some(e.low)), pp(Some(e.high))),
+    )
 }
 
-/// `[20.1, 35.3]` (unsigned), or the placeholder.
-pub(crate) fn ci_pct(low: Option<f64>, high: Option<f64>) -> String {
-    match (low, high) {
-        (Some(l), Some(h)) => format!("[{l:.1}, {h:.1}]"),
-        _ => NONE.to_owned(),
-    }
+/// The interval of an estimate in percent, `[20.1, 35.3]` (unsigned), or the placeholder.
+pub(crate) fn ci_pct(e: Option<Estimate>) -> String {
+    e.map_or_else(
+        || NONE.to_owned(),
+        |e| format!("[{:.1}, {:.1}]", e.low, e.high),
+    )
 }
 
 /// `1.23×`, or the placeholder.
@@ -46,12 +48,12 @@ pub(crate) fn ratio(v: Option<f64>) -> String {
     v.map_or_else(|| NONE.to_owned(), |v| format!("{v:.2}×"))
 }
 
-/// `[1.05, 1.41]`, or the placeholder.
-pub(crate) fn ci_ratio(low: Option<f64>, high: Option<f64>) -> String {
-    match (low, high) {
-        (Some(l), Some(h)) => format!("[{l:.2}, {h:.2}]"),
-        _ => NONE.to_owned(),
-    }
+/// The interval of a ratio, `[1.05, 1.41]`, or the placeholder.
+pub(crate) fn ci_ratio(e: Option<Estimate>) -> String {
+    e.map_or_else(
+        || NONE.to_owned(),
+        |e| format!("[{:.2}, {:.2}]", e.low, e.high),
+    )
 }
 
 /// `yes` / `no`, or the placeholder.
@@ -106,7 +108,11 @@ mod tests {
         assert_eq!(pp(Some(3.25)), "+3.2");
         assert_eq!(pp(Some(-12.46)), "-12.5");
         assert_eq!(pp(None), NONE);
-        assert_eq!(ci_pp(Some(-20.11), Some(1.0)), "[-20.1, +1.0]");
+        assert_eq!(
+            ci_pp(Some(Estimate::new(-9.0, -20.11, 1.0))),
+            "[-20.1, +1.0]"
+        );
+        assert_eq!(ci_pp(None), NONE);
         assert_eq!(ratio(Some(1.234)), "1.23×");
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(thousands(12), "12");

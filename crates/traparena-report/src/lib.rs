@@ -72,6 +72,7 @@ mod input;
 mod markdown;
 mod model;
 mod view;
+mod wire;
 
 pub use build::{ReportOptions, build_report, condition_kind};
 pub use error::ReportError;

@@ -1,9 +1,13 @@
 //! The report as data: what `traparena report --json` prints, and what the Markdown and HTML
 //! renderers show. `docs/report.md` documents every field.
+//!
+//! A figure with an interval is an [`Estimate`] (point, low, high); the JSON spells it as three
+//! flat fields of its row, named in the field's documentation.
 
 use serde::{Deserialize, Serialize};
 use traparena_stats::{
-    CiMethod, DesignComparison, FailureModeShares, ForkExclusions, RoundMeans, SilentReproduction,
+    CiMethod, DesignComparison, Estimate, FailureModeShares, ForkExclusions, RoundMeans,
+    SilentReproduction,
 };
 
 use crate::input::CuratorNotes;
@@ -256,30 +260,24 @@ pub struct MainRow {
     pub base_pct: Option<f64>,
     /// Acceptance under attack over the shared tasks, in percent.
     pub attacked_pct: Option<f64>,
-    /// Δ = attacked − base, in percentage points.
-    pub delta_pp: Option<f64>,
-    /// Lower end of the CI of Δ.
-    pub ci_low_pp: Option<f64>,
-    /// Upper end of the CI of Δ.
-    pub ci_high_pp: Option<f64>,
+    /// Δ = attacked − base with its CI, in percentage points (JSON: `delta_pp`, `ci_low_pp`,
+    /// `ci_high_pp`).
+    #[serde(flatten, with = "crate::wire::delta_pp")]
+    pub delta_pp: Option<Estimate>,
     /// Significant harm: the whole CI is below zero.
     pub significant: Option<bool>,
     /// The CI excludes zero (harm or benefit).
     pub excludes_zero: Option<bool>,
     /// Shared tasks whose mean went down / stayed / went up.
     pub paired_change: PairedChange,
-    /// Susceptibility rate in percent (mean over tasks).
-    pub susceptibility: Option<f64>,
-    /// Lower end of its CI, in percent.
-    pub susceptibility_ci_low: Option<f64>,
-    /// Upper end of its CI, in percent.
-    pub susceptibility_ci_high: Option<f64>,
-    /// Target completion tokens per episode under attack ÷ baseline (shared tasks).
-    pub token_ratio: Option<f64>,
-    /// Lower end of its CI.
-    pub token_ratio_ci_low: Option<f64>,
-    /// Upper end of its CI.
-    pub token_ratio_ci_high: Option<f64>,
+    /// Susceptibility rate in percent (mean over tasks) with its CI (JSON: `susceptibility`,
+    /// `susceptibility_ci_low`, `susceptibility_ci_high`).
+    #[serde(flatten, with = "crate::wire::susceptibility")]
+    pub susceptibility: Option<Estimate>,
+    /// Target completion tokens per episode under attack ÷ baseline (shared tasks) with its CI
+    /// (JSON: `token_ratio`, `token_ratio_ci_low`, `token_ratio_ci_high`).
+    #[serde(flatten, with = "crate::wire::token_ratio")]
+    pub token_ratio: Option<Estimate>,
     /// Usable baseline episodes on the shared tasks.
     pub base_episodes: usize,
     /// Usable attacked episodes on the shared tasks.
@@ -318,22 +316,18 @@ pub struct ControlRow {
     pub base_pct: Option<f64>,
     /// Acceptance in the control over the shared tasks, in percent.
     pub control_pct: Option<f64>,
-    /// Δ = control − base, in percentage points.
-    pub delta_pp: Option<f64>,
-    /// Lower end of the CI of Δ.
-    pub ci_low_pp: Option<f64>,
-    /// Upper end of the CI of Δ.
-    pub ci_high_pp: Option<f64>,
+    /// Δ = control − base with its CI, in percentage points (JSON: `delta_pp`, `ci_low_pp`,
+    /// `ci_high_pp`).
+    #[serde(flatten, with = "crate::wire::delta_pp")]
+    pub delta_pp: Option<Estimate>,
     /// The CI excludes zero (either way).
     pub excludes_zero: Option<bool>,
     /// Shared tasks whose mean went down / stayed / went up.
     pub paired_change: PairedChange,
-    /// Target completion tokens per episode in the control ÷ baseline (shared tasks).
-    pub token_ratio: Option<f64>,
-    /// Lower end of its CI.
-    pub token_ratio_ci_low: Option<f64>,
-    /// Upper end of its CI.
-    pub token_ratio_ci_high: Option<f64>,
+    /// Target completion tokens per episode in the control ÷ baseline (shared tasks) with its
+    /// CI (JSON: `token_ratio`, `token_ratio_ci_low`, `token_ratio_ci_high`).
+    #[serde(flatten, with = "crate::wire::token_ratio")]
+    pub token_ratio: Option<Estimate>,
     /// Usable baseline episodes on the shared tasks.
     pub base_episodes: usize,
     /// Usable control episodes on the shared tasks.
@@ -366,12 +360,10 @@ pub struct PairRow {
     pub base_pct: Option<f64>,
     /// Acceptance of the compared condition over the shared tasks, in percent.
     pub compared_pct: Option<f64>,
-    /// compared − base over the shared tasks, in pp.
-    pub difference_pp: Option<f64>,
-    /// Lower end of its CI.
-    pub ci_low_pp: Option<f64>,
-    /// Upper end of its CI.
-    pub ci_high_pp: Option<f64>,
+    /// compared − base over the shared tasks with its CI, in pp (JSON: `difference_pp`,
+    /// `ci_low_pp`, `ci_high_pp`).
+    #[serde(flatten, with = "crate::wire::difference_pp")]
+    pub difference_pp: Option<Estimate>,
     /// The CI excludes zero.
     pub excludes_zero: Option<bool>,
     /// Figures that could not be computed, and why.
@@ -406,12 +398,9 @@ pub struct Trend {
     pub first_pct: f64,
     /// Susceptibility in the last rounds, in percent.
     pub last_pct: f64,
-    /// last − first, in pp.
-    pub change_pp: f64,
-    /// Lower end of its CI.
-    pub ci_low_pp: f64,
-    /// Upper end of its CI.
-    pub ci_high_pp: f64,
+    /// last − first with its CI, in pp (JSON: `change_pp`, `ci_low_pp`, `ci_high_pp`).
+    #[serde(flatten, with = "crate::wire::change_pp")]
+    pub change_pp: Estimate,
 }
 
 /// Target and attacker tokens of one target and attack.
@@ -427,12 +416,9 @@ pub struct TokenRow {
     pub base_tokens: Option<f64>,
     /// The same under attack.
     pub attacked_tokens: Option<f64>,
-    /// `attacked_tokens / base_tokens`.
-    pub ratio: Option<f64>,
-    /// Lower end of its CI.
-    pub ci_low: Option<f64>,
-    /// Upper end of its CI.
-    pub ci_high: Option<f64>,
+    /// `attacked_tokens / base_tokens` with its CI (JSON: `ratio`, `ci_low`, `ci_high`).
+    #[serde(flatten, with = "crate::wire::ratio")]
+    pub ratio: Option<Estimate>,
     /// Attacker prompt + completion tokens per episode run (infrastructure errors excluded).
     pub attacker_tokens_per_episode: Option<f64>,
     /// Attacker prompt tokens over all episodes run.
@@ -503,31 +489,25 @@ pub struct ForkRow {
     pub message_pct: Option<f64>,
     /// Acceptance of the silent branches (mean over tasks), in percent.
     pub silent_pct: Option<f64>,
-    /// The fork effect: mean over tasks of the per-task mean of message − silent, in pp.
-    pub effect_pp: Option<f64>,
-    /// Lower end of its CI.
-    pub ci_low_pp: Option<f64>,
-    /// Upper end of its CI.
-    pub ci_high_pp: Option<f64>,
+    /// The fork effect: mean over tasks of the per-task mean of message − silent, with its CI,
+    /// in pp (JSON: `effect_pp`, `ci_low_pp`, `ci_high_pp`).
+    #[serde(flatten, with = "crate::wire::effect_pp")]
+    pub effect_pp: Option<Estimate>,
     /// Significant harm: the whole CI is below zero (`None` for a control).
     pub significant: Option<bool>,
     /// The CI excludes zero.
     pub excludes_zero: Option<bool>,
-    /// Susceptibility of the message branches (mean over tasks), in percent.
-    pub susceptibility: Option<f64>,
-    /// Lower end of its CI.
-    pub susceptibility_ci_low: Option<f64>,
-    /// Upper end of its CI.
-    pub susceptibility_ci_high: Option<f64>,
+    /// Susceptibility of the message branches (mean over tasks) with its CI, in percent
+    /// (JSON: `susceptibility`, `susceptibility_ci_low`, `susceptibility_ci_high`).
+    #[serde(flatten, with = "crate::wire::susceptibility")]
+    pub susceptibility: Option<Estimate>,
     /// Shared tasks of the independent Δ (the condition's ordinary episodes against the
     /// baseline).
     pub independent_tasks: usize,
-    /// The independent Δ of the same condition, in pp (as in the main table).
-    pub independent_delta_pp: Option<f64>,
-    /// Lower end of its CI.
-    pub independent_ci_low_pp: Option<f64>,
-    /// Upper end of its CI.
-    pub independent_ci_high_pp: Option<f64>,
+    /// The independent Δ of the same condition with its CI, in pp, as in the main table
+    /// (JSON: `independent_delta_pp`, `independent_ci_low_pp`, `independent_ci_high_pp`).
+    #[serde(flatten, with = "crate::wire::independent_delta_pp")]
+    pub independent_delta_pp: Option<Estimate>,
     /// The two designs compared: per-task standard deviations, the variance ratio, the forked
     /// design's tasks for the independent design's interval width, and the tasks each needs
     /// to detect its own estimate at 80 % power and α = 0.05 (`None` when the forks could not
@@ -554,22 +534,18 @@ pub struct ForkPointRow {
     pub tasks: usize,
     /// Pairs at this point left out, by reason.
     pub left_out: ForkExclusions,
-    /// The fork effect at this point, in pp.
-    pub effect_pp: Option<f64>,
-    /// Lower end of its CI.
-    pub ci_low_pp: Option<f64>,
-    /// Upper end of its CI.
-    pub ci_high_pp: Option<f64>,
+    /// The fork effect at this point with its CI, in pp (JSON: `effect_pp`, `ci_low_pp`,
+    /// `ci_high_pp`).
+    #[serde(flatten, with = "crate::wire::effect_pp")]
+    pub effect_pp: Option<Estimate>,
     /// Significant harm at this point: the whole CI is below zero (`None` for a control).
     pub significant: Option<bool>,
     /// The CI excludes zero.
     pub excludes_zero: Option<bool>,
-    /// Susceptibility of the message branches at this point, in percent.
-    pub susceptibility: Option<f64>,
-    /// Lower end of its CI.
-    pub susceptibility_ci_low: Option<f64>,
-    /// Upper end of its CI.
-    pub susceptibility_ci_high: Option<f64>,
+    /// Susceptibility of the message branches at this point with its CI, in percent (JSON:
+    /// `susceptibility`, `susceptibility_ci_low`, `susceptibility_ci_high`).
+    #[serde(flatten, with = "crate::wire::susceptibility")]
+    pub susceptibility: Option<Estimate>,
     /// Figures that could not be computed, and why.
     pub errors: Vec<String>,
 }

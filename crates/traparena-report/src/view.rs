@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use traparena_stats::{CiMethod, FAILURE_MODES, FailureModeShares};
+use traparena_stats::{CiMethod, Estimate, FAILURE_MODES, FailureModeShares};
 
 use crate::charts::{self, Chart};
 use crate::format::{
@@ -138,6 +138,23 @@ fn num(s: String, v: Option<f64>) -> Cell {
 
 fn count(n: usize) -> Cell {
     num(n.to_string(), Some(n as f64))
+}
+
+/// An estimate's point in pp, or the placeholder.
+fn pp_cell(e: Option<Estimate>) -> Cell {
+    let v = e.map(|e| e.point);
+    num(pp(v), v)
+}
+
+/// An estimate's interval in pp, sorted by its lower end, or the placeholder.
+fn ci_pp_cell(e: Option<Estimate>) -> Cell {
+    num(ci_pp(e), e.map(|e| e.low))
+}
+
+/// A ratio's point (`1.23×`), or the placeholder.
+fn ratio_cell(e: Option<Estimate>) -> Cell {
+    let v = e.map(|e| e.point);
+    num(ratio(v), v)
 }
 
 impl Cell {
@@ -397,8 +414,8 @@ fn main_section(r: &Report) -> Section {
                 count(m.tasks),
                 num(pct(m.base_pct), m.base_pct),
                 num(pct(m.attacked_pct), m.attacked_pct),
-                num(pp(m.delta_pp), m.delta_pp).with_class(mark),
-                num(ci_pp(m.ci_low_pp, m.ci_high_pp), m.ci_low_pp),
+                pp_cell(m.delta_pp).with_class(mark),
+                ci_pp_cell(m.delta_pp),
                 match m.significant {
                     Some(true) => num("yes".into(), Some(1.0)).with_class("harm"),
                     other => num(yes_no(other).to_owned(), other.map(|_| 0.0)),
@@ -407,14 +424,8 @@ fn main_section(r: &Report) -> Section {
                     format!("{} / {} / {}", c.down, c.unchanged, c.up),
                     Some(c.down as f64),
                 ),
-                num(pct(m.susceptibility), m.susceptibility).with_note(
-                    if m.susceptibility.is_some() {
-                        ci_pct(m.susceptibility_ci_low, m.susceptibility_ci_high)
-                    } else {
-                        String::new()
-                    },
-                ),
-                num(ratio(m.token_ratio), m.token_ratio),
+                pct_with_ci(m.susceptibility),
+                ratio_cell(m.token_ratio),
             ]
         })
         .collect();
@@ -466,13 +477,13 @@ fn controls_section(r: &Report) -> Section {
                 count(c.tasks),
                 num(pct(c.base_pct), c.base_pct),
                 num(pct(c.control_pct), c.control_pct),
-                num(pp(c.delta_pp), c.delta_pp),
-                num(ci_pp(c.ci_low_pp, c.ci_high_pp), c.ci_low_pp),
+                pp_cell(c.delta_pp),
+                ci_pp_cell(c.delta_pp),
                 num(
                     format!("{} / {} / {}", p.down, p.unchanged, p.up),
                     Some(p.down as f64),
                 ),
-                num(ratio(c.token_ratio), c.token_ratio),
+                ratio_cell(c.token_ratio),
             ]
         })
         .collect();
@@ -529,8 +540,8 @@ fn pair_section(
                 count(r.tasks),
                 num(pp(r.base_delta_pp), r.base_delta_pp),
                 num(pp(r.compared_delta_pp), r.compared_delta_pp),
-                num(pp(r.difference_pp), r.difference_pp),
-                num(ci_pp(r.ci_low_pp, r.ci_high_pp), r.ci_low_pp),
+                pp_cell(r.difference_pp),
+                ci_pp_cell(r.difference_pp),
                 text(yes_no(r.excludes_zero)),
             ]
         })
@@ -568,20 +579,17 @@ fn left_out_cell(l: &traparena_stats::ForkExclusions) -> Cell {
 }
 
 /// A percentage-point figure with its interval as the cell's note.
-fn pp_with_ci(v: Option<f64>, low: Option<f64>, high: Option<f64>, mark: &'static str) -> Cell {
-    num(pp(v), v)
-        .with_note(if v.is_some() {
-            ci_pp(low, high)
-        } else {
-            String::new()
-        })
+fn pp_with_ci(e: Option<Estimate>, mark: &'static str) -> Cell {
+    pp_cell(e)
+        .with_note(if e.is_some() { ci_pp(e) } else { String::new() })
         .with_class(mark)
 }
 
 /// A percentage with its interval as the cell's note.
-fn pct_with_ci(v: Option<f64>, low: Option<f64>, high: Option<f64>) -> Cell {
-    num(pct(v), v).with_note(if v.is_some() {
-        ci_pct(low, high)
+fn pct_with_ci(e: Option<Estimate>) -> Cell {
+    let v = e.map(|e| e.point);
+    num(pct(v), v).with_note(if e.is_some() {
+        ci_pct(e)
     } else {
         String::new()
     })
@@ -659,23 +667,9 @@ fn forks_section(r: &Report) -> Section {
                 text(&condition),
                 count(f.forks),
                 count(f.tasks),
-                pp_with_ci(
-                    f.effect_pp,
-                    f.ci_low_pp,
-                    f.ci_high_pp,
-                    harm_mark(f.significant, f.excludes_zero),
-                ),
-                pct_with_ci(
-                    f.susceptibility,
-                    f.susceptibility_ci_low,
-                    f.susceptibility_ci_high,
-                ),
-                pp_with_ci(
-                    f.independent_delta_pp,
-                    f.independent_ci_low_pp,
-                    f.independent_ci_high_pp,
-                    "",
-                ),
+                pp_with_ci(f.effect_pp, harm_mark(f.significant, f.excludes_zero)),
+                pct_with_ci(f.susceptibility),
+                pp_with_ci(f.independent_delta_pp, ""),
                 num(
                     ratio.map_or_else(|| NONE.to_owned(), |v| format!("{v:.2}")),
                     ratio,
@@ -750,17 +744,8 @@ fn forks_section(r: &Report) -> Section {
                     num(format!("{:.1}", p.mean_step), Some(p.mean_step)),
                     count(p.forks),
                     count(p.tasks),
-                    pp_with_ci(
-                        p.effect_pp,
-                        p.ci_low_pp,
-                        p.ci_high_pp,
-                        harm_mark(p.significant, p.excludes_zero),
-                    ),
-                    pct_with_ci(
-                        p.susceptibility,
-                        p.susceptibility_ci_low,
-                        p.susceptibility_ci_high,
-                    ),
+                    pp_with_ci(p.effect_pp, harm_mark(p.significant, p.excludes_zero)),
+                    pct_with_ci(p.susceptibility),
                     left_out_cell(&p.left_out),
                 ]
             })
@@ -816,12 +801,9 @@ fn rounds_section(r: &Report) -> Section {
                     .and_then(|m| m.susceptibility_pct);
                 v.push(num(pct(p), p));
             }
-            let t = row.trend.as_ref();
-            v.push(num(pp(t.map(|t| t.change_pp)), t.map(|t| t.change_pp)));
-            v.push(num(
-                ci_pp(t.map(|t| t.ci_low_pp), t.map(|t| t.ci_high_pp)),
-                t.map(|t| t.ci_low_pp),
-            ));
+            let change = row.trend.as_ref().map(|t| t.change_pp);
+            v.push(pp_cell(change));
+            v.push(ci_pp_cell(change));
             v
         })
         .collect();
@@ -991,8 +973,8 @@ fn tokens_section(r: &Report) -> Section {
                 count(t.tasks),
                 num(tokens(t.base_tokens), t.base_tokens),
                 num(tokens(t.attacked_tokens), t.attacked_tokens),
-                num(ratio(t.ratio), t.ratio),
-                num(ci_ratio(t.ci_low, t.ci_high), t.ci_low),
+                ratio_cell(t.ratio),
+                num(ci_ratio(t.ratio), t.ratio.map(|r| r.low)),
                 num(
                     tokens(t.attacker_tokens_per_episode),
                     t.attacker_tokens_per_episode,

@@ -14,9 +14,9 @@ use traparena_report::{
 };
 use traparena_results::{ConditionInfo, EpisodeKey, ResultLine, ResultsError};
 use traparena_stats::{
-    BASELINE, BootstrapConfig, EpisodeOutcome, Metric, delta_vs_baseline, failure_mode_shares,
-    first_vs_last_rounds, paired_delta, per_round_means, shared_tasks, susceptibility_rate,
-    task_means, token_ratio,
+    BASELINE, BootstrapConfig, EpisodeOutcome, Estimate, Metric, delta_vs_baseline,
+    failure_mode_shares, first_vs_last_rounds, paired_delta, per_round_means, shared_tasks,
+    susceptibility_rate, task_means, token_ratio,
 };
 use traparena_testkit::synthetic::{SyntheticCondition, SyntheticConfig};
 
@@ -100,17 +100,14 @@ fn main_table_equals_stats_calls() {
         assert_eq!(c.base_pct, Some(d.base_pct));
         assert_eq!(c.control_pct, Some(d.attacked_pct));
         assert_eq!(c.delta_pp, Some(d.delta_pp));
-        assert_eq!(
-            (c.ci_low_pp, c.ci_high_pp),
-            (Some(d.ci_low_pp), Some(d.ci_high_pp))
-        );
         assert_eq!(c.excludes_zero, Some(d.excludes_zero));
         assert_eq!(
             c.no_message_delivered,
             d.attacked_excluded.no_message_delivered
         );
         let t = token_ratio(&outs, target, BASELINE, "truthful", &bs).unwrap();
-        assert_eq!(c.token_ratio, Some(t.ratio));
+        assert_eq!(c.token_ratio, Some(Estimate::from(t.interval)));
+        assert_eq!(c.token_ratio.map(|r| r.point), Some(t.ratio));
         assert!(c.errors.is_empty(), "{:?}", c.errors);
     }
     for table in [
@@ -149,8 +146,6 @@ fn main_table_equals_stats_calls() {
             assert_eq!(row.base_pct, Some(d.base_pct));
             assert_eq!(row.attacked_pct, Some(d.attacked_pct));
             assert_eq!(row.delta_pp, Some(d.delta_pp));
-            assert_eq!(row.ci_low_pp, Some(d.ci_low_pp));
-            assert_eq!(row.ci_high_pp, Some(d.ci_high_pp));
             assert_eq!(row.significant, Some(d.significant_harm));
             assert_eq!(row.excludes_zero, Some(d.excludes_zero));
             assert_eq!(row.base_episodes, d.base_episodes);
@@ -166,13 +161,12 @@ fn main_table_equals_stats_calls() {
 
             let s = susceptibility_rate(&outs, target, cond, &bs).unwrap();
             assert_eq!(row.susceptibility, Some(s.rate_pct));
-            assert_eq!(row.susceptibility_ci_low, Some(s.ci_low_pct));
-            assert_eq!(row.susceptibility_ci_high, Some(s.ci_high_pct));
 
             let t = token_ratio(&outs, target, BASELINE, cond, &bs).unwrap();
-            assert_eq!(row.token_ratio, Some(t.ratio));
-            assert_eq!(row.token_ratio_ci_low, Some(t.interval.low));
-            assert_eq!(row.token_ratio_ci_high, Some(t.interval.high));
+            assert_eq!(
+                row.token_ratio,
+                Some(Estimate::new(t.ratio, t.interval.low, t.interval.high))
+            );
 
             // Paired change: per-task means down / equal / up.
             let b = task_means(&outs, target, BASELINE, Metric::Accepted);
@@ -215,10 +209,6 @@ fn main_table_equals_stats_calls() {
                 first_vs_last_rounds(&outs, target, cond, Metric::Susceptible, 3, &bs).unwrap();
             let rt = round.trend.as_ref().unwrap();
             assert_eq!(rt.change_pp, trend.change.delta_pp);
-            assert_eq!(
-                (rt.ci_low_pp, rt.ci_high_pp),
-                (trend.change.ci_low_pp, trend.change.ci_high_pp)
-            );
             assert_eq!(rt.first_rounds, vec![0, 1, 2]);
             assert_eq!(rt.last_rounds, vec![3, 4, 5]);
         }
@@ -254,8 +244,6 @@ fn main_table_equals_stats_calls() {
     {
         let d = paired_delta(&outs, &r.target, &r.base, &r.compared, &bs).unwrap();
         assert_eq!(r.difference_pp, Some(d.delta_pp));
-        assert_eq!(r.ci_low_pp, Some(d.ci_low_pp));
-        assert_eq!(r.ci_high_pp, Some(d.ci_high_pp));
         assert_eq!(r.tasks, d.tasks.len());
         let main = |c: &str| {
             report
@@ -264,6 +252,7 @@ fn main_table_equals_stats_calls() {
                 .find(|m| m.target == r.target && m.condition == c)
                 .unwrap()
                 .delta_pp
+                .map(|d| d.point)
         };
         assert_eq!(r.base_delta_pp, main(&r.base));
         assert_eq!(r.compared_delta_pp, main(&r.compared));
@@ -351,13 +340,11 @@ fn same_seed_same_json_and_spec_seed_is_used() {
     };
     let row = &c.main[0];
     let d = delta_vs_baseline(&outs, &row.target, &row.condition, &bs).unwrap();
-    assert_eq!(
-        (row.ci_low_pp, row.ci_high_pp),
-        (Some(d.ci_low_pp), Some(d.ci_high_pp))
-    );
+    assert_eq!(row.delta_pp, Some(d.delta_pp));
     assert_ne!(a.to_json().unwrap(), c.to_json().unwrap());
     // The estimates do not depend on the seed; only the intervals do.
-    assert_eq!(a.main[0].delta_pp, row.delta_pp);
+    let point = |e: Option<Estimate>| e.map(|e| e.point);
+    assert_eq!(point(a.main[0].delta_pp), point(row.delta_pp));
 
     // Options override the spec.
     let opts = ReportOptions {
@@ -432,6 +419,25 @@ fn json_has_the_spec_fields() {
     let back: traparena_report::Report = serde_json::from_value(v.clone()).unwrap();
     assert!(serde_json::to_value(&back).unwrap() == v);
     assert_eq!(back.main.len(), r.main.len());
+}
+
+#[test]
+fn the_committed_json_reads_back_as_it_was_written() {
+    // The toy report's JSON as committed (its snapshot), read as a report written earlier.
+    let snap = std::fs::read_to_string("tests/snapshots/snapshots__toy.json.snap").unwrap();
+    let json = snap.splitn(3, "---\n").nth(2).unwrap();
+    let v: Value = serde_json::from_str(json).unwrap();
+    let back: traparena_report::Report = serde_json::from_value(v.clone()).unwrap();
+    assert!(serde_json::to_value(&back).unwrap() == v);
+    // Its three fields per figure are one estimate, or none when they are null.
+    let row = &v["main"][0];
+    let delta = back.main[0].delta_pp.unwrap();
+    assert_eq!(
+        [delta.point, delta.low, delta.high].map(Some),
+        ["delta_pp", "ci_low_pp", "ci_high_pp"].map(|k| row[k].as_f64())
+    );
+    assert!(back.tokens.iter().any(|t| t.ratio.is_none()));
+    assert!(back.tokens.iter().any(|t| t.ratio.is_some()));
 }
 
 #[test]

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{BootstrapConfig, ConfidenceInterval, bootstrap_mean_ci, check_finite};
 use crate::error::StatsError;
+use crate::estimate::Estimate;
 use crate::means::{ConditionMeans, TaskMean, mean, shared_tasks, task_means};
 use crate::outcome::{BASELINE, EpisodeOutcome, ExclusionCounts, Metric};
 use crate::power::{PowerModel, TaskRequirement, normal_sample_size};
@@ -377,12 +378,9 @@ pub struct ForkEffect {
     pub message_pct: f64,
     /// Mean over tasks of the silent branches' acceptance, in percent.
     pub silent_pct: f64,
-    /// The fork effect, in percentage points (`message_pct − silent_pct` up to rounding).
-    pub effect_pp: f64,
-    /// Lower end of its CI, in percentage points.
-    pub ci_low_pp: f64,
-    /// Upper end of its CI, in percentage points.
-    pub ci_high_pp: f64,
+    /// The fork effect with its CI, in percentage points (the point is
+    /// `message_pct − silent_pct` up to rounding).
+    pub effect_pp: Estimate,
     /// The CI does not contain zero.
     pub excludes_zero: bool,
     /// Significant harm: the whole CI lies below zero.
@@ -419,9 +417,7 @@ pub fn fork_effect_from_pairs(
         pairs: pairs.pairs.len(),
         message_pct: 100.0 * mean(tasks.iter().map(|t| t.message_accepted)).unwrap_or(0.0),
         silent_pct: 100.0 * mean(tasks.iter().map(|t| t.silent_accepted)).unwrap_or(0.0),
-        effect_pp: interval.estimate,
-        ci_low_pp: interval.low,
-        ci_high_pp: interval.high,
+        effect_pp: interval.into(),
         excludes_zero: interval.excludes_zero(),
         significant_harm: interval.below_zero(),
         interval,

@@ -8,8 +8,8 @@
 //!   attacked conditions (every condition but [`BASELINE`]) keep only episodes with at least
 //!   one delivered message.
 //! - [`paired_delta`] / [`delta_vs_baseline`] / [`paired_delta_from_means`]: Δ = attacked −
-//!   base over shared tasks in percentage points with a bootstrap CI over tasks; *significant
-//!   harm* when the whole interval is below zero. The same machinery compares two attacked
+//!   base over shared tasks in percentage points with a bootstrap CI over tasks (an
+//!   [`Estimate`]: point, low, high); *significant harm* when the whole interval is below zero. The same machinery compares two attacked
 //!   conditions.
 //! - [`bootstrap_ci`] / [`bootstrap_mean_ci`]: resampling tasks with replacement (10,000
 //!   resamples by default) from a ChaCha8 stream seeded with a `u64`; percentile or BCa
@@ -56,7 +56,7 @@
 //! let cfg = BootstrapConfig { seed: 7, ..Default::default() };
 //! let d = delta_vs_baseline(&outcomes, "m", "overt", &cfg)?;
 //! assert_eq!(d.tasks.len(), 40);
-//! assert!((d.delta_pp + 25.0).abs() < 1e-9);
+//! assert!((d.delta_pp.point + 25.0).abs() < 1e-9);
 //! assert!(d.significant_harm);
 //! # Ok::<(), traparena_stats::StatsError>(())
 //! ```
@@ -64,6 +64,7 @@
 
 mod bootstrap;
 mod error;
+mod estimate;
 mod fork;
 mod means;
 mod normal;
@@ -80,6 +81,7 @@ pub use bootstrap::{
     percentile_interval, quantile_sorted,
 };
 pub use error::StatsError;
+pub use estimate::Estimate;
 pub use fork::{
     DesignComparison, DesignFigures, ForkEffect, ForkExclusion, ForkExclusions, ForkOutcome,
     ForkPair, ForkPairs, ForkPointPairs, ForkTaskEffect, LeftOutPair, SilentReproduction,

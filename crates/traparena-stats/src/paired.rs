@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{BootstrapConfig, ConfidenceInterval, bootstrap_mean_ci};
 use crate::error::StatsError;
+use crate::estimate::Estimate;
 use crate::means::{ConditionMeans, mean, shared_tasks, task_means};
 use crate::outcome::{BASELINE, EpisodeOutcome, ExclusionCounts, Metric};
 
@@ -28,12 +29,8 @@ pub struct PairedDelta {
     pub base_pct: f64,
     /// Mean over the shared tasks of the attacked per-task means, in percent.
     pub attacked_pct: f64,
-    /// Δ = mean over shared tasks of (attacked − base), in percentage points.
-    pub delta_pp: f64,
-    /// Lower end of the CI of Δ, in percentage points.
-    pub ci_low_pp: f64,
-    /// Upper end of the CI of Δ, in percentage points.
-    pub ci_high_pp: f64,
+    /// Δ = mean over shared tasks of (attacked − base) with its CI, in percentage points.
+    pub delta_pp: Estimate,
     /// The CI does not contain zero.
     pub excludes_zero: bool,
     /// Significant harm: the whole CI lies below zero.
@@ -129,9 +126,7 @@ pub fn paired_delta_from_means(
         metric: base.metric,
         base_pct: 100.0 * mean(pairs.iter().map(|p| p.1)).unwrap_or(f64::NAN),
         attacked_pct: 100.0 * mean(pairs.iter().map(|p| p.2)).unwrap_or(f64::NAN),
-        delta_pp: interval.estimate,
-        ci_low_pp: interval.low,
-        ci_high_pp: interval.high,
+        delta_pp: interval.into(),
         excludes_zero: interval.excludes_zero(),
         significant_harm: interval.below_zero(),
         interval,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{BootstrapConfig, ConfidenceInterval, bootstrap_ci, bootstrap_mean_ci};
 use crate::error::StatsError;
+use crate::estimate::Estimate;
 use crate::means::{ConditionMeans, mean, shared_tasks, task_means, task_means_where};
 use crate::outcome::{EpisodeOutcome, ExclusionCounts, FAILURE_MODES, Metric};
 use crate::paired::{PairedDelta, paired_delta_from_means};
@@ -23,12 +24,8 @@ pub struct RateEstimate {
     pub tasks: usize,
     /// Usable episodes.
     pub episodes: usize,
-    /// The rate, in percent.
-    pub rate_pct: f64,
-    /// Lower end of the CI, in percent.
-    pub ci_low_pct: f64,
-    /// Upper end of the CI, in percent.
-    pub ci_high_pct: f64,
+    /// The rate with its CI, in percent.
+    pub rate_pct: Estimate,
     /// The full interval (in percent).
     pub interval: ConfidenceInterval,
     /// Episodes left out, by reason.
@@ -65,9 +62,7 @@ pub fn rate_over_tasks(
         metric: means.metric,
         tasks: means.tasks.len(),
         episodes: means.episodes,
-        rate_pct: interval.estimate,
-        ci_low_pct: interval.low,
-        ci_high_pct: interval.high,
+        rate_pct: interval.into(),
         interval,
         excluded: means.excluded,
     })

@@ -119,11 +119,12 @@ fn paired_delta_is_the_mean_of_per_task_differences_over_shared_tasks() {
         .map(|t| att.tasks[t].mean - base.tasks[t].mean)
         .sum::<f64>()
         / 40.0;
-    assert!((d.delta_pp - 100.0 * expected).abs() < 1e-9);
-    assert!((d.attacked_pct - d.base_pct - d.delta_pp).abs() < 1e-9);
-    assert!(d.ci_low_pp < d.delta_pp && d.delta_pp < d.ci_high_pp);
-    assert_eq!(d.significant_harm, d.ci_high_pp < 0.0);
-    assert_eq!(d.excludes_zero, d.ci_high_pp < 0.0 || d.ci_low_pp > 0.0);
+    let delta = d.delta_pp;
+    assert!((delta.point - 100.0 * expected).abs() < 1e-9);
+    assert!((d.attacked_pct - d.base_pct - delta.point).abs() < 1e-9);
+    assert!(delta.low < delta.point && delta.point < delta.high);
+    assert_eq!(d.significant_harm, delta.high < 0.0);
+    assert_eq!(d.excludes_zero, delta.high < 0.0 || delta.low > 0.0);
     assert_eq!(d.interval.resamples, 2_000);
     assert_eq!(d.interval.seed, 1);
     // base 80 %, attacked 50 %: clear harm.
@@ -148,8 +149,8 @@ fn the_same_machinery_compares_two_attacked_conditions() {
     assert_eq!(d, manual);
     // A positive Δ that excludes zero is not harm.
     let flipped = paired_delta(&data, "m", "curated", "overt", &cfg(3)).unwrap();
-    assert!((flipped.delta_pp + d.delta_pp).abs() < 1e-9);
-    if flipped.ci_low_pp > 0.0 {
+    assert!((flipped.delta_pp.point + d.delta_pp.point).abs() < 1e-9);
+    if flipped.delta_pp.low > 0.0 {
         assert!(flipped.excludes_zero && !flipped.significant_harm);
     }
 }
@@ -162,7 +163,7 @@ fn same_seed_same_numbers_and_a_different_seed_moves_the_interval() {
         let a = delta_vs_baseline(&data, "m", "overt", &c).unwrap();
         let b = delta_vs_baseline(&data.clone(), "m", "overt", &c).unwrap();
         assert_eq!(a, b);
-        assert_eq!(a.ci_low_pp.to_bits(), b.ci_low_pp.to_bits());
+        assert_eq!(a.delta_pp.low.to_bits(), b.delta_pp.low.to_bits());
         let s1 = susceptibility_rate(&data, "m", "overt", &c).unwrap();
         assert_eq!(s1, susceptibility_rate(&data, "m", "overt", &c).unwrap());
         let r1 = token_ratio(&data, "m", BASELINE, "curated", &c).unwrap();
@@ -211,7 +212,10 @@ fn the_resampling_stream_is_pinned() {
         ..Default::default()
     };
     let d = delta_vs_baseline(&experiment(), "m", "overt", &c).unwrap();
-    assert_eq!((d.ci_low_pp, d.ci_high_pp), (-35.0, -24.999999999999993));
+    assert_eq!(
+        (d.delta_pp.low, d.delta_pp.high),
+        (-35.0, -24.999999999999993)
+    );
     // Spread-out values, so that the ends depend on every draw.
     let v: Vec<f64> = (0..50u32)
         .map(|i| f64::from(i * 37 % 101) / 101.0 - 0.4)
@@ -257,7 +261,7 @@ fn bca_and_percentile_are_both_available_and_configurable() {
         },
     )
     .unwrap();
-    assert!(narrow.ci_high_pp - narrow.ci_low_pp < p.ci_high_pp - p.ci_low_pp);
+    assert!(narrow.delta_pp.high - narrow.delta_pp.low < p.delta_pp.high - p.delta_pp.low);
 }
 
 #[test]
@@ -273,11 +277,11 @@ fn susceptibility_is_a_mean_over_tasks_of_per_task_rates() {
     unknown.susceptible = None;
     data.push(unknown);
     let s = susceptibility_rate(&data, "m", "overt", &cfg(1)).unwrap();
-    assert!((s.rate_pct - 62.5).abs() < 1e-9);
+    assert!((s.rate_pct.point - 62.5).abs() < 1e-9);
     assert_eq!(s.tasks, 2);
     assert_eq!(s.episodes, 5);
     assert_eq!(s.excluded.missing_value, 1);
-    assert!(s.ci_low_pct >= 25.0 - 1e-9 && s.ci_high_pct <= 100.0 + 1e-9);
+    assert!(s.rate_pct.low >= 25.0 - 1e-9 && s.rate_pct.high <= 100.0 + 1e-9);
     assert!(matches!(
         susceptibility_rate(&data, "m", BASELINE, &cfg(1)),
         Err(StatsError::InvalidInput(_))
@@ -316,11 +320,11 @@ fn per_round_means_and_first_three_against_last_three() {
         / 3.0;
     assert!((trend.change.base_pct - first).abs() < 1e-9);
     assert!((trend.change.attacked_pct - last).abs() < 1e-9);
-    assert!(trend.change.delta_pp > 0.0);
+    assert!(trend.change.delta_pp.point > 0.0);
     assert!(trend.change.base_condition.contains("rounds 1,2,3"));
 
     let sus = first_vs_last_rounds(&data, "m", "curated", Metric::Susceptible, 3, &cfg(2)).unwrap();
-    assert!((sus.change.delta_pp + trend.change.delta_pp).abs() < 1e-9);
+    assert!((sus.change.delta_pp.point + trend.change.delta_pp.point).abs() < 1e-9);
 
     let base_rounds = per_round_means(&data, "m", BASELINE);
     assert_eq!(base_rounds.len(), 1);
@@ -542,10 +546,7 @@ fn all_equal_differences_give_a_documented_degenerate_interval() {
         let c = BootstrapConfig { method, ..cfg(1) };
         let d = delta_vs_baseline(&data, "m", "overt", &c).unwrap();
         assert!(d.interval.degenerate);
-        assert_eq!(
-            (d.ci_low_pp, d.delta_pp, d.ci_high_pp),
-            (-100.0, -100.0, -100.0)
-        );
+        assert_eq!(d.delta_pp, Estimate::new(-100.0, -100.0, -100.0));
         assert!(d.significant_harm);
         assert_eq!(d.interval.acceleration, None);
         assert_eq!(d.interval.standard_error, 0.0);
@@ -562,7 +563,7 @@ fn all_equal_differences_give_a_documented_degenerate_interval() {
     // A susceptibility of 0 % everywhere.
     let s = susceptibility_rate(&same, "m", "overt", &cfg(1)).unwrap();
     assert!(s.interval.degenerate);
-    assert_eq!((s.ci_low_pct, s.ci_high_pct), (0.0, 0.0));
+    assert_eq!((s.rate_pct.low, s.rate_pct.high), (0.0, 0.0));
 }
 
 #[test]

@@ -80,16 +80,19 @@ fn the_fork_effect_by_hand() {
             .collect::<Vec<_>>(),
         [("a", 2, -0.5), ("b", 2, -0.5), ("c", 1, 0.0)]
     );
-    assert!(close(e.effect_pp, -100.0 / 3.0), "{}", e.effect_pp);
+    assert!(close(e.effect_pp.point, -100.0 / 3.0), "{:?}", e.effect_pp);
     assert!(close(e.message_pct, 50.0) && close(e.silent_pct, 250.0 / 3.0));
-    assert!(close(e.effect_pp, e.message_pct - e.silent_pct));
+    assert!(close(e.effect_pp.point, e.message_pct - e.silent_pct));
     // The interval is the bootstrap interval of the per-task differences, as for Δ.
     let direct = bootstrap_mean_ci(&[-0.5, -0.5, 0.0], &cfg(1))
         .unwrap()
         .scaled(100.0);
     assert_eq!(e.interval, direct);
-    assert_eq!((e.ci_low_pp, e.ci_high_pp), (direct.low, direct.high));
-    assert!(-50.0 <= e.ci_low_pp && e.ci_high_pp <= 0.0);
+    assert_eq!(
+        (e.effect_pp.low, e.effect_pp.high),
+        (direct.low, direct.high)
+    );
+    assert!(-50.0 <= e.effect_pp.low && e.effect_pp.high <= 0.0);
     assert_eq!(e.significant_harm, direct.below_zero());
     assert_eq!(e.excluded, ForkExclusions::default());
     // The same seed, the same numbers; other targets and conditions are not looked at.
@@ -105,7 +108,7 @@ fn the_fork_effect_by_hand() {
     let pairs = fork_pairs(&forks, "m", "fork").unwrap();
     let s = fork_susceptibility(&pairs, &cfg(1)).unwrap();
     assert_eq!((s.tasks, s.episodes), (3, 5));
-    assert!(close(s.rate_pct, 50.0), "{}", s.rate_pct);
+    assert!(close(s.rate_pct.point, 50.0), "{:?}", s.rate_pct);
     assert_eq!(s.metric, Metric::Susceptible);
 }
 
@@ -199,7 +202,7 @@ fn pairs_are_left_out_and_counted() {
         assert_eq!(pairs.excluded().total(), case.excluded.total());
         assert_eq!(pairs.episodes, forks.len(), "{}", case.name);
         let s = fork_susceptibility(&pairs, &cfg(3)).unwrap();
-        assert!(close(s.rate_pct, 50.0), "{}", case.name);
+        assert!(close(s.rate_pct.point, 50.0), "{}", case.name);
         assert_eq!(
             s.excluded.no_message_delivered, case.excluded.attacker_silent,
             "{}",
@@ -249,10 +252,7 @@ fn a_branch_twice_is_an_error_and_too_little_data_is_not_a_panic() {
         .collect();
     let e = fork_effect(&flat, "m", "fork", &cfg(0)).unwrap();
     assert!(e.interval.degenerate);
-    assert_eq!(
-        (e.effect_pp, e.ci_low_pp, e.ci_high_pp),
-        (-100.0, -100.0, -100.0)
-    );
+    assert_eq!(e.effect_pp, Estimate::new(-100.0, -100.0, -100.0));
     assert!(e.significant_harm);
 }
 
@@ -308,12 +308,16 @@ fn effects_by_fork_point_in_trajectory_order() {
         fork_effect_from_pairs(&p.pairs, &cfg(5))
     };
     let step2 = at("step 2").unwrap();
-    assert!(close(step2.effect_pp, -200.0 / 3.0), "{}", step2.effect_pp);
+    assert!(
+        close(step2.effect_pp.point, -200.0 / 3.0),
+        "{:?}",
+        step2.effect_pp
+    );
     let test_run = at("after_first_test_run").unwrap();
-    assert!(close(test_run.effect_pp, -50.0));
+    assert!(close(test_run.effect_pp.point, -50.0));
     assert_eq!(test_run.excluded.branch_missing, 1);
     let submit = at("before_submit").unwrap();
-    assert!(close(submit.effect_pp, -50.0));
+    assert!(close(submit.effect_pp.point, -50.0));
     // One task only: the row has no interval.
     assert!(matches!(
         at("step 5"),
@@ -601,12 +605,12 @@ fn pairing_on_the_prefix_removes_noise() {
     assert!(need(&c.fork) < need(&c.independent), "{c:?}");
     // The independent estimate is the Δ of the same episodes.
     let d = delta_vs_baseline(&outcomes, "m", "fork", &cfg(2)).unwrap();
-    assert!(close(d.delta_pp, c.independent.estimate_pp.unwrap()));
+    assert!(close(d.delta_pp.point, c.independent.estimate_pp.unwrap()));
     let e = fork_effect(&forks, "m", "fork", &cfg(2)).unwrap();
-    assert!(close(e.effect_pp, c.fork.estimate_pp.unwrap()));
+    assert!(close(e.effect_pp.point, c.fork.estimate_pp.unwrap()));
     assert!(e.significant_harm);
     // The fork interval is the narrower one.
-    assert!(e.ci_high_pp - e.ci_low_pp < d.ci_high_pp - d.ci_low_pp);
+    assert!(e.effect_pp.high - e.effect_pp.low < d.delta_pp.high - d.delta_pp.low);
     // Deterministic agent: every silent branch is its parent.
     let r = silent_reproduction(&forks, &outcomes, "m", "fork");
     assert_eq!((r.checked, r.reproduced), (40 * 3 * 3, 40 * 3 * 3));
