@@ -209,7 +209,123 @@ fn header_facts(folder: &ResultsFolder, report: &mut Report) {
 pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
     let eps = &folder.episodes;
     let (cfg, seed_source) = opts.bootstrap_for(folder.spec_seed);
-    let mut report = Report {
+    let mut report = empty_report(folder, &cfg, seed_source);
+    header_facts(folder, &mut report);
+    if let Some(line) = eps.torn_line() {
+        report.warnings.push(format!(
+            "line {line} of {EPISODES_FILE} is unfinished (an episode being written, or a write \
+             cut short by a crash) and is not counted; resuming the experiment runs that \
+             episode again"
+        ));
+    }
+
+    let no_advice: BTreeSet<(&str, &str)> = eps
+        .cells()
+        .filter(|(_, c, cell)| condition_kind(c, &cell.info) == ConditionKind::NoAdviceControl)
+        .map(|(t, c, _)| (t, c))
+        .collect();
+    let all = counted(eps.outcomes(), &no_advice);
+
+    report.source.target_details = eps.targets().map(|t| target_summary(eps, t)).collect();
+    summarise_conditions(eps, &all, &mut report);
+
+    let targets: Vec<&str> = eps.targets().collect();
+    let threads = match opts.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let all_ref: &[EpisodeOutcome] = &all;
+    for part in map_parallel(&targets, threads, |t| {
+        target_part(folder, target_slice(all_ref, eps, t), t, opts, &cfg)
+    }) {
+        report.main.extend(part.main);
+        report.controls.extend(part.controls);
+        report.curator_ablation.extend(part.curator_ablation);
+        report.blind_vs_reference.extend(part.blind_vs_reference);
+        report.forks.extend(part.forks);
+        report.rounds.extend(part.rounds);
+        report.failure_modes.extend(part.failure_modes);
+        report.tokens.extend(part.tokens);
+        report.tasks.extend(part.tasks);
+        report.warnings.extend(part.warnings);
+    }
+    for condition in eps.conditions() {
+        report
+            .failure_modes
+            .push(failure_mode_shares(&all, None, condition));
+    }
+    report
+}
+
+/// One target's line in the source summary: its agents and its tokens.
+fn target_summary(eps: &Episodes, target: &str) -> TargetSummary {
+    let agents: Vec<String> = eps.agents_of(target).map(str::to_owned).collect();
+    let (prompt, completion) = eps
+        .conditions_of(target)
+        .filter_map(|c| eps.cell(target, c))
+        .chain(
+            eps.forked_conditions_of(target)
+                .filter_map(|c| eps.fork_cell(target, c)),
+        )
+        .fold((0, 0), |(p, c), cell| {
+            (
+                p + cell.target_prompt_tokens,
+                c + cell.target_completion_tokens,
+            )
+        });
+    TargetSummary {
+        target: target.to_owned(),
+        scripted: !agents.is_empty() && agents.iter().all(|a| is_scripted_agent(a)),
+        agents,
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+    }
+}
+
+/// Each (target, condition)'s line in the source summary, with a warning for a condition its
+/// lines describe differently.
+fn summarise_conditions(eps: &Episodes, all: &[EpisodeOutcome], report: &mut Report) {
+    for (target, condition, cell) in eps.cells() {
+        let outs = target_slice(all, eps, target);
+        let m = task_means(outs, target, condition, Metric::Accepted);
+        let rounds: BTreeSet<u32> = outs
+            .iter()
+            .filter(|o| o.condition == condition)
+            .map(|o| o.round)
+            .collect();
+        let i = &cell.info;
+        report.source.conditions.push(ConditionSummary {
+            target: target.to_owned(),
+            condition: condition.to_owned(),
+            kind: condition_kind(condition, i),
+            attacker: i.attacker.clone(),
+            args: i.args.clone(),
+            access: i.access.clone(),
+            // A line with a role was written by a harness whose attackers declare their model.
+            uses_model: (i.uses_model || i.role.is_some()).then_some(i.uses_model),
+            curator: i.curator.clone(),
+            defence: i.defence,
+            lines: cell.lines,
+            infra_errors: cell.infra_errors,
+            no_message_delivered: m.excluded.no_message_delivered,
+            usable: m.episodes,
+            tasks: m.tasks.len(),
+            rounds: rounds.len(),
+        });
+        if cell.info_conflicts > 0 {
+            report.warnings.push(format!(
+                "target {target:?}, condition {condition:?}: {} lines describe the condition \
+                 differently from its first line (the first line's description is used)",
+                cell.info_conflicts
+            ));
+        }
+    }
+}
+
+/// The report of `folder` before any table is computed: its source and bootstrap settings.
+fn empty_report(folder: &ResultsFolder, cfg: &BootstrapConfig, seed_source: SeedSource) -> Report {
+    let eps = &folder.episodes;
+    Report {
         version: REPORT_VERSION,
         source: Source {
             folder: folder.path.display().to_string(),
@@ -244,109 +360,7 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
         tasks: Vec::new(),
         notes: folder.notes.clone(),
         warnings: Vec::new(),
-    };
-    header_facts(folder, &mut report);
-    if let Some(line) = eps.torn_line() {
-        report.warnings.push(format!(
-            "line {line} of {EPISODES_FILE} is unfinished (an episode being written, or a write \
-             cut short by a crash) and is not counted; resuming the experiment runs that \
-             episode again"
-        ));
     }
-
-    let no_advice: BTreeSet<(&str, &str)> = eps
-        .cells()
-        .filter(|(_, c, cell)| condition_kind(c, &cell.info) == ConditionKind::NoAdviceControl)
-        .map(|(t, c, _)| (t, c))
-        .collect();
-    let all = counted(eps.outcomes(), &no_advice);
-
-    for target in eps.targets() {
-        let agents: Vec<String> = eps.agents_of(target).map(str::to_owned).collect();
-        let (prompt, completion) = eps
-            .conditions_of(target)
-            .filter_map(|c| eps.cell(target, c))
-            .chain(
-                eps.forked_conditions_of(target)
-                    .filter_map(|c| eps.fork_cell(target, c)),
-            )
-            .fold((0, 0), |(p, c), cell| {
-                (
-                    p + cell.target_prompt_tokens,
-                    c + cell.target_completion_tokens,
-                )
-            });
-        report.source.target_details.push(TargetSummary {
-            target: target.to_owned(),
-            scripted: !agents.is_empty() && agents.iter().all(|a| is_scripted_agent(a)),
-            agents,
-            prompt_tokens: prompt,
-            completion_tokens: completion,
-        });
-    }
-
-    for (target, condition, cell) in eps.cells() {
-        let outs = target_slice(&all, eps, target);
-        let m = task_means(outs, target, condition, Metric::Accepted);
-        let rounds: BTreeSet<u32> = outs
-            .iter()
-            .filter(|o| o.condition == condition)
-            .map(|o| o.round)
-            .collect();
-        let i = &cell.info;
-        report.source.conditions.push(ConditionSummary {
-            target: target.to_owned(),
-            condition: condition.to_owned(),
-            kind: condition_kind(condition, i),
-            attacker: i.attacker.clone(),
-            args: i.args.clone(),
-            access: i.access.clone(),
-            // A line with a role was written by a harness whose attackers declare their model.
-            uses_model: (i.uses_model || i.role.is_some()).then_some(i.uses_model),
-            curator: i.curator.clone(),
-            defence: i.defence,
-            lines: cell.lines,
-            infra_errors: cell.infra_errors,
-            no_message_delivered: m.excluded.no_message_delivered,
-            usable: m.episodes,
-            tasks: m.tasks.len(),
-            rounds: rounds.len(),
-        });
-        if cell.info_conflicts > 0 {
-            report.warnings.push(format!(
-                "target {target:?}, condition {condition:?}: {} lines describe the condition \
-                 differently from its first line (the first line's description is used)",
-                cell.info_conflicts
-            ));
-        }
-    }
-
-    let targets: Vec<&str> = eps.targets().collect();
-    let threads = match opts.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
-    let all_ref: &[EpisodeOutcome] = &all;
-    for part in map_parallel(&targets, threads, |t| {
-        target_part(folder, target_slice(all_ref, eps, t), t, opts, &cfg)
-    }) {
-        report.main.extend(part.main);
-        report.controls.extend(part.controls);
-        report.curator_ablation.extend(part.curator_ablation);
-        report.blind_vs_reference.extend(part.blind_vs_reference);
-        report.forks.extend(part.forks);
-        report.rounds.extend(part.rounds);
-        report.failure_modes.extend(part.failure_modes);
-        report.tokens.extend(part.tokens);
-        report.tasks.extend(part.tasks);
-        report.warnings.extend(part.warnings);
-    }
-    for condition in eps.conditions() {
-        report
-            .failure_modes
-            .push(failure_mode_shares(&all, None, condition));
-    }
-    report
 }
 
 /// The outcomes of one target within `all` (which has the order of [`Episodes::outcomes`]).

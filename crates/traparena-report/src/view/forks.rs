@@ -97,54 +97,7 @@ pub(super) fn forks_section(r: &Report) -> Section {
         ("silent = parent", true),
         ("left out infra / no message / missing", true),
     ];
-    let rows = r
-        .forks
-        .iter()
-        .map(|f| {
-            let d = f.design.as_ref();
-            let ratio = d.and_then(|d| d.variance_ratio);
-            let width = d.and_then(|d| d.tasks_for_same_width);
-            let need = |x: Option<&traparena_stats::DesignFigures>| {
-                x.and_then(|x| x.tasks_needed)
-                    .map_or_else(|| NONE.to_owned(), |t| t.tasks.to_string())
-            };
-            let condition = if f.kind.is_control() {
-                format!("{} ({})", f.condition, f.kind.label())
-            } else {
-                f.condition.clone()
-            };
-            vec![
-                text(&f.target),
-                text(&condition),
-                count(f.forks),
-                count(f.tasks),
-                pp_with_ci(f.effect_pp, harm_mark(f.significant, f.excludes_zero)),
-                pct_with_ci(f.susceptibility),
-                pp_with_ci(f.independent_delta_pp, ""),
-                num(
-                    ratio.map_or_else(|| NONE.to_owned(), |v| format!("{v:.2}")),
-                    ratio,
-                ),
-                num(
-                    width.map_or_else(
-                        || NONE.to_owned(),
-                        |w| format!("{w:.1} of {}", d.map_or(0, |d| d.independent.tasks)),
-                    ),
-                    width,
-                ),
-                num(
-                    format!(
-                        "{} / {}",
-                        need(d.map(|d| &d.fork)),
-                        need(d.map(|d| &d.independent))
-                    ),
-                    d.and_then(|d| d.fork.tasks_needed).map(|t| t.tasks as f64),
-                ),
-                num(reproduction_words(f), f.silent_reproduction.reproduced_pct),
-                left_out_cell(&f.left_out),
-            ]
-        })
-        .collect();
+    let rows = r.forks.iter().map(fork_cells).collect();
     s.blocks
         .push(Block::Table(table("forks-table", &cols, rows)));
     let notes: Vec<String> = r
@@ -168,44 +121,95 @@ pub(super) fn forks_section(r: &Report) -> Section {
         s.blocks.push(Block::Charts(charts));
     }
     for (i, f) in r.forks.iter().enumerate() {
-        s.blocks.push(Block::Heading(format!(
-            "{} / {} by fork point",
-            f.target, f.condition
-        )));
-        if f.points.is_empty() {
-            s.blocks
-                .push(Block::Para("No fork point with a fork line.".to_owned()));
-            continue;
-        }
-        let cols = [
-            ("fork point", false),
-            ("mean step", true),
-            ("forks", true),
-            ("tasks", true),
-            ("fork effect pp", true),
-            ("susceptibility %", true),
-            ("left out infra / no message / missing", true),
-        ];
-        let rows = f
-            .points
-            .iter()
-            .map(|p| {
-                vec![
-                    text(&p.point),
-                    num(format!("{:.1}", p.mean_step), Some(p.mean_step)),
-                    count(p.forks),
-                    count(p.tasks),
-                    pp_with_ci(p.effect_pp, harm_mark(p.significant, p.excludes_zero)),
-                    pct_with_ci(p.susceptibility),
-                    left_out_cell(&p.left_out),
-                ]
-            })
-            .collect();
-        s.blocks.push(Block::Table(table(
-            &format!("fork-points-table-{}", i + 1),
-            &cols,
-            rows,
-        )));
+        fork_points(&mut s, i, f);
     }
     s
+}
+
+/// One forked condition's row of the forks table.
+fn fork_cells(f: &ForkRow) -> Vec<Cell> {
+    let d = f.design.as_ref();
+    let ratio = d.and_then(|d| d.variance_ratio);
+    let width = d.and_then(|d| d.tasks_for_same_width);
+    let need = |x: Option<&traparena_stats::DesignFigures>| {
+        x.and_then(|x| x.tasks_needed)
+            .map_or_else(|| NONE.to_owned(), |t| t.tasks.to_string())
+    };
+    let condition = if f.kind.is_control() {
+        format!("{} ({})", f.condition, f.kind.label())
+    } else {
+        f.condition.clone()
+    };
+    vec![
+        text(&f.target),
+        text(&condition),
+        count(f.forks),
+        count(f.tasks),
+        pp_with_ci(f.effect_pp, harm_mark(f.significant, f.excludes_zero)),
+        pct_with_ci(f.susceptibility),
+        pp_with_ci(f.independent_delta_pp, ""),
+        num(
+            ratio.map_or_else(|| NONE.to_owned(), |v| format!("{v:.2}")),
+            ratio,
+        ),
+        num(
+            width.map_or_else(
+                || NONE.to_owned(),
+                |w| format!("{w:.1} of {}", d.map_or(0, |d| d.independent.tasks)),
+            ),
+            width,
+        ),
+        num(
+            format!(
+                "{} / {}",
+                need(d.map(|d| &d.fork)),
+                need(d.map(|d| &d.independent))
+            ),
+            d.and_then(|d| d.fork.tasks_needed).map(|t| t.tasks as f64),
+        ),
+        num(reproduction_words(f), f.silent_reproduction.reproduced_pct),
+        left_out_cell(&f.left_out),
+    ]
+}
+
+/// The `i`th forked condition's table by fork point, under its heading.
+fn fork_points(s: &mut Section, i: usize, f: &ForkRow) {
+    s.blocks.push(Block::Heading(format!(
+        "{} / {} by fork point",
+        f.target, f.condition
+    )));
+    if f.points.is_empty() {
+        s.blocks
+            .push(Block::Para("No fork point with a fork line.".to_owned()));
+        return;
+    }
+    let cols = [
+        ("fork point", false),
+        ("mean step", true),
+        ("forks", true),
+        ("tasks", true),
+        ("fork effect pp", true),
+        ("susceptibility %", true),
+        ("left out infra / no message / missing", true),
+    ];
+    let rows = f
+        .points
+        .iter()
+        .map(|p| {
+            vec![
+                text(&p.point),
+                num(format!("{:.1}", p.mean_step), Some(p.mean_step)),
+                count(p.forks),
+                count(p.tasks),
+                pp_with_ci(p.effect_pp, harm_mark(p.significant, p.excludes_zero)),
+                pct_with_ci(p.susceptibility),
+                left_out_cell(&p.left_out),
+            ]
+        })
+        .collect();
+    s.blocks.push(Block::Table(table(
+        &format!("fork-points-table-{}", i + 1),
+        &cols,
+        rows,
+    )));
 }

@@ -148,33 +148,7 @@ pub(super) fn tokens_section(r: &Report) -> Section {
     // usage. Their rows would be dashes and zeros; one line says why instead, and only the
     // rows with attacker tokens stay.
     let none = tokenless(r);
-    let silent: Vec<&crate::model::TargetSummary> = r
-        .source
-        .target_details
-        .iter()
-        .filter(|t| none.contains(t.target.as_str()))
-        .collect();
-    let why: Vec<String> = silent
-        .iter()
-        .map(|t| {
-            if t.scripted {
-                format!(
-                    "{}: no target tokens — the built-in agent{} {} use{} no model, so there \
-                     is no token ratio.",
-                    t.target,
-                    if t.agents.len() == 1 { "" } else { "s" },
-                    t.agents.join(", "),
-                    if t.agents.len() == 1 { "s" } else { "" },
-                )
-            } else {
-                format!(
-                    "{}: no target tokens — usage is zero on every line, so there is no token \
-                     ratio.",
-                    t.target
-                )
-            }
-        })
-        .collect();
+    let why = tokenless_lines(r, &none);
     let shown: Vec<&crate::model::TokenRow> = r
         .tokens
         .iter()
@@ -228,6 +202,42 @@ pub(super) fn tokens_section(r: &Report) -> Section {
     s.blocks
         .push(Block::Table(table("tokens-table", &cols, rows)));
     let mut lines = why;
+    lines.extend(modelless_line(r, &shown));
+    if !lines.is_empty() {
+        s.blocks.push(Block::List(lines));
+    }
+    s
+}
+
+/// Why each target without tokens has none (the Tokens section's line instead of its rows).
+fn tokenless_lines(r: &Report, none: &BTreeSet<&str>) -> Vec<String> {
+    r.source
+        .target_details
+        .iter()
+        .filter(|t| none.contains(t.target.as_str()))
+        .map(|t| {
+            if t.scripted {
+                format!(
+                    "{}: no target tokens — the built-in agent{} {} use{} no model, so there \
+                     is no token ratio.",
+                    t.target,
+                    if t.agents.len() == 1 { "" } else { "s" },
+                    t.agents.join(", "),
+                    if t.agents.len() == 1 { "s" } else { "" },
+                )
+            } else {
+                format!(
+                    "{}: no target tokens — usage is zero on every line, so there is no token \
+                     ratio.",
+                    t.target
+                )
+            }
+        })
+        .collect()
+}
+
+/// The line naming the shown attackers that use no model, so whose tokens are 0.
+fn modelless_line(r: &Report, shown: &[&crate::model::TokenRow]) -> Option<String> {
     let modelless: BTreeSet<&str> = shown
         .iter()
         .filter(|t| t.attacker_prompt_tokens + t.attacker_completion_tokens == 0)
@@ -245,20 +255,17 @@ pub(super) fn tokens_section(r: &Report) -> Section {
         })
         .map(|c| c.attacker.as_str())
         .collect();
-    if !modelless.is_empty() {
-        lines.push(format!(
-            "Attacker tokens are 0 for the {} attacker{}: {} no model.",
-            modelless.iter().copied().collect::<Vec<_>>().join(" and "),
-            if modelless.len() == 1 { "" } else { "s" },
-            if modelless.len() == 1 {
-                "it uses"
-            } else {
-                "they use"
-            }
-        ));
+    if modelless.is_empty() {
+        return None;
     }
-    if !lines.is_empty() {
-        s.blocks.push(Block::List(lines));
-    }
-    s
+    Some(format!(
+        "Attacker tokens are 0 for the {} attacker{}: {} no model.",
+        modelless.iter().copied().collect::<Vec<_>>().join(" and "),
+        if modelless.len() == 1 { "" } else { "s" },
+        if modelless.len() == 1 {
+            "it uses"
+        } else {
+            "they use"
+        }
+    ))
 }
