@@ -522,24 +522,8 @@ fn target_part(
         let d = v.delta.as_ref();
         let t = v.tokens.as_ref().ok();
         if kind.is_control() {
-            part.controls.push(ControlRow {
-                target: target.to_owned(),
-                condition: condition.to_owned(),
-                kind: *kind,
-                attacker: info.attacker_label(),
-                tasks: v.tasks,
-                base_pct: d.map(|d| d.base_pct),
-                control_pct: d.map(|d| d.attacked_pct),
-                delta_pp: d.map(|d| d.delta_pp),
-                excludes_zero: d.map(|d| d.excludes_zero),
-                paired_change: v.paired_change,
-                token_ratio: t.map(|t| t.ratio),
-                base_episodes: d.map_or(0, |d| d.base_episodes),
-                control_episodes: d.map_or(0, |d| d.attacked_episodes),
-                infra_errors: v.infra_errors,
-                no_message_delivered: v.no_message_delivered,
-                errors: v.errors,
-            });
+            part.controls
+                .push(control_row(target, condition, info, *kind, v));
             continue;
         }
         let mut row = MainRow {
@@ -576,27 +560,8 @@ fn target_part(
             }
         }
         row.errors = errors;
-        let cell = eps.cell(target, condition).cloned().unwrap_or_default();
-        let attacker_total = cell.attacker_prompt_tokens + cell.attacker_completion_tokens;
-        part.tokens.push(TokenRow {
-            target: target.to_owned(),
-            condition: condition.to_owned(),
-            tasks: t.map_or(0, |t| t.tasks),
-            base_tokens: t.map(|t| t.base),
-            attacked_tokens: t.map(|t| t.attacked),
-            ratio: t.map(|t| t.ratio),
-            attacker_tokens_per_episode: (cell.episodes_run > 0)
-                .then(|| attacker_total as f64 / cell.episodes_run as f64),
-            attacker_prompt_tokens: cell.attacker_prompt_tokens,
-            attacker_completion_tokens: cell.attacker_completion_tokens,
-            errors: v
-                .tokens
-                .as_ref()
-                .err()
-                .map(|e| format!("token ratio: {e}"))
-                .into_iter()
-                .collect(),
-        });
+        part.tokens
+            .push(token_row(eps, target, condition, &v.tokens));
         part.tasks.extend(v.task_rows);
         part.main.push(row);
         part.rounds
@@ -611,6 +576,66 @@ fn target_part(
         part.forks.push(fork_row(eps, outs, target, condition, cfg));
     }
     part
+}
+
+/// A control condition's row: its Δ against the baseline, as the main table's but apart.
+fn control_row(
+    target: &str,
+    condition: &str,
+    info: &ConditionInfo,
+    kind: ConditionKind,
+    v: Versus,
+) -> ControlRow {
+    let d = v.delta.as_ref();
+    ControlRow {
+        target: target.to_owned(),
+        condition: condition.to_owned(),
+        kind,
+        attacker: info.attacker_label(),
+        tasks: v.tasks,
+        base_pct: d.map(|d| d.base_pct),
+        control_pct: d.map(|d| d.attacked_pct),
+        delta_pp: d.map(|d| d.delta_pp),
+        excludes_zero: d.map(|d| d.excludes_zero),
+        paired_change: v.paired_change,
+        token_ratio: v.tokens.as_ref().ok().map(|t| t.ratio),
+        base_episodes: d.map_or(0, |d| d.base_episodes),
+        control_episodes: d.map_or(0, |d| d.attacked_episodes),
+        infra_errors: v.infra_errors,
+        no_message_delivered: v.no_message_delivered,
+        errors: v.errors,
+    }
+}
+
+/// An attack condition's Tokens row: the target's tokens against the baseline and the
+/// attacker's own.
+fn token_row(
+    eps: &Episodes,
+    target: &str,
+    condition: &str,
+    tokens: &Result<TokenFigures, String>,
+) -> TokenRow {
+    let t = tokens.as_ref().ok();
+    let cell = eps.cell(target, condition).cloned().unwrap_or_default();
+    let attacker_total = cell.attacker_prompt_tokens + cell.attacker_completion_tokens;
+    TokenRow {
+        target: target.to_owned(),
+        condition: condition.to_owned(),
+        tasks: t.map_or(0, |t| t.tasks),
+        base_tokens: t.map(|t| t.base),
+        attacked_tokens: t.map(|t| t.attacked),
+        ratio: t.map(|t| t.ratio),
+        attacker_tokens_per_episode: (cell.episodes_run > 0)
+            .then(|| attacker_total as f64 / cell.episodes_run as f64),
+        attacker_prompt_tokens: cell.attacker_prompt_tokens,
+        attacker_completion_tokens: cell.attacker_completion_tokens,
+        errors: tokens
+            .as_ref()
+            .err()
+            .map(|e| format!("token ratio: {e}"))
+            .into_iter()
+            .collect(),
+    }
 }
 
 /// The fork row of one target and forked condition: the fork effect and its points, beside
