@@ -86,16 +86,6 @@ pub(crate) fn round_charts(r: &Report) -> Option<Vec<Chart>> {
         let set: BTreeSet<&str> = r.rounds.iter().map(|x| x.condition.as_str()).collect();
         set.into_iter().collect()
     };
-    let style = |c: &str| {
-        let i = conditions.iter().position(|x| *x == c).unwrap_or(0);
-        (
-            i,
-            PALETTE[i % PALETTE.len()],
-            DASHES[i % DASHES.len()],
-            SHAPES[i % SHAPES.len()],
-            i % 2 == 1,
-        )
-    };
     let mut by_target: BTreeMap<&str, Vec<&crate::model::RoundRow>> = BTreeMap::new();
     for row in &r.rounds {
         if row.rounds.iter().any(|m| m.susceptibility_pct.is_some()) {
@@ -110,43 +100,124 @@ pub(crate) fn round_charts(r: &Report) -> Option<Vec<Chart>> {
         .iter()
         .flat_map(|x| x.rounds.iter().map(|m| m.round))
         .collect();
-    let (r0, r1) = (
+    let frame = Frame::new(
         all_rounds.iter().copied().min().unwrap_or(0),
         all_rounds.iter().copied().max().unwrap_or(0),
+        conditions.len(),
     );
-    let (w, h, left, right, top, bottom) = (470.0, 250.0, 46.0, 118.0, 26.0, 40.0);
-    let pw = w - left - right;
-    let ph = h - top - bottom;
-    let span = f64::from((r1 - r0).max(1));
-    let n = conditions.len() as f64;
-    // Lines that coincide are set side by side: each condition a little to the left or right
-    // of the round, at most a fifth of the distance between two rounds in all.
-    let step_px = pw / span;
-    let offset_unit = (step_px * 0.2 / n.max(1.0)).min(3.0);
-    let x = |round: u32, i: usize| {
-        left + f64::from(round - r0) / span * pw + (i as f64 - (n - 1.0) / 2.0) * offset_unit
-    };
-    let y = |pct: f64| top + (1.0 - pct / 100.0) * ph;
     let mut charts = vec![Chart::Legend(
         conditions
             .iter()
             .map(|c| {
-                let (_, colour, dash, shape, hollow) = style(c);
+                let st = Style::of(&conditions, c);
                 LegendItem {
                     name: (*c).to_owned(),
-                    colour,
-                    dash,
-                    marker: marker_path(shape, 17.0, 7.0, 3.6),
-                    hollow,
+                    colour: st.colour,
+                    dash: st.dash,
+                    marker: marker_path(st.shape, 17.0, 7.0, 3.6),
+                    hollow: st.hollow,
                 }
             })
             .collect(),
     )];
     for (target, rows) in by_target {
+        charts.push(Chart::Lines(frame.chart(target, &rows, &conditions)));
+    }
+    Some(charts)
+}
+
+/// How one condition's line is drawn: its place among the conditions and its look.
+struct Style {
+    index: usize,
+    colour: &'static str,
+    dash: &'static str,
+    shape: Shape,
+    hollow: bool,
+}
+
+impl Style {
+    fn of(conditions: &[&str], c: &str) -> Style {
+        let i = conditions.iter().position(|x| *x == c).unwrap_or(0);
+        Style {
+            index: i,
+            colour: PALETTE[i % PALETTE.len()],
+            dash: DASHES[i % DASHES.len()],
+            shape: SHAPES[i % SHAPES.len()],
+            hollow: i % 2 == 1,
+        }
+    }
+}
+
+/// The geometry every round chart shares: its size, its plot area and its rounds.
+struct Frame {
+    w: f64,
+    h: f64,
+    left: f64,
+    top: f64,
+    pw: f64,
+    ph: f64,
+    r0: u32,
+    r1: u32,
+    span: f64,
+    n: f64,
+    offset_unit: f64,
+}
+
+impl Frame {
+    fn new(r0: u32, r1: u32, conditions: usize) -> Frame {
+        let (w, h, left, right, top, bottom) = (470.0, 250.0, 46.0, 118.0, 26.0, 40.0);
+        let pw = w - left - right;
+        let span = f64::from((r1 - r0).max(1));
+        let n = conditions as f64;
+        // Lines that coincide are set side by side: each condition a little to the left or
+        // right of the round, at most a fifth of the distance between two rounds in all.
+        let step_px = pw / span;
+        Frame {
+            w,
+            h,
+            left,
+            top,
+            pw,
+            ph: h - top - bottom,
+            r0,
+            r1,
+            span,
+            n,
+            offset_unit: (step_px * 0.2 / n.max(1.0)).min(3.0),
+        }
+    }
+
+    /// The x of `round` for the `i`th condition.
+    fn x(&self, round: u32, i: usize) -> f64 {
+        self.left
+            + f64::from(round - self.r0) / self.span * self.pw
+            + (i as f64 - (self.n - 1.0) / 2.0) * self.offset_unit
+    }
+
+    /// The y of a percentage.
+    fn y(&self, pct: f64) -> f64 {
+        self.top + (1.0 - pct / 100.0) * self.ph
+    }
+
+    /// One target's chart: a line per condition with its end label.
+    fn chart(
+        &self,
+        target: &str,
+        rows: &[&crate::model::RoundRow],
+        conditions: &[&str],
+    ) -> LinesChart {
+        let (x, y) = (|r, i| self.x(r, i), |p| self.y(p));
+        let (left, top, pw, ph) = (self.left, self.top, self.pw, self.ph);
         let mut series = Vec::new();
         let mut ends = Vec::new();
         for row in rows {
-            let (i, colour, dash, shape, hollow) = style(&row.condition);
+            let Style {
+                index: i,
+                colour,
+                dash,
+                shape,
+                hollow,
+            } = Style::of(conditions, &row.condition);
             let pts: Vec<(u32, f64)> = row
                 .rounds
                 .iter()
@@ -184,18 +255,18 @@ pub(crate) fn round_charts(r: &Report) -> Option<Vec<Chart>> {
             series[k].end_label[1] = f1(ly);
         }
         let mut x_ticks = Vec::new();
-        let step = ((r1 - r0) / 10).max(1);
-        let mut round = r0;
-        while round <= r1 {
+        let step = ((self.r1 - self.r0) / 10).max(1);
+        let mut round = self.r0;
+        while round <= self.r1 {
             x_ticks.push([
-                f1(left + f64::from(round - r0) / span * pw),
+                f1(left + f64::from(round - self.r0) / self.span * pw),
                 round.to_string(),
             ]);
             round += step;
         }
-        charts.push(Chart::Lines(LinesChart {
-            width: f1(w),
-            height: f1(h),
+        LinesChart {
+            width: f1(self.w),
+            height: f1(self.h),
             title: target.to_owned(),
             title_x: f1(left),
             plot_left: f1(left),
@@ -210,10 +281,9 @@ pub(crate) fn round_charts(r: &Report) -> Option<Vec<Chart>> {
             x_ticks,
             x_tick_y: f1(top + ph + 15.0),
             x_title_x: f1(left + pw / 2.0),
-            x_title_y: f1(h - 6.0),
+            x_title_y: f1(self.h - 6.0),
             y_title_transform: format!("translate(12 {:.1}) rotate(-90)", top + ph / 2.0),
             series,
-        }));
+        }
     }
-    Some(charts)
 }
