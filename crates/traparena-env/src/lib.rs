@@ -43,6 +43,7 @@ mod git;
 mod gitcmd;
 mod host;
 mod landlock_rules;
+mod launch;
 mod lease;
 mod origin;
 mod outcome;

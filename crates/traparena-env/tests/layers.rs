@@ -6,7 +6,14 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The layers, bottom first.
 const LAYERS: &[&[&str]] = &[
     &["base", "outcome", "error"],
-    &["sandbox", "running", "program", "landlock_rules", "lease"],
+    &[
+        "sandbox",
+        "launch",
+        "running",
+        "program",
+        "landlock_rules",
+        "lease",
+    ],
     &["copy", "gitcmd", "origin", "workspace", "git"],
     &["testrun", "failures", "toolchain"],
     &["tools", "agent", "bridge", "host"],
