@@ -63,6 +63,7 @@
 #![deny(missing_docs)]
 
 mod bootstrap;
+mod design;
 mod error;
 mod estimate;
 mod fork;
@@ -80,13 +81,13 @@ pub use bootstrap::{
     bootstrap_distribution, bootstrap_mean_ci, jackknife, jackknife_acceleration, mean_of,
     percentile_interval, quantile_sorted,
 };
+pub use design::{DesignComparison, DesignFigures, compare_design_differences, compare_designs};
 pub use error::StatsError;
 pub use estimate::Estimate;
 pub use fork::{
-    DesignComparison, DesignFigures, ForkEffect, ForkExclusion, ForkExclusions, ForkOutcome,
-    ForkPair, ForkPairs, ForkPointPairs, ForkTaskEffect, LeftOutPair, SilentReproduction,
-    compare_design_differences, compare_designs, fork_effect, fork_effect_from_pairs, fork_pairs,
-    fork_points, fork_susceptibility, silent_reproduction,
+    ForkEffect, ForkExclusion, ForkExclusions, ForkOutcome, ForkPair, ForkPairs, ForkPointPairs,
+    ForkTaskEffect, LeftOutPair, SilentReproduction, fork_effect, fork_effect_from_pairs,
+    fork_pairs, fork_points, fork_susceptibility, silent_reproduction,
 };
 pub use means::{ConditionMeans, TaskMean, shared_tasks, task_means, task_means_where};
 pub use outcome::{BASELINE, EpisodeOutcome, Exclusion, ExclusionCounts, FAILURE_MODES, Metric};
