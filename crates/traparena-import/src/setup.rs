@@ -339,43 +339,46 @@ fn build(
             ],
         );
     }
-    {
-        let out = run(
-            "locating site-packages",
-            vec![
-                py.clone(),
-                "-c".into(),
-                "import sysconfig; print(sysconfig.get_paths()['purelib'])".into(),
-            ],
-        )?;
-        let site = PathBuf::from(out.stdout.text.trim());
-        // A flat layout (no source folders) puts the workspace root itself first, so that a
-        // child interpreter started in another folder (pylint's tests run `python -m pylint`
-        // in a temporary folder) still imports the code under test, as an editable install
-        // would let it.
-        let dirs: Vec<String> = if setup.source_dirs.is_empty() {
-            vec!["\"\"".to_owned()]
-        } else {
-            setup
-                .source_dirs
-                .iter()
-                .map(|d| format!("{:?}", d.as_str()))
-                .collect()
-        };
-        // One line, run by `site` at every start: the folders are taken relative to the working
-        // directory of the first interpreter (the workspace) and passed on to child interpreters
-        // through TRAPARENA_SOURCE_DIRS.
-        let pth = format!(
-            "import os, sys; sys.path[0:0] = [p for p in os.environ.setdefault('TRAPARENA_SOURCE_DIRS', os.pathsep.join(os.path.join(os.getcwd(), d) for d in [{}])).split(os.pathsep) if p]\n",
-            dirs.join(", ")
-        );
-        let p = site.join(WORKSPACE_PTH);
-        std::fs::write(&p, pth).map_err(|e| format!("{}: {e}", p.display()))?;
-    }
+    let out = run(
+        "locating site-packages",
+        vec![
+            py.clone(),
+            "-c".into(),
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])".into(),
+        ],
+    )?;
+    write_source_pth(setup, Path::new(out.stdout.text.trim()))?;
     readable(venv);
     let stamp = serde_json::to_string_pretty(setup).expect("a setup serialises") + "\n";
     let p = venv.join(SETUP_STAMP);
     std::fs::write(&p, stamp).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// Writes into `site` (the environment's site-packages) the `.pth` line that puts the
+/// workspace's source folders first on `sys.path`.
+fn write_source_pth(setup: &Setup, site: &Path) -> Result<(), String> {
+    // A flat layout (no source folders) puts the workspace root itself first, so that a
+    // child interpreter started in another folder (pylint's tests run `python -m pylint`
+    // in a temporary folder) still imports the code under test, as an editable install
+    // would let it.
+    let dirs: Vec<String> = if setup.source_dirs.is_empty() {
+        vec!["\"\"".to_owned()]
+    } else {
+        setup
+            .source_dirs
+            .iter()
+            .map(|d| format!("{:?}", d.as_str()))
+            .collect()
+    };
+    // One line, run by `site` at every start: the folders are taken relative to the working
+    // directory of the first interpreter (the workspace) and passed on to child interpreters
+    // through TRAPARENA_SOURCE_DIRS.
+    let pth = format!(
+        "import os, sys; sys.path[0:0] = [p for p in os.environ.setdefault('TRAPARENA_SOURCE_DIRS', os.pathsep.join(os.path.join(os.getcwd(), d) for d in [{}])).split(os.pathsep) if p]\n",
+        dirs.join(", ")
+    );
+    let p = site.join(WORKSPACE_PTH);
+    std::fs::write(&p, pth).map_err(|e| format!("{}: {e}", p.display()))
 }
 
 /// Lets every user read (and enter) everything under `root`: the sandbox runs tests as another
