@@ -216,123 +216,142 @@ pub const SYMPY_HASH_SEED: &str = "1";
 /// A rewritten command: its argv, the environment it adds, and whether a shim reports on it.
 pub(crate) type Instrumented = (Vec<String>, Vec<(String, String)>, bool);
 
-/// Rewrites the task's command so that the harness's shim reads the run, when it can.
+/// Rewrites the task's command so that the harness's shim reads the run, when it can; a
+/// command the runner's shim does not recognise runs as written, read by its exit status.
 pub(crate) fn instrument(
     sandbox: &Sandbox,
     mounts: &Mounts,
     tests: &TestSpec,
 ) -> Result<Instrumented, EnvError> {
-    let argv = tests.command.clone();
+    let argv = &tests.command;
     let harness = sandbox.visible_harness(mounts).into_owned();
-    let is_python = |s: &str| {
-        let name = s.rsplit('/').next().unwrap_or(s);
-        name.starts_with("python")
-    };
-    let fd_env = ("TRAPARENA_REPORT_FD".to_owned(), REPORT_FD.to_string());
-    Ok(match tests.runner {
-        Runner::ExitCode => (argv, Vec::new(), false),
+    let rewritten = match tests.runner {
+        Runner::ExitCode => None,
         Runner::Cpp | Runner::Java | Runner::Go | Runner::Rust => {
-            let (lang, tools) = tests
-                .runner
-                .program_tools()
-                .expect("a compiled-language runner names its tools");
-            let named = argv
-                .first()
-                .is_some_and(|a| tools.contains(&a.rsplit('/').next().unwrap_or(a)));
-            if named && argv.len() >= 2 {
-                match tests.runner {
-                    Runner::Go => crate::toolchain::lend(&crate::toolchain::GO, sandbox, mounts)?,
-                    Runner::Rust => {
-                        crate::toolchain::lend(&crate::toolchain::RUST, sandbox, mounts)?
-                    }
-                    _ => {}
-                }
-                let mut v = vec![
-                    "/bin/sh".to_owned(),
-                    format!("{harness}/tp_build.sh"),
-                    lang.name().to_owned(),
-                ];
-                v.extend(argv[1..].iter().cloned());
-                (v, vec![fd_env], true)
-            } else {
-                (argv, Vec::new(), false)
-            }
+            program(sandbox, mounts, tests.runner, argv, &harness)?
         }
-        Runner::Django | Runner::Sympy => {
-            let (script, shim) = if tests.runner == Runner::Django {
-                ("runtests.py", "tp_django.py")
-            } else {
-                ("bin/test", "tp_sympy.py")
-            };
-            let names_script = argv.get(1).is_some_and(|a| {
-                a.strip_prefix("./").unwrap_or(a) == script || a.ends_with(&format!("/{script}"))
-            });
-            if names_script && is_python(&argv[0]) {
-                let mut v = vec![argv[0].clone(), format!("{harness}/{shim}")];
-                v.extend(argv[1..].iter().cloned());
-                let mut env = vec![fd_env];
-                if tests.runner == Runner::Sympy {
-                    // sympy runs its tests in-process when a seed is set (else in a child with
-                    // a random one): the same seed every run keeps runs reproducible.
-                    env.push(("PYTHONHASHSEED".to_owned(), SYMPY_HASH_SEED.to_owned()));
-                }
-                (v, env, true)
-            } else {
-                (argv, Vec::new(), false)
-            }
-        }
-        Runner::Unittest => {
-            if argv.len() >= 3 && is_python(&argv[0]) && argv[1] == "-m" && argv[2] == "unittest" {
-                let mut v = vec![argv[0].clone(), format!("{harness}/tp_unittest.py")];
-                v.extend(argv[3..].iter().cloned());
-                (v, vec![fd_env], true)
-            } else {
-                (argv, Vec::new(), false)
-            }
-        }
-        Runner::Node => {
-            let is_node = argv
-                .first()
-                .is_some_and(|a| a.rsplit('/').next() == Some("node"));
-            if is_node && argv.len() >= 2 {
-                let mut v = vec![
-                    argv[0].clone(),
-                    "--require".to_owned(),
-                    format!("{harness}/tp_node.js"),
-                ];
-                v.extend(argv[1..].iter().cloned());
-                (v, vec![fd_env], true)
-            } else {
-                (argv, Vec::new(), false)
-            }
-        }
-        Runner::Pytest => {
-            let at =
-                if argv.len() >= 3 && is_python(&argv[0]) && argv[1] == "-m" && argv[2] == "pytest"
-                {
-                    Some(3)
-                } else if argv
-                    .first()
-                    .is_some_and(|a| a.rsplit('/').next() == Some("pytest"))
-                {
-                    Some(1)
-                } else {
-                    None
-                };
-            match at {
-                Some(i) => {
-                    let mut v = argv[..i].to_vec();
-                    v.extend(
-                        ["-p", "traparena_pytest_report", "-p", "no:cacheprovider"]
-                            .map(String::from),
-                    );
-                    v.extend(argv[i..].iter().cloned());
-                    (v, vec![fd_env, ("PYTHONPATH".into(), harness)], true)
-                }
-                None => (argv, Vec::new(), false),
-            }
-        }
-    })
+        Runner::Django | Runner::Sympy => script(tests.runner, argv, &harness),
+        Runner::Unittest => unittest(argv, &harness),
+        Runner::Node => node(argv, &harness),
+        Runner::Pytest => pytest(argv, &harness),
+    };
+    Ok(rewritten.unwrap_or_else(|| (argv.clone(), Vec::new(), false)))
+}
+
+/// The report descriptor's number, as the shims read it.
+fn fd_env() -> (String, String) {
+    ("TRAPARENA_REPORT_FD".to_owned(), REPORT_FD.to_string())
+}
+
+/// True for a Python interpreter's path (`python`, `/venv/bin/python3.11`).
+fn is_python(s: &str) -> bool {
+    let name = s.rsplit('/').next().unwrap_or(s);
+    name.starts_with("python")
+}
+
+/// A compiled-language test program (`g++ test.cpp ...`), built by the harness's build shim
+/// with its check library (a Go or Rust toolchain lent into the sandbox first).
+fn program(
+    sandbox: &Sandbox,
+    mounts: &Mounts,
+    runner: Runner,
+    argv: &[String],
+    harness: &str,
+) -> Result<Option<Instrumented>, EnvError> {
+    let (lang, tools) = runner
+        .program_tools()
+        .expect("a compiled-language runner names its tools");
+    let named = argv
+        .first()
+        .is_some_and(|a| tools.contains(&a.rsplit('/').next().unwrap_or(a)));
+    if !named || argv.len() < 2 {
+        return Ok(None);
+    }
+    match runner {
+        Runner::Go => crate::toolchain::lend(&crate::toolchain::GO, sandbox, mounts)?,
+        Runner::Rust => crate::toolchain::lend(&crate::toolchain::RUST, sandbox, mounts)?,
+        _ => {}
+    }
+    let mut v = vec![
+        "/bin/sh".to_owned(),
+        format!("{harness}/tp_build.sh"),
+        lang.name().to_owned(),
+    ];
+    v.extend(argv[1..].iter().cloned());
+    Ok(Some((v, vec![fd_env()], true)))
+}
+
+/// django's `runtests.py` or sympy's `bin/test`, run under the project's shim.
+fn script(runner: Runner, argv: &[String], harness: &str) -> Option<Instrumented> {
+    let (script, shim) = if runner == Runner::Django {
+        ("runtests.py", "tp_django.py")
+    } else {
+        ("bin/test", "tp_sympy.py")
+    };
+    let names_script = argv.get(1).is_some_and(|a| {
+        a.strip_prefix("./").unwrap_or(a) == script || a.ends_with(&format!("/{script}"))
+    });
+    if !names_script || !is_python(&argv[0]) {
+        return None;
+    }
+    let mut v = vec![argv[0].clone(), format!("{harness}/{shim}")];
+    v.extend(argv[1..].iter().cloned());
+    let mut env = vec![fd_env()];
+    if runner == Runner::Sympy {
+        // sympy runs its tests in-process when a seed is set (else in a child with a random
+        // one): the same seed every run keeps runs reproducible.
+        env.push(("PYTHONHASHSEED".to_owned(), SYMPY_HASH_SEED.to_owned()));
+    }
+    Some((v, env, true))
+}
+
+/// `python -m unittest ...`, run under the unittest shim.
+fn unittest(argv: &[String], harness: &str) -> Option<Instrumented> {
+    if argv.len() < 3 || !is_python(&argv[0]) || argv[1] != "-m" || argv[2] != "unittest" {
+        return None;
+    }
+    let mut v = vec![argv[0].clone(), format!("{harness}/tp_unittest.py")];
+    v.extend(argv[3..].iter().cloned());
+    Some((v, vec![fd_env()], true))
+}
+
+/// `node FILE ...`, with the shim that counts every `console.assert` required first.
+fn node(argv: &[String], harness: &str) -> Option<Instrumented> {
+    let is_node = argv
+        .first()
+        .is_some_and(|a| a.rsplit('/').next() == Some("node"));
+    if !is_node || argv.len() < 2 {
+        return None;
+    }
+    let mut v = vec![
+        argv[0].clone(),
+        "--require".to_owned(),
+        format!("{harness}/tp_node.js"),
+    ];
+    v.extend(argv[1..].iter().cloned());
+    Some((v, vec![fd_env()], true))
+}
+
+/// `python -m pytest ...` or `pytest ...`, with the harness's report plugin.
+fn pytest(argv: &[String], harness: &str) -> Option<Instrumented> {
+    let i = if argv.len() >= 3 && is_python(&argv[0]) && argv[1] == "-m" && argv[2] == "pytest" {
+        3
+    } else if argv
+        .first()
+        .is_some_and(|a| a.rsplit('/').next() == Some("pytest"))
+    {
+        1
+    } else {
+        return None;
+    };
+    let mut v = argv[..i].to_vec();
+    v.extend(["-p", "traparena_pytest_report", "-p", "no:cacheprovider"].map(String::from));
+    v.extend(argv[i..].iter().cloned());
+    Some((
+        v,
+        vec![fd_env(), ("PYTHONPATH".into(), harness.to_owned())],
+        true,
+    ))
 }
 
 pub(crate) fn run(
