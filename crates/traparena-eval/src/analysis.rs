@@ -140,38 +140,18 @@ pub fn patch_locations(
             });
             continue;
         }
+        let path = new_path
+            .clone()
+            .or_else(|| old_path.clone())
+            .unwrap_or_default();
         for hunk in &file.hunks {
-            // (symbol, original-file line) for every changed line; blank lines count only in
-            // a hunk that changes nothing else (a blank line between two methods is nobody's).
-            let all_blank = hunk
-                .removed
-                .iter()
-                .chain(&hunk.added)
-                .all(|(_, t)| t.trim().is_empty());
-            let counts = |t: &str| all_blank || !t.trim().is_empty();
-            let mut touched: Vec<(Option<String>, Option<usize>)> = Vec::new();
-            if let Some(p) = &old_path {
-                let syms = old.symbols(p).cloned().unwrap_or_default();
-                for (line, _) in hunk.removed.iter().filter(|(_, t)| counts(t)) {
-                    touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), Some(*line)));
-                }
-            }
-            if let Some(p) = &new_path {
-                let syms = new.symbols(p).cloned().unwrap_or_default();
-                for ((line, _), after) in hunk
-                    .added
-                    .iter()
-                    .zip(&hunk.insert_after)
-                    .filter(|((_, t), _)| counts(t))
-                {
-                    let anchor = old_path.as_ref().map(|_| (*after).max(1));
-                    touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), anchor));
-                }
-            }
-            let path = new_path
-                .clone()
-                .or_else(|| old_path.clone())
-                .unwrap_or_default();
+            let touched = touched(
+                hunk,
+                old_path.as_deref(),
+                new_path.as_deref(),
+                &mut old,
+                &mut new,
+            );
             let old_syms = old_path
                 .as_ref()
                 .and_then(|p| old.symbols(p).cloned())
@@ -180,52 +160,117 @@ pub fn patch_locations(
                 .as_ref()
                 .and_then(|p| old.classes(p).cloned())
                 .unwrap_or_default();
-            let mut module: Option<(usize, usize)> = None;
-            let mut module_new = false;
-            for (sym, line) in touched {
-                // A symbol the patch adds is located by what exists in the original: its
-                // innermost enclosing symbol there (a new method: its class), else the lines
-                // it is inserted at (a new module-level function).
-                // A file the patch creates has nothing in the original: its location is the
-                // file itself.
-                let sym = match sym {
-                    Some(_) if old_path.is_none() => None,
-                    Some(name) if !old_syms.iter().any(|s| s.name == name) => {
-                        existing_ancestor(&name, &old_syms, &old_classes)
-                    }
-                    other => other,
-                };
-                match sym {
-                    Some(name) => {
-                        let span = old_syms
-                            .iter()
-                            .chain(&old_classes)
-                            .find(|s| s.name == name)
-                            .map(|s| (s.start, s.end));
-                        out.insert(CodeLocation {
-                            file: path.clone(),
-                            symbol: Some(name),
-                            lines: span,
-                        });
-                    }
-                    None => match line {
-                        Some(l) => {
-                            module = Some(module.map_or((l, l), |(a, b)| (a.min(l), b.max(l))))
-                        }
-                        None => module_new = true,
-                    },
-                }
-            }
-            if module.is_some() || module_new {
-                out.insert(CodeLocation {
-                    file: path.clone(),
-                    symbol: None,
-                    lines: module,
-                });
-            }
+            let original = Original {
+                exists: old_path.is_some(),
+                symbols: &old_syms,
+                classes: &old_classes,
+            };
+            locate(touched, &path, &original, &mut out);
         }
     }
     out.into_iter().collect()
+}
+
+/// (symbol, original-file line) for every line a hunk changes: removed lines by the original
+/// file's symbols, added lines by the patched file's (anchored where they are inserted). Blank
+/// lines count only in a hunk that changes nothing else (a blank line between two methods is
+/// nobody's).
+fn touched<A, B>(
+    hunk: &traparena_task::Hunk,
+    old_path: Option<&str>,
+    new_path: Option<&str>,
+    old: &mut Parsed<A>,
+    new: &mut Parsed<B>,
+) -> Vec<(Option<String>, Option<usize>)>
+where
+    A: Fn(&str) -> Option<String>,
+    B: Fn(&str) -> Option<String>,
+{
+    let all_blank = hunk
+        .removed
+        .iter()
+        .chain(&hunk.added)
+        .all(|(_, t)| t.trim().is_empty());
+    let counts = |t: &str| all_blank || !t.trim().is_empty();
+    let mut touched: Vec<(Option<String>, Option<usize>)> = Vec::new();
+    if let Some(p) = old_path {
+        let syms = old.symbols(p).cloned().unwrap_or_default();
+        for (line, _) in hunk.removed.iter().filter(|(_, t)| counts(t)) {
+            touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), Some(*line)));
+        }
+    }
+    if let Some(p) = new_path {
+        let syms = new.symbols(p).cloned().unwrap_or_default();
+        for ((line, _), after) in hunk
+            .added
+            .iter()
+            .zip(&hunk.insert_after)
+            .filter(|((_, t), _)| counts(t))
+        {
+            let anchor = old_path.map(|_| (*after).max(1));
+            touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), anchor));
+        }
+    }
+    touched
+}
+
+/// What the original has of a file a patch changes.
+struct Original<'a> {
+    /// Whether the file exists in the original (the patch does not create it).
+    exists: bool,
+    symbols: &'a [Symbol],
+    classes: &'a [Symbol],
+}
+
+/// Adds to `out` the locations of a hunk's `touched` lines in `path`: each symbol as the
+/// original has it, and the module-level lines as one range.
+fn locate(
+    touched: Vec<(Option<String>, Option<usize>)>,
+    path: &str,
+    original: &Original<'_>,
+    out: &mut BTreeSet<CodeLocation>,
+) {
+    let mut module: Option<(usize, usize)> = None;
+    let mut module_new = false;
+    for (sym, line) in touched {
+        // A symbol the patch adds is located by what exists in the original: its innermost
+        // enclosing symbol there (a new method: its class), else the lines it is inserted at
+        // (a new module-level function). A file the patch creates has nothing in the
+        // original: its location is the file itself.
+        let sym = match sym {
+            Some(_) if !original.exists => None,
+            Some(name) if !original.symbols.iter().any(|s| s.name == name) => {
+                existing_ancestor(&name, original.symbols, original.classes)
+            }
+            other => other,
+        };
+        match sym {
+            Some(name) => {
+                let span = original
+                    .symbols
+                    .iter()
+                    .chain(original.classes)
+                    .find(|s| s.name == name)
+                    .map(|s| (s.start, s.end));
+                out.insert(CodeLocation {
+                    file: path.to_owned(),
+                    symbol: Some(name),
+                    lines: span,
+                });
+            }
+            None => match line {
+                Some(l) => module = Some(module.map_or((l, l), |(a, b)| (a.min(l), b.max(l)))),
+                None => module_new = true,
+            },
+        }
+    }
+    if module.is_some() || module_new {
+        out.insert(CodeLocation {
+            file: path.to_owned(),
+            symbol: None,
+            lines: module,
+        });
+    }
 }
 
 /// The longest dotted prefix of `name` (`A.b.c` → `A.b`, then `A`) that the original defines
