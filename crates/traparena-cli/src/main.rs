@@ -210,40 +210,7 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             tasks,
             reference_runs,
             json,
-        } => {
-            let sb = sandbox(cli.sandbox)?;
-            let opts = ValidateOptions { reference_runs };
-            let reports = validate_all(&tasks, &sb, &opts);
-            let invalid = reports.iter().filter(|r| !r.valid).count();
-            let mut out = std::io::stdout().lock();
-            if json {
-                let doc = serde_json::json!({
-                    "valid": reports.len() - invalid,
-                    "invalid": invalid,
-                    "backend": sb.backend(),
-                    "tasks": reports,
-                });
-                writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
-            } else {
-                for r in &reports {
-                    writeln!(out, "{}", report_line(r))?;
-                    for c in r.problems() {
-                        for line in c.failure_lines() {
-                            writeln!(out, "    {}: {line}", c.name)?;
-                        }
-                    }
-                }
-                let ms: u64 = reports.iter().map(|r| r.duration_ms).sum();
-                writeln!(
-                    out,
-                    "{} valid, {invalid} invalid ({} sandbox, {:.1} s of test time)",
-                    reports.len() - invalid,
-                    sb.backend(),
-                    ms as f64 / 1000.0
-                )?;
-            }
-            Ok(if invalid == 0 { OK } else { BAD_INPUT })
-        }
+        } => validate_cmd(cli.sandbox, &tasks, reference_runs, json),
         Cmd::Run {
             task,
             agent,
@@ -304,22 +271,71 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
         Cmd::Report(args) => report::run(args),
         Cmd::Import(cmd) => import::run_import(cmd, sandbox(cli.sandbox)?),
         Cmd::Export(cmd) => import::run_export(cmd),
-        Cmd::Evaluate { task, patch, json } => {
-            let task = match Task::load(&task) {
-                Ok(t) => t,
-                Err(e) => return bad_input(&e.to_string()),
-            };
-            let text = match std::fs::read(&patch) {
-                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-                Err(e) => return bad_input(&format!("{}: {e}", patch.display())),
-            };
-            let sb = sandbox(cli.sandbox)?;
-            let ev = Evaluator::new(&task, &sb)?;
-            let e = ev.evaluate(&text, true)?;
-            evaluate::print(&e, json)?;
-            Ok(OK)
-        }
+        Cmd::Evaluate { task, patch, json } => evaluate_cmd(cli.sandbox, &task, &patch, json),
     }
+}
+
+/// `traparena validate`: every task's checks, as lines or one JSON document.
+fn validate_cmd(
+    choice: SandboxArg,
+    tasks: &[PathBuf],
+    reference_runs: u32,
+    json: bool,
+) -> Result<u8, Box<dyn std::error::Error>> {
+    let sb = sandbox(choice)?;
+    let opts = ValidateOptions { reference_runs };
+    let reports = validate_all(tasks, &sb, &opts);
+    let invalid = reports.iter().filter(|r| !r.valid).count();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let doc = serde_json::json!({
+            "valid": reports.len() - invalid,
+            "invalid": invalid,
+            "backend": sb.backend(),
+            "tasks": reports,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        for r in &reports {
+            writeln!(out, "{}", report_line(r))?;
+            for c in r.problems() {
+                for line in c.failure_lines() {
+                    writeln!(out, "    {}: {line}", c.name)?;
+                }
+            }
+        }
+        let ms: u64 = reports.iter().map(|r| r.duration_ms).sum();
+        writeln!(
+            out,
+            "{} valid, {invalid} invalid ({} sandbox, {:.1} s of test time)",
+            reports.len() - invalid,
+            sb.backend(),
+            ms as f64 / 1000.0
+        )?;
+    }
+    Ok(if invalid == 0 { OK } else { BAD_INPUT })
+}
+
+/// `traparena evaluate`: one patch judged on one task.
+fn evaluate_cmd(
+    choice: SandboxArg,
+    task: &std::path::Path,
+    patch: &std::path::Path,
+    json: bool,
+) -> Result<u8, Box<dyn std::error::Error>> {
+    let task = match Task::load(task) {
+        Ok(t) => t,
+        Err(e) => return bad_input(&e.to_string()),
+    };
+    let text = match std::fs::read(patch) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => return bad_input(&format!("{}: {e}", patch.display())),
+    };
+    let sb = sandbox(choice)?;
+    let ev = Evaluator::new(&task, &sb)?;
+    let e = ev.evaluate(&text, true)?;
+    evaluate::print(&e, json)?;
+    Ok(OK)
 }
 
 fn bad_input(message: &str) -> Result<u8, Box<dyn std::error::Error>> {
