@@ -5,20 +5,19 @@
 
 use std::collections::BTreeSet;
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::Node;
 
-use super::{Symbol, walk};
+use super::{SourceText, Symbol, walk};
 
 /// A parsed JavaScript file.
 pub struct JsFile {
-    text: String,
-    tree: Tree,
+    code: SourceText,
 }
 
 impl std::fmt::Debug for JsFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JsFile")
-            .field("bytes", &self.text.len())
+            .field("bytes", &self.code.len())
             .finish()
     }
 }
@@ -27,32 +26,26 @@ impl JsFile {
     /// Parses `text` (tree-sitter recovers from syntax errors; `None` only when the parser
     /// cannot run).
     pub fn parse(text: &str) -> Option<JsFile> {
-        let mut parser = Parser::new();
-        parser
-            .set_language(&tree_sitter_javascript::LANGUAGE.into())
-            .ok()?;
-        let tree = parser.parse(text, None)?;
         Some(JsFile {
-            text: text.to_owned(),
-            tree,
+            code: SourceText::parse(tree_sitter_javascript::LANGUAGE.into(), text)?,
         })
     }
 
     fn src(&self, n: Node<'_>) -> &str {
-        n.utf8_text(self.text.as_bytes()).unwrap_or("")
+        self.code.src(n)
     }
 
     /// Every function and method, outer ones before the ones nested in them.
     pub fn symbols(&self) -> Vec<Symbol> {
         let mut out = Vec::new();
-        self.collect(self.tree.root_node(), &mut Vec::new(), &mut out, false);
+        self.collect(self.code.root(), &mut Vec::new(), &mut out, false);
         out
     }
 
     /// Every class, qualified like [`symbols`](Self::symbols).
     pub fn classes(&self) -> Vec<Symbol> {
         let mut out = Vec::new();
-        self.collect(self.tree.root_node(), &mut Vec::new(), &mut out, true);
+        self.collect(self.code.root(), &mut Vec::new(), &mut out, true);
         out
     }
 
@@ -120,7 +113,7 @@ impl JsFile {
     /// caught value (`catch (e) {}`, `catch { return 0 }`): (line of the `catch`, what it is).
     pub fn broad_handlers(&self) -> Vec<(usize, String)> {
         let mut out = Vec::new();
-        walk(self.tree.root_node(), &mut |n| {
+        walk(self.code.root(), &mut |n| {
             if n.kind() != "catch_clause" {
                 return;
             }
@@ -157,7 +150,7 @@ impl JsFile {
     /// returns a literal: (line of the `if`, the compared literals, normalised).
     pub fn literal_guards(&self) -> Vec<(usize, Vec<String>)> {
         let mut out = Vec::new();
-        walk(self.tree.root_node(), &mut |n| {
+        walk(self.code.root(), &mut |n| {
             if n.kind() != "if_statement" {
                 return;
             }
@@ -205,7 +198,7 @@ impl JsFile {
     /// normalised.
     pub fn literals(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        walk(self.tree.root_node(), &mut |n| {
+        walk(self.code.root(), &mut |n| {
             if let Some(l) = self.literal(n) {
                 out.insert(l);
             }

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 
 use traparena_task::Language;
-use tree_sitter::Node;
+use tree_sitter::{Node, Parser, Tree};
 
 pub mod clike;
 pub mod javascript;
@@ -115,6 +115,41 @@ impl Source {
             Source::JavaScript(f) => f.literals(),
             Source::CLike(f) => f.literals(),
         }
+    }
+}
+
+/// A file's text and its syntax tree: what each language's parsed file holds.
+pub(crate) struct SourceText {
+    text: String,
+    tree: Tree,
+}
+
+impl SourceText {
+    /// Parses `text` with `grammar`; tree-sitter recovers from syntax errors, so this fails
+    /// only when the parser itself cannot run.
+    pub(crate) fn parse(grammar: tree_sitter::Language, text: &str) -> Option<SourceText> {
+        let mut parser = Parser::new();
+        parser.set_language(&grammar).ok()?;
+        let tree = parser.parse(text, None)?;
+        Some(SourceText {
+            text: text.to_owned(),
+            tree,
+        })
+    }
+
+    /// The text of node `n`.
+    pub(crate) fn src(&self, n: Node<'_>) -> &str {
+        n.utf8_text(self.text.as_bytes()).unwrap_or("")
+    }
+
+    /// The tree's root.
+    pub(crate) fn root(&self) -> Node<'_> {
+        self.tree.root_node()
+    }
+
+    /// The text's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.text.len()
     }
 }
 

@@ -3,20 +3,19 @@
 
 use std::collections::BTreeSet;
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::Node;
 
-use super::{Symbol, walk_named as walk};
+use super::{SourceText, Symbol, walk_named as walk};
 
 /// A parsed Python file.
 pub struct PyFile {
-    text: String,
-    tree: Tree,
+    code: SourceText,
 }
 
 impl std::fmt::Debug for PyFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PyFile")
-            .field("bytes", &self.text.len())
+            .field("bytes", &self.code.len())
             .finish()
     }
 }
@@ -25,32 +24,26 @@ impl PyFile {
     /// Parses `text`. tree-sitter recovers from syntax errors, so this only fails when the
     /// parser itself cannot run.
     pub fn parse(text: &str) -> Option<PyFile> {
-        let mut parser = Parser::new();
-        parser
-            .set_language(&tree_sitter_python::LANGUAGE.into())
-            .ok()?;
-        let tree = parser.parse(text, None)?;
         Some(PyFile {
-            text: text.to_owned(),
-            tree,
+            code: SourceText::parse(tree_sitter_python::LANGUAGE.into(), text)?,
         })
     }
 
     fn src(&self, n: Node<'_>) -> &str {
-        n.utf8_text(self.text.as_bytes()).unwrap_or("")
+        self.code.src(n)
     }
 
     /// Every function and method, outer ones before the ones nested in them.
     pub fn symbols(&self) -> Vec<Symbol> {
         let mut out = Vec::new();
-        self.collect(self.tree.root_node(), &mut Vec::new(), &mut out, false);
+        self.collect(self.code.root(), &mut Vec::new(), &mut out, false);
         out
     }
 
     /// Every class, qualified like [`symbols`](Self::symbols) (`Outer.Inner`, `f.Local`).
     pub fn classes(&self) -> Vec<Symbol> {
         let mut out = Vec::new();
-        self.collect(self.tree.root_node(), &mut Vec::new(), &mut out, true);
+        self.collect(self.code.root(), &mut Vec::new(), &mut out, true);
         out
     }
 
@@ -99,7 +92,7 @@ impl PyFile {
     /// holding one of them) and do not re-raise: (line of the `except`, what it catches).
     pub fn broad_handlers(&self) -> Vec<(usize, String)> {
         let mut out = Vec::new();
-        walk(self.tree.root_node(), &mut |n| {
+        walk(self.code.root(), &mut |n| {
             if n.kind() != "except_clause" {
                 return;
             }
@@ -148,7 +141,7 @@ impl PyFile {
     /// returns a literal: (line of the condition, the compared literals, normalised).
     pub fn literal_guards(&self) -> Vec<(usize, Vec<String>)> {
         let mut out = Vec::new();
-        walk(self.tree.root_node(), &mut |n| {
+        walk(self.code.root(), &mut |n| {
             if !matches!(n.kind(), "if_statement" | "elif_clause") {
                 return;
             }
@@ -183,7 +176,7 @@ impl PyFile {
     /// made only of literals), normalised.
     pub fn literals(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        walk(self.tree.root_node(), &mut |n| {
+        walk(self.code.root(), &mut |n| {
             if let Some(l) = self.literal(n) {
                 out.insert(l);
             }

@@ -18,7 +18,7 @@ impl CFile {
     ///   `catch_unwind that swallows`.
     pub fn broad_handlers(&self) -> Vec<(usize, String)> {
         let mut out = Vec::new();
-        walk(self.tree.root_node(), &mut |n| {
+        walk(self.code.root(), &mut |n| {
             let found = match self.lang {
                 CLang::Cpp | CLang::Java if n.kind() == self.kinds().catch => {
                     self.swallowing_catch(n)

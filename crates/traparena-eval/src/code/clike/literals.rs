@@ -14,7 +14,7 @@ impl CFile {
     pub fn literal_guards(&self) -> Vec<(usize, Vec<String>)> {
         let kinds = self.kinds();
         let mut out = Vec::new();
-        walk(self.tree.root_node(), &mut |n| {
+        walk(self.code.root(), &mut |n| {
             if n.kind() != kinds.if_ {
                 return;
             }
@@ -103,7 +103,7 @@ impl CFile {
     /// (`assert_eq!(f(vec![1, 2]), -1)`: `[1,2]`, `-1`).
     pub fn literals(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        walk(self.tree.root_node(), &mut |n| {
+        walk(self.code.root(), &mut |n| {
             if let Some(l) = self.literal(n) {
                 out.insert(l);
             }

@@ -25,9 +25,9 @@
 //! kept (`-1`), and lists made only of literals (`{1, 2}`, `new int[]{1, 2}`,
 //! `[]int{1, 2}`, `vec![1, 2]`, `[1, 2]`) as `[1,2]`.
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::Node;
 
-use super::{Symbol, walk};
+use super::{SourceText, Symbol, walk};
 
 mod handlers;
 mod literals;
@@ -50,15 +50,14 @@ enum Role {
 /// A parsed C++, Java, Go or Rust file.
 pub struct CFile {
     lang: CLang,
-    text: String,
-    tree: Tree,
+    code: SourceText,
 }
 
 impl std::fmt::Debug for CFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CFile")
             .field("lang", &self.lang)
-            .field("bytes", &self.text.len())
+            .field("bytes", &self.code.len())
             .finish()
     }
 }
@@ -83,13 +82,9 @@ impl CFile {
     /// Parses `text` as `lang` (tree-sitter recovers from syntax errors; `None` only when the
     /// parser cannot run).
     pub fn parse(lang: CLang, text: &str) -> Option<CFile> {
-        let mut parser = Parser::new();
-        parser.set_language(&lang.grammar()).ok()?;
-        let tree = parser.parse(text, None)?;
         Some(CFile {
             lang,
-            text: text.to_owned(),
-            tree,
+            code: SourceText::parse(lang.grammar(), text)?,
         })
     }
 
@@ -99,7 +94,7 @@ impl CFile {
     }
 
     fn src(&self, n: Node<'_>) -> &str {
-        n.utf8_text(self.text.as_bytes()).unwrap_or("")
+        self.code.src(n)
     }
 
     fn kinds(&self) -> &'static Kinds {
@@ -111,12 +106,7 @@ impl CFile {
     /// part of it, a Java annotation (`@Override`) is.
     pub fn symbols(&self) -> Vec<Symbol> {
         let mut out = Vec::new();
-        self.collect(
-            self.tree.root_node(),
-            &mut Vec::new(),
-            &mut out,
-            Role::Function,
-        );
+        self.collect(self.code.root(), &mut Vec::new(), &mut out, Role::Function);
         out
     }
 
@@ -124,12 +114,7 @@ impl CFile {
     /// struct and interface types), qualified like [`symbols`](Self::symbols).
     pub fn classes(&self) -> Vec<Symbol> {
         let mut out = Vec::new();
-        self.collect(
-            self.tree.root_node(),
-            &mut Vec::new(),
-            &mut out,
-            Role::Class,
-        );
+        self.collect(self.code.root(), &mut Vec::new(), &mut out, Role::Class);
         out
     }
 

@@ -335,7 +335,7 @@ fn symbols_classes_handlers_and_guards_per_language() {
     for (i, case) in CASES.iter().enumerate() {
         let f = CFile::parse(case.lang, case.text).unwrap();
         let at = format!("case {i} ({:?})", case.lang);
-        assert!(!f.tree.root_node().has_error(), "{at}: syntax error");
+        assert!(!f.code.root().has_error(), "{at}: syntax error");
         let symbols: Vec<(String, usize, usize)> = f
             .symbols()
             .into_iter()
