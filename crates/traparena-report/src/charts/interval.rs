@@ -63,6 +63,11 @@ pub(super) struct IntervalSpec<'a> {
     caption: String,
 }
 
+/// The interval chart of `rows`, or none without a row.
+fn chart_of(rows: &[IntervalRow], spec: IntervalSpec<'_>) -> Option<Chart> {
+    (!rows.is_empty()).then(|| Chart::Interval(interval_chart(rows, spec)))
+}
+
 pub(super) fn interval_chart(rows: &[IntervalRow], spec: IntervalSpec<'_>) -> IntervalChart {
     let (label_w, plot_w, row_h, top, bottom) = (170.0, 400.0, 22.0, 12.0, 46.0);
     let reference = spec.reference;
@@ -182,10 +187,7 @@ pub(crate) fn delta_chart(r: &Report) -> Option<Chart> {
             })
         })
         .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Chart::Interval(interval_chart(
+    chart_of(
         &rows,
         IntervalSpec {
             label: "Δ acceptance under each attack",
@@ -199,7 +201,7 @@ pub(crate) fn delta_chart(r: &Report) -> Option<Chart> {
                       interval is wholly above 0."
                 .to_owned(),
         },
-    )))
+    )
 }
 
 /// Δ of every control, in one neutral colour: a comparison, not harm.
@@ -226,10 +228,7 @@ pub(crate) fn control_chart(r: &Report) -> Option<Chart> {
             })
         })
         .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Chart::Interval(interval_chart(
+    chart_of(
         &rows,
         IntervalSpec {
             label: "Δ acceptance under each control",
@@ -243,7 +242,7 @@ pub(crate) fn control_chart(r: &Report) -> Option<Chart> {
                       control's Δ is a comparison, not harm."
                 .to_owned(),
         },
-    )))
+    )
 }
 
 /// Target token ratio of every attack.
@@ -270,10 +269,7 @@ pub(crate) fn token_chart(r: &Report) -> Option<Chart> {
             })
         })
         .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Chart::Interval(interval_chart(
+    chart_of(
         &rows,
         IntervalSpec {
             label: "Target tokens under each attack relative to the baseline",
@@ -286,7 +282,7 @@ pub(crate) fn token_chart(r: &Report) -> Option<Chart> {
                       baseline (×), with intervals; the dashed line is 1× (no change)."
                 .to_owned(),
         },
-    )))
+    )
 }
 
 /// Where in a trajectory advice hurts most: the fork effect at each fork point of every target
@@ -329,10 +325,7 @@ pub(crate) fn fork_chart(r: &Report) -> Option<Chart> {
             })
         })
         .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Chart::Interval(interval_chart(
+    chart_of(
         &rows,
         IntervalSpec {
             label: "Fork effect by fork point",
@@ -348,7 +341,7 @@ pub(crate) fn fork_chart(r: &Report) -> Option<Chart> {
                       harm)."
                 .to_owned(),
         },
-    )))
+    )
 }
 
 /// The message branches' susceptibility at each fork point, as bars with intervals.
@@ -376,10 +369,7 @@ pub(crate) fn fork_susceptibility_chart(r: &Report) -> Option<Chart> {
             })
         })
         .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Chart::Interval(interval_chart(
+    chart_of(
         &rows,
         IntervalSpec {
             label: "Susceptibility by fork point",
@@ -392,5 +382,5 @@ pub(crate) fn fork_susceptibility_chart(r: &Report) -> Option<Chart> {
                       (mean over tasks, with its interval)."
                 .to_owned(),
         },
-    )))
+    )
 }
