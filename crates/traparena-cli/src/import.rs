@@ -14,7 +14,7 @@ use traparena_import::{
 /// Task sources `traparena import` understands.
 #[derive(Debug, clap::Subcommand)]
 pub enum ImportCmd {
-    /// HumanEvalFix (HumanEvalPack, Python) records: one task per record.
+    /// HumanEvalFix (HumanEvalPack) records, in any of its six languages: one task per record.
     Humanevalfix(HumanEvalFixArgs),
     /// SWE-bench instances, with the repository from a local git clone.
     Swebench(SweBenchArgs),
@@ -27,10 +27,10 @@ pub enum ImportCmd {
 pub struct HumanEvalFixArgs {
     /// The JSONL file (one language of HumanEvalPack).
     jsonl: PathBuf,
-    /// The records' language (python, javascript); by default the one their task ids name
-    /// (`JavaScript/0`).
+    /// The records' language (python, javascript, cpp, java, go, rust); by default the one
+    /// their task ids name (`JavaScript/0`).
     #[arg(long)]
-    language: Option<traparena_import::HumanEvalFixLanguage>,
+    language: Option<traparena::task::Language>,
     /// Where to write the tasks (one folder per task) and the import report.
     #[arg(long)]
     out: PathBuf,
@@ -207,7 +207,7 @@ fn humanevalfix(a: HumanEvalFixArgs, sb: &Sandbox) -> Result<u8, ImportError> {
         None => {
             let records = traparena_import::read_humanevalfix(&a.jsonl)?;
             let first = records.first().map(|r| r.task_id.as_str()).unwrap_or("");
-            traparena_import::HumanEvalFixLanguage::of_task_id(first).unwrap_or_default()
+            traparena_import::humanevalfix_language(first).unwrap_or_default()
         }
     };
     let opts = HumanEvalFixOptions {

@@ -1,7 +1,7 @@
 //! TrapArena's task importers and the SWE-bench predictions export.
 //!
-//! - [`import_humanevalfix`]: HumanEvalFix (HumanEvalPack, Python or JavaScript:
-//!   [`HumanEvalFixLanguage`]) records → tasks.
+//! - [`import_humanevalfix`]: HumanEvalFix (HumanEvalPack) records → tasks, in any of its six
+//!   languages ([`HumanEvalFixOptions::language`], a [`traparena_task::Language`]).
 //! - [`import_swebench`]: SWE-bench instances plus a local git clone → tasks, with the Python
 //!   environment each one needs described in `task.json` and built once per (repository,
 //!   version, pins) by [`ensure_env`].
@@ -32,8 +32,6 @@ mod common;
 mod error;
 mod export;
 mod humanevalfix;
-mod humanevalfix_compiled;
-mod humanevalfix_js;
 mod install;
 pub mod interpreters;
 mod pins;
@@ -49,7 +47,7 @@ mod versions;
 pub use error::ImportError;
 pub use export::{ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions};
 pub use humanevalfix::{
-    HumanEvalFixLanguage, HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_task_id,
+    HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_language, humanevalfix_task_id,
     import_humanevalfix, read_humanevalfix,
 };
 pub use install::{build_cache_entry, install_generated};

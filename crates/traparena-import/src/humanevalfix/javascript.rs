@@ -1,4 +1,4 @@
-//! HumanEvalFix JavaScript records → tasks: the JavaScript language profile of the importer.
+//! The JavaScript profile.
 //!
 //! `repo/<entry>.js` holds the record's prompt and buggy body with a `module.exports` line for
 //! its top-level functions; `repo/tests/test_<entry>.js` the public checks (the record's
@@ -10,14 +10,132 @@ use std::time::Duration;
 
 use traparena_env::{RunSpec, Sandbox, Workspace};
 use traparena_eval::code::javascript::JsFile;
-use traparena_task::{Runner, TestSpec};
+use traparena_task::{Language, Runner, TestSpec};
 use tree_sitter::{Node, Parser};
 
-use crate::common::{Probed, write_file};
+use super::HumanEvalFixRecord;
+use super::pipeline::{Draft, Files, Probes, Profile, Refusal, rel};
+use crate::common::{Probed, probe_loop, write_file};
 use crate::error::{ImportError, io};
 
+/// The JavaScript profile.
+pub(super) struct JavaScript;
+
+/// What the profile keeps of a record: the top-level functions of the buggy and of the
+/// canonical module.
+pub(super) struct JsTest {
+    names: Vec<String>,
+    fixed_names: Vec<String>,
+}
+
+impl Profile for JavaScript {
+    type Test = JsTest;
+
+    fn language(&self) -> Language {
+        Language::JavaScript
+    }
+
+    fn not_an_identifier(&self) -> &'static str {
+        "the entry point is not a JavaScript identifier"
+    }
+
+    fn no_check(&self) -> &'static str {
+        "no console.assert"
+    }
+
+    fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, JsTest>, Refusal> {
+        let checks = assertions(&r.test).map_err(|e| ("the test does not parse", e))?;
+        let buggy = module_text(&r.prompt, &r.buggy_solution);
+        let fixed = module_text(&r.prompt, &r.canonical_solution);
+        let test = JsTest {
+            names: exported(&buggy),
+            fixed_names: exported(&fixed),
+        };
+        Ok(Draft {
+            record: r,
+            checks,
+            files: Files::new(
+                [
+                    "{entry}.js",
+                    "tests/test_{entry}.js",
+                    "hidden_tests/test_{entry}_hidden.js",
+                ],
+                &r.entry_point,
+            ),
+            buggy_at: buggy.clone(),
+            fixed_at: fixed.clone(),
+            buggy,
+            fixed,
+            test,
+        })
+    }
+
+    fn refuse_modules(&self, d: &Draft<'_, JsTest>) -> Option<Refusal> {
+        let names = &d.test.names;
+        if !names.contains(&d.record.entry_point) {
+            return Some((
+                "the module does not define its entry point",
+                format!("top-level functions: {names:?}"),
+            ));
+        }
+        if d.test.fixed_names != *names {
+            return Some((
+                "the buggy and canonical modules define different functions",
+                format!("{names:?} against {:?}", d.test.fixed_names),
+            ));
+        }
+        None
+    }
+
+    fn probe(
+        &self,
+        d: &Draft<'_, JsTest>,
+        sandbox: &Sandbox,
+        assertion_timeout: Duration,
+    ) -> Result<Probes, ImportError> {
+        probe(
+            &d.checks,
+            &d.record.entry_point,
+            &d.buggy,
+            sandbox,
+            assertion_timeout,
+        )
+    }
+
+    fn eligible(&self, d: &Draft<'_, JsTest>, k: usize) -> bool {
+        let c = &d.checks[k];
+        calls_module(c, &d.test.names) && !c.contains("Math.random")
+    }
+
+    fn render(&self, d: &Draft<'_, JsTest>, keep: &[usize], public: bool) -> String {
+        let (r, names) = (d.record, &d.test.names);
+        if public {
+            let chosen: Vec<&str> = keep.iter().map(|&k| d.checks[k].as_str()).collect();
+            public_test(&r.task_id, &r.entry_point, names, &chosen)
+        } else {
+            hidden_test(&r.task_id, &r.entry_point, names, &r.test)
+        }
+    }
+
+    fn test_spec(&self, _d: &Draft<'_, JsTest>, file: &str, _public: bool) -> TestSpec {
+        TestSpec {
+            command: vec!["node".into(), file.into()],
+            runner: Runner::Node,
+            files: vec![rel(file)],
+            select: Vec::new(),
+        }
+    }
+
+    fn language_note(&self, d: &Draft<'_, JsTest>) -> Option<String> {
+        Some(format!(
+            "The code is JavaScript, run by Node.js (CommonJS modules, no packages beyond Node's own). The public tests are the `console.assert` checks in `{}`; the test runner counts every check, and a check that fails fails the run.",
+            d.files.public
+        ))
+    }
+}
+
 /// The `console.assert(…)` statements of a record's test, in order, as source text.
-pub(crate) fn assertions(test: &str) -> Result<Vec<String>, String> {
+fn assertions(test: &str) -> Result<Vec<String>, String> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_javascript::LANGUAGE.into())
@@ -49,7 +167,7 @@ pub(crate) fn assertions(test: &str) -> Result<Vec<String>, String> {
 }
 
 /// The module text: prompt + body, then the exports of its top-level functions.
-pub(crate) fn module_text(prompt: &str, body: &str) -> String {
+fn module_text(prompt: &str, body: &str) -> String {
     let mut s = format!("{prompt}{body}");
     if !s.ends_with('\n') {
         s.push('\n');
@@ -60,7 +178,7 @@ pub(crate) fn module_text(prompt: &str, body: &str) -> String {
 }
 
 /// The top-level functions of a module's text.
-pub(crate) fn exported(text: &str) -> Vec<String> {
+fn exported(text: &str) -> Vec<String> {
     JsFile::parse(text)
         .map(|f| {
             f.symbols()
@@ -73,7 +191,7 @@ pub(crate) fn exported(text: &str) -> Vec<String> {
 }
 
 /// The line a test file opens with: the module's functions, by name.
-pub(crate) fn require_line(entry: &str, names: &[String], from_dir: bool) -> String {
+fn require_line(entry: &str, names: &[String], from_dir: bool) -> String {
     let up = if from_dir { "../" } else { "./" };
     format!(
         "const {{ {} }} = require('{up}{entry}.js');\n",
@@ -82,7 +200,7 @@ pub(crate) fn require_line(entry: &str, names: &[String], from_dir: bool) -> Str
 }
 
 /// The public test file: the chosen checks, after a header.
-pub(crate) fn public_test(task_id: &str, entry: &str, names: &[String], checks: &[&str]) -> String {
+fn public_test(task_id: &str, entry: &str, names: &[String], checks: &[&str]) -> String {
     let mut s = format!(
         "// Public tests of `{entry}`: checks of the HumanEvalFix test ({task_id}) that hold on the\n// current code. They are deliberately incomplete. Run: node tests/test_{entry}.js\n{}\n",
         require_line(entry, names, true)
@@ -95,7 +213,7 @@ pub(crate) fn public_test(task_id: &str, entry: &str, names: &[String], checks: 
 }
 
 /// The hidden test file: the record's whole test.
-pub(crate) fn hidden_test(task_id: &str, entry: &str, names: &[String], test: &str) -> String {
+fn hidden_test(task_id: &str, entry: &str, names: &[String], test: &str) -> String {
     format!(
         "// Hidden tests of `{entry}`: the full HumanEvalFix test ({task_id}).\n{}\n{}",
         require_line(entry, names, true),
@@ -103,23 +221,7 @@ pub(crate) fn hidden_test(task_id: &str, entry: &str, names: &[String], test: &s
     )
 }
 
-/// What the agent is told about the language and its tests.
-pub(crate) fn language_note(public_file: &str) -> String {
-    format!(
-        "The code is JavaScript, run by Node.js (CommonJS modules, no packages beyond Node's own). The public tests are the `console.assert` checks in `{public_file}`; the test runner counts every check, and a check that fails fails the run."
-    )
-}
-
-/// How to run a JavaScript test file.
-pub(crate) fn test_spec(file: &str) -> TestSpec {
-    TestSpec {
-        command: vec!["node".into(), file.into()],
-        runner: Runner::Node,
-        files: vec![traparena_task::RelPath::new(file).expect("importer paths are relative")],
-        select: Vec::new(),
-    }
-}
-
+/// The probe: each case alone in a fresh `vm` context.
 const PROBE: &str = r#"'use strict';
 // TrapArena's probe: each case alone, in a fresh context with its own time limit; one JSON
 // line per case on the report descriptor.
@@ -151,14 +253,14 @@ for (let i = spec.start; i < spec.cases.length; i++) {
 "#;
 
 /// Runs every check alone on the buggy module in a sandboxed Node process (restarted after the
-/// case it died on). Returns (passed, why not) per check.
-pub(crate) fn probe(
+/// case it died on).
+fn probe(
     checks: &[String],
     entry: &str,
     buggy: &str,
     sandbox: &Sandbox,
     assertion_timeout: Duration,
-) -> Result<Vec<(bool, String)>, ImportError> {
+) -> Result<Probes, ImportError> {
     let dir = tempfile::Builder::new()
         .prefix("traparena-probe-")
         .tempdir()
@@ -166,7 +268,7 @@ pub(crate) fn probe(
     write_file(dir.path(), &format!("{entry}.js"), buggy.as_bytes())?;
     write_file(dir.path(), "_traparena_probe.js", PROBE.as_bytes())?;
     let n = checks.len();
-    crate::common::probe_loop(n, "the module does not load", |start| {
+    probe_loop(n, "the module does not load", |start| {
         let spec = serde_json::json!({
             "module": format!("{entry}.js"),
             "timeout_ms": assertion_timeout.as_millis() as u64,
@@ -193,7 +295,7 @@ pub(crate) fn probe(
 }
 
 /// True when a check calls one of the module's functions.
-pub(crate) fn calls_module(check: &str, names: &[String]) -> bool {
+fn calls_module(check: &str, names: &[String]) -> bool {
     names.iter().any(|n| {
         check.match_indices(n.as_str()).any(|(i, _)| {
             let before = check[..i].chars().next_back();
