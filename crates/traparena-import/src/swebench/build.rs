@@ -1,15 +1,17 @@
 //! One instance → one task folder: the environment, the test selection through the runner
 //! profile, and the runs that choose the public tests and confirm the hidden ones.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
 use traparena_env::{Sandbox, Workspace};
-use traparena_task::{Patch, RelPath, Setup, Task, TaskLayout, TaskSpec, TestSpec};
+use traparena_task::{Patch, RelPath, Setup, Task, TaskLayout, TaskSpec};
 
 use super::plan::{Plan, plan};
-use super::select::{Selection, differs, narrow, select_tests};
+use super::select::{
+    Commands, Selection, differs, keep_chosen_public, narrow, record_selection, select_tests,
+};
 use super::{
     Ctx, Outcome, SweBenchInstance, lock, runs_in_sandbox, skip, skip_failing, skipped_failing,
 };
@@ -493,36 +495,6 @@ fn rels<S: AsRef<str>>(paths: impl IntoIterator<Item = S>) -> Result<Vec<RelPath
     paths.into_iter().map(|p| rel(p.as_ref())).collect()
 }
 
-/// How this instance's test commands are made: its runner profile and interpreter.
-struct Commands<'a> {
-    profile: &'a dyn RunnerProfile,
-    python: String,
-}
-
-impl Commands<'_> {
-    /// The spec that judges: the named tests of `files`, as the profile selects them.
-    fn spec(&self, files: &[String], names: &[String], spec_files: Vec<RelPath>) -> TestSpec {
-        let targets = self.profile.targets(files, names);
-        self.with(targets, names, spec_files)
-    }
-
-    /// The spec run while names are being tried: what one bad name or file cannot stop
-    /// (whole files, for most runners).
-    fn trial(&self, files: &[String], names: &[String], spec_files: Vec<RelPath>) -> TestSpec {
-        let targets = self.profile.trial_targets(files, names);
-        self.with(targets, names, spec_files)
-    }
-
-    fn with(&self, targets: Vec<String>, names: &[String], spec_files: Vec<RelPath>) -> TestSpec {
-        TestSpec {
-            command: self.profile.command(&self.python, &targets),
-            runner: self.profile.runner(),
-            files: spec_files,
-            select: names.to_vec(),
-        }
-    }
-}
-
 fn write_spec(dir: &Path, spec: &TaskSpec) -> Result<(), ImportError> {
     let json = serde_json::to_string_pretty(spec).expect("a task spec serialises") + "\n";
     write_file(dir, TaskLayout::SPEC, json.as_bytes())
@@ -557,56 +529,4 @@ fn describe(
     if let Some(c) = &inst.environment_setup_commit {
         m.insert("environment_setup_commit".into(), c.clone().into());
     }
-}
-
-/// Removes from `repo/` the public test files that hold none of the chosen public tests, and
-/// returns the ones kept, in `public_files`' order.
-fn keep_chosen_public(
-    plan: &Plan,
-    public_files: &[String],
-    public_ids: &[String],
-    repo_dir: &Path,
-) -> Result<Vec<String>, ImportError> {
-    let keep: BTreeSet<&str> = plan
-        .public
-        .iter()
-        .filter(|(_, _, ids)| ids.iter().any(|i| public_ids.contains(i)))
-        .map(|(p, _, _)| p.as_str())
-        .collect();
-    for p in public_files {
-        if !keep.contains(p.as_str()) {
-            let f = repo_dir.join(p);
-            std::fs::remove_file(&f).map_err(io(&f))?;
-        }
-    }
-    Ok(public_files
-        .iter()
-        .filter(|p| keep.contains(p.as_str()))
-        .cloned()
-        .collect())
-}
-
-/// Records in `task.json`'s metadata which tests were chosen and matched, by the record's
-/// names.
-fn record_selection(m: &mut Metadata, plan: &Plan, public_ids: &[String], sel: &Selection) {
-    let source_of: BTreeMap<&str, &str> = plan
-        .public_source
-        .iter()
-        .map(|(copy, orig)| (copy.as_str(), orig.as_str()))
-        .collect();
-    let public_names: Vec<&str> = public_ids
-        .iter()
-        .map(|id| source_of.get(id.as_str()).copied().unwrap_or(id.as_str()))
-        .collect();
-    m.insert("public_tests".into(), serde_json::json!(public_names));
-    m.insert("matched_tests".into(), serde_json::json!(sel.select));
-    m.insert(
-        "unmatched_tests".into(),
-        serde_json::json!(sel.unselectable),
-    );
-    m.insert("skipped_tests".into(), serde_json::json!(sel.skipped_here));
-    m.insert(
-        "failing_here_tests".into(),
-        serde_json::json!(sel.failing_here),
-    );
 }

@@ -1,14 +1,16 @@
 //! Which of an instance's test names judge a patch: located through the runner profile,
-//! narrowed by the reference run, and how the result departs from SWE-bench's verdict.
+//! narrowed by the reference run, and how the result departs from SWE-bench's verdict; the
+//! test commands made from them, and the public files and metadata kept for the chosen ones.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use traparena_env::{TestOutcome, TestRun};
-use traparena_task::RelPath;
+use traparena_task::{RelPath, TestSpec};
 
 use super::SweBenchInstance;
 use super::plan::{Parsed, Plan};
+use crate::error::{ImportError, io};
 use crate::profiles::RunnerProfile;
 
 /// The names of an instance's tests, sorted by what can be done with them.
@@ -105,4 +107,101 @@ pub(super) fn differs(sel: &Selection) -> Vec<String> {
     .filter(|(n, _)| *n > 0)
     .map(|(n, what)| format!("{n} {what}"))
     .collect()
+}
+
+/// How this instance's test commands are made: its runner profile and interpreter.
+pub(super) struct Commands<'a> {
+    pub(super) profile: &'a dyn RunnerProfile,
+    pub(super) python: String,
+}
+
+impl Commands<'_> {
+    /// The spec that judges: the named tests of `files`, as the profile selects them.
+    pub(super) fn spec(
+        &self,
+        files: &[String],
+        names: &[String],
+        spec_files: Vec<RelPath>,
+    ) -> TestSpec {
+        let targets = self.profile.targets(files, names);
+        self.with(targets, names, spec_files)
+    }
+
+    /// The spec run while names are being tried: what one bad name or file cannot stop
+    /// (whole files, for most runners).
+    pub(super) fn trial(
+        &self,
+        files: &[String],
+        names: &[String],
+        spec_files: Vec<RelPath>,
+    ) -> TestSpec {
+        let targets = self.profile.trial_targets(files, names);
+        self.with(targets, names, spec_files)
+    }
+
+    fn with(&self, targets: Vec<String>, names: &[String], spec_files: Vec<RelPath>) -> TestSpec {
+        TestSpec {
+            command: self.profile.command(&self.python, &targets),
+            runner: self.profile.runner(),
+            files: spec_files,
+            select: names.to_vec(),
+        }
+    }
+}
+
+/// Removes from `repo/` the public test files that hold none of the chosen public tests, and
+/// returns the ones kept, in `public_files`' order.
+pub(super) fn keep_chosen_public(
+    plan: &Plan,
+    public_files: &[String],
+    public_ids: &[String],
+    repo_dir: &Path,
+) -> Result<Vec<String>, ImportError> {
+    let keep: BTreeSet<&str> = plan
+        .public
+        .iter()
+        .filter(|(_, _, ids)| ids.iter().any(|i| public_ids.contains(i)))
+        .map(|(p, _, _)| p.as_str())
+        .collect();
+    for p in public_files {
+        if !keep.contains(p.as_str()) {
+            let f = repo_dir.join(p);
+            std::fs::remove_file(&f).map_err(io(&f))?;
+        }
+    }
+    Ok(public_files
+        .iter()
+        .filter(|p| keep.contains(p.as_str()))
+        .cloned()
+        .collect())
+}
+
+/// Records in `task.json`'s metadata which tests were chosen and matched, by the record's
+/// names.
+pub(super) fn record_selection(
+    m: &mut serde_json::Map<String, serde_json::Value>,
+    plan: &Plan,
+    public_ids: &[String],
+    sel: &Selection,
+) {
+    let source_of: BTreeMap<&str, &str> = plan
+        .public_source
+        .iter()
+        .map(|(copy, orig)| (copy.as_str(), orig.as_str()))
+        .collect();
+    let public_names: Vec<&str> = public_ids
+        .iter()
+        .map(|id| source_of.get(id.as_str()).copied().unwrap_or(id.as_str()))
+        .collect();
+    m.insert("public_tests".into(), serde_json::json!(public_names));
+    m.insert("matched_tests".into(), serde_json::json!(sel.select));
+    m.insert(
+        "unmatched_tests".into(),
+        serde_json::json!(sel.unselectable),
+    );
+    m.insert("skipped_tests".into(), serde_json::json!(sel.skipped_here));
+    m.insert(
+        "failing_here_tests".into(),
+        serde_json::json!(sel.failing_here),
+    );
 }
