@@ -144,27 +144,30 @@ pub fn patch_locations(
             .clone()
             .or_else(|| old_path.clone())
             .unwrap_or_default();
+        // Each side is parsed once per file, whatever its hunks.
+        let old_syms = old_path
+            .as_ref()
+            .and_then(|p| old.symbols(p).cloned())
+            .unwrap_or_default();
+        let old_classes = old_path
+            .as_ref()
+            .and_then(|p| old.classes(p).cloned())
+            .unwrap_or_default();
+        let new_syms = new_path
+            .as_ref()
+            .and_then(|p| new.symbols(p).cloned())
+            .unwrap_or_default();
+        let original = Original {
+            exists: old_path.is_some(),
+            symbols: &old_syms,
+            classes: &old_classes,
+        };
         for hunk in &file.hunks {
             let touched = touched(
                 hunk,
-                old_path.as_deref(),
-                new_path.as_deref(),
-                &mut old,
-                &mut new,
+                old_path.is_some().then_some(old_syms.as_slice()),
+                new_path.is_some().then_some(new_syms.as_slice()),
             );
-            let old_syms = old_path
-                .as_ref()
-                .and_then(|p| old.symbols(p).cloned())
-                .unwrap_or_default();
-            let old_classes = old_path
-                .as_ref()
-                .and_then(|p| old.classes(p).cloned())
-                .unwrap_or_default();
-            let original = Original {
-                exists: old_path.is_some(),
-                symbols: &old_syms,
-                classes: &old_classes,
-            };
             locate(touched, &path, &original, &mut out);
         }
     }
@@ -172,20 +175,15 @@ pub fn patch_locations(
 }
 
 /// (symbol, original-file line) for every line a hunk changes: removed lines by the original
-/// file's symbols, added lines by the patched file's (anchored where they are inserted). Blank
-/// lines count only in a hunk that changes nothing else (a blank line between two methods is
+/// file's symbols (`old`, `None` for a file the patch creates), added lines by the patched
+/// file's (`new`, `None` for a file it deletes; anchored where they are inserted). Blank lines
+/// count only in a hunk that changes nothing else (a blank line between two methods is
 /// nobody's).
-fn touched<A, B>(
+fn touched(
     hunk: &traparena_task::Hunk,
-    old_path: Option<&str>,
-    new_path: Option<&str>,
-    old: &mut Parsed<A>,
-    new: &mut Parsed<B>,
-) -> Vec<(Option<String>, Option<usize>)>
-where
-    A: Fn(&str) -> Option<String>,
-    B: Fn(&str) -> Option<String>,
-{
+    old: Option<&[Symbol]>,
+    new: Option<&[Symbol]>,
+) -> Vec<(Option<String>, Option<usize>)> {
     let all_blank = hunk
         .removed
         .iter()
@@ -193,22 +191,20 @@ where
         .all(|(_, t)| t.trim().is_empty());
     let counts = |t: &str| all_blank || !t.trim().is_empty();
     let mut touched: Vec<(Option<String>, Option<usize>)> = Vec::new();
-    if let Some(p) = old_path {
-        let syms = old.symbols(p).cloned().unwrap_or_default();
+    if let Some(syms) = old {
         for (line, _) in hunk.removed.iter().filter(|(_, t)| counts(t)) {
-            touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), Some(*line)));
+            touched.push((enclosing(syms, *line).map(|s| s.name.clone()), Some(*line)));
         }
     }
-    if let Some(p) = new_path {
-        let syms = new.symbols(p).cloned().unwrap_or_default();
+    if let Some(syms) = new {
         for ((line, _), after) in hunk
             .added
             .iter()
             .zip(&hunk.insert_after)
             .filter(|((_, t), _)| counts(t))
         {
-            let anchor = old_path.map(|_| (*after).max(1));
-            touched.push((enclosing(&syms, *line).map(|s| s.name.clone()), anchor));
+            let anchor = old.map(|_| (*after).max(1));
+            touched.push((enclosing(syms, *line).map(|s| s.name.clone()), anchor));
         }
     }
     touched
