@@ -29,16 +29,6 @@ impl CLang {
         }
     }
 
-    /// The language it is the profile of.
-    pub fn language(self) -> Language {
-        match self {
-            CLang::Cpp => Language::Cpp,
-            CLang::Java => Language::Java,
-            CLang::Go => Language::Go,
-            CLang::Rust => Language::Rust,
-        }
-    }
-
     pub(super) fn grammar(self) -> tree_sitter::Language {
         match self {
             CLang::Cpp => tree_sitter_cpp::LANGUAGE.into(),

@@ -186,14 +186,18 @@ fn cut_cpp(root: Node<'_>, test: &str) -> Result<Cuts, String> {
         cuts.push((a.byte_range(), Piece::Check(checks.len())));
         checks.push(inner.trim().to_owned());
     }
-    // Before main's closing brace.
+    Ok(ending_main(body, checks, cuts))
+}
+
+/// The cuts of a test whose report call goes before `main`'s closing brace (`body`, its block).
+fn ending_main(body: Node<'_>, checks: Vec<String>, mut cuts: Vec<Cut>) -> Cuts {
     let end = body.end_byte() - 1;
     cuts.push((end..end, Piece::End));
-    Ok(Cuts {
+    Cuts {
         checks,
         cuts,
         test_fn: String::new(),
-    })
+    }
 }
 
 /// Java: the checks are the elements of the `List<Boolean>` built by `Arrays.asList(...)` in
@@ -278,13 +282,7 @@ fn cut_java(root: Node<'_>, test: &str) -> Result<Cuts, String> {
     if text(*decl, test).contains("correct") && name != "correct" {
         return Err("an unexpected list of checks".into());
     }
-    let end = body.end_byte() - 1;
-    cuts.push((end..end, Piece::End));
-    Ok(Cuts {
-        checks,
-        cuts,
-        test_fn: String::new(),
-    })
+    Ok(ending_main(body, checks, cuts))
 }
 
 /// Go: the checks are the testify `assert.X(...)` statements of the one `Test` function, which
