@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use traparena::env::Sandbox;
 use traparena_import::{
-    BuildOptions, DEFAULT_VENV_CACHE, Ensured, ExportOptions, HumanEvalFixOptions, ImportError,
-    ImportReport, Pins, PredictionSet, SweBenchOptions, ensure_env, export_predictions,
-    import_humanevalfix, import_swebench, write_predictions,
+    BuildOptions, DEFAULT_VENV_CACHE, Ensured, ExportOptions, HumanEvalFixOptions, ImageNaming,
+    ImportError, ImportReport, Pins, PredictionSet, SweBenchOptions, ensure_env,
+    export_predictions, import_humanevalfix, import_swebench, import_swebench_images,
+    write_predictions,
 };
 
 /// Task sources `traparena import` understands.
@@ -66,8 +67,22 @@ pub struct SweBenchArgs {
     /// The instances: a JSON Lines file, or a JSON file holding an array.
     input: PathBuf,
     /// A local git clone of the instances' repository (history is read, never copied).
+    #[arg(long, required_unless_present = "images", conflicts_with = "images")]
+    repo: Option<PathBuf>,
+    /// Take each instance's tree and environment from its SWE-bench instance image instead of
+    /// a clone (needs `--sandbox container`; instances whose image is missing are skipped).
     #[arg(long)]
-    repo: PathBuf,
+    images: bool,
+    /// The images' registry or namespace prefix, as SWE-bench's `--namespace` (`none` for
+    /// images built locally by SWE-bench's harness, which have none).
+    #[arg(long, default_value = "swebench", requires = "images")]
+    namespace: String,
+    /// The images' tag.
+    #[arg(long, default_value = "latest", requires = "images")]
+    image_tag: String,
+    /// The architecture in the images' names.
+    #[arg(long, default_value = "x86_64", requires = "images")]
+    image_arch: String,
     /// Where to write the tasks (one folder per task) and the import report.
     #[arg(long)]
     out: PathBuf,
@@ -308,7 +323,18 @@ fn swebench(a: SweBenchArgs, sb: &Sandbox) -> Result<u8, ImportError> {
         jobs: jobs(a.jobs)?,
         profiles: traparena_import::Profiles::default(),
     };
-    let report = import_swebench(&a.input, &a.repo, &a.out, sb, &opts)?;
+    let report = match &a.repo {
+        Some(repo) => import_swebench(&a.input, repo, &a.out, sb, &opts)?,
+        None => {
+            let naming = ImageNaming {
+                namespace: Some(a.namespace).filter(|n| n != "none" && !n.is_empty()),
+                arch: a.image_arch,
+                tag: a.image_tag,
+                ..ImageNaming::default()
+            };
+            import_swebench_images(&a.input, &a.out, sb, &opts, &naming)?
+        }
+    };
     print_report(&report, a.json)
 }
 

@@ -15,7 +15,7 @@ mod import;
 mod llm;
 mod report;
 mod run;
-use traparena::env::{BackendChoice, Sandbox, SandboxConfig};
+use traparena::env::{BackendChoice, ContainerConfig, Sandbox, SandboxConfig};
 use traparena::eval::{Evaluator, ValidateOptions, ValidationReport, validate};
 use traparena::task::{ComponentSpec, ConfigContext, ModelUse, Task};
 
@@ -43,11 +43,32 @@ const DEFAULT_AGENTS_DIR: &str = "/opt/traparena/agents";
 #[derive(Debug, Parser)]
 #[command(name = "traparena", version, about)]
 struct Cli {
-    /// Sandbox backend for tested code.
-    #[arg(long, global = true, value_enum, default_value = "auto")]
-    sandbox: SandboxArg,
+    #[command(flatten)]
+    sandbox: SandboxOpts,
     #[command(subcommand)]
     command: Cmd,
+}
+
+/// The sandbox flags every command takes.
+#[derive(Debug, Clone, clap::Args)]
+struct SandboxOpts {
+    /// Sandbox backend for tested code (`container`: a container of the task's image, with
+    /// podman or docker).
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    sandbox: SandboxArg,
+    /// The container engine: podman, docker, or a path (default: the first installed).
+    #[arg(long, global = true, value_name = "ENGINE")]
+    container_engine: Option<String>,
+    /// An argument given to the container engine before every subcommand (repeat it, such as
+    /// `--container-engine-arg=--runtime --container-engine-arg=runc`).
+    #[arg(long, global = true, value_name = "ARG", allow_hyphen_values = true)]
+    container_engine_arg: Vec<String>,
+    /// The image of tasks that name none, under the container backend.
+    #[arg(long, global = true, value_name = "IMAGE")]
+    container_image: Option<String>,
+    /// Containers kept started and ready per image under the container backend.
+    #[arg(long, global = true, value_name = "N", default_value_t = 0)]
+    container_pool: usize,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -56,6 +77,7 @@ enum SandboxArg {
     Bubblewrap,
     Builtin,
     None,
+    Container,
 }
 
 #[derive(Debug, Subcommand)]
@@ -183,19 +205,26 @@ fn is_unavailable_backend(e: &(dyn std::error::Error + 'static)) -> bool {
     matches!(
         e.downcast_ref::<traparena::env::EnvError>(),
         Some(traparena::env::EnvError::BackendUnavailable { backend, .. })
-            if backend == "bubblewrap" || backend == "builtin"
+            if backend == "bubblewrap" || backend == "builtin" || backend == "container"
     )
 }
 
-fn sandbox(arg: SandboxArg) -> Result<Sandbox, Box<dyn std::error::Error>> {
-    let backend = match arg {
+fn sandbox(opts: &SandboxOpts) -> Result<Sandbox, Box<dyn std::error::Error>> {
+    let backend = match opts.sandbox {
         SandboxArg::Auto => BackendChoice::Auto,
         SandboxArg::Bubblewrap => BackendChoice::Bubblewrap,
         SandboxArg::Builtin => BackendChoice::Builtin,
         SandboxArg::None => BackendChoice::None,
+        SandboxArg::Container => BackendChoice::Container,
     };
     let sb = Sandbox::new(SandboxConfig {
         backend,
+        container: ContainerConfig {
+            engine: opts.container_engine.clone(),
+            engine_args: opts.container_engine_arg.clone(),
+            image: opts.container_image.clone(),
+            pool: opts.container_pool,
+        },
         ..SandboxConfig::default()
     })?;
     for w in sb.warnings() {
@@ -210,7 +239,7 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             tasks,
             reference_runs,
             json,
-        } => validate_cmd(cli.sandbox, &tasks, reference_runs, json),
+        } => validate_cmd(&cli.sandbox, &tasks, reference_runs, json),
         Cmd::Run {
             task,
             agent,
@@ -264,20 +293,20 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
                     },
                 }),
             };
-            run::run_episode_cmd(cli.sandbox, &task, agent, attacker, &opts)
+            run::run_episode_cmd(&cli.sandbox, &task, agent, attacker, &opts)
         }
-        Cmd::Experiment(args) => experiment::run(args, sandbox(cli.sandbox)?),
+        Cmd::Experiment(args) => experiment::run(args, sandbox(&cli.sandbox)?),
         Cmd::Merge(args) => experiment::merge(args),
         Cmd::Report(args) => report::run(args),
-        Cmd::Import(cmd) => import::run_import(cmd, sandbox(cli.sandbox)?),
+        Cmd::Import(cmd) => import::run_import(cmd, sandbox(&cli.sandbox)?),
         Cmd::Export(cmd) => import::run_export(cmd),
-        Cmd::Evaluate { task, patch, json } => evaluate_cmd(cli.sandbox, &task, &patch, json),
+        Cmd::Evaluate { task, patch, json } => evaluate_cmd(&cli.sandbox, &task, &patch, json),
     }
 }
 
 /// `traparena validate`: every task's checks, as lines or one JSON document.
 fn validate_cmd(
-    choice: SandboxArg,
+    choice: &SandboxOpts,
     tasks: &[PathBuf],
     reference_runs: u32,
     json: bool,
@@ -318,7 +347,7 @@ fn validate_cmd(
 
 /// `traparena evaluate`: one patch judged on one task.
 fn evaluate_cmd(
-    choice: SandboxArg,
+    choice: &SandboxOpts,
     task: &std::path::Path,
     patch: &std::path::Path,
     json: bool,

@@ -12,7 +12,7 @@ use traparena::runner::EpisodeSummary;
 use traparena::runner::{ForkSource, SingleEpisode, SingleOutcome};
 use traparena::task::{ComponentSpec, Task};
 
-use crate::{INTERNAL, OK, SandboxArg, bad_input, config_context, sandbox};
+use crate::{INTERNAL, OK, SandboxOpts, bad_input, config_context, sandbox};
 
 /// What `run` does beyond naming its components.
 pub(crate) struct RunOptions {
@@ -101,7 +101,7 @@ fn components(
 }
 
 pub(crate) fn run_episode_cmd(
-    sandbox_arg: SandboxArg,
+    sandbox_arg: &SandboxOpts,
     task_dir: &Path,
     agent_spec: ComponentSpec,
     attacker_spec: Option<ComponentSpec>,

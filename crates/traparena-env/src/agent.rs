@@ -147,6 +147,14 @@ pub(crate) fn spawn(
             reason: "the command is empty".into(),
         });
     };
+    if sandbox.backend() == Backend::Container {
+        // An agent's program and its model bridge live on the host, not in the task's image.
+        return Err(EnvError::AgentCommand {
+            reason: "external agent processes run under bubblewrap or the builtin sandbox; the \
+                     container backend runs the built-in agents' tools and the test runs"
+                .into(),
+        });
+    }
     let mounts = workspace.mounts().clone();
     let mut limits = sandbox.config().limits.clone();
     // An agent works for its whole episode, not for one test run.
@@ -185,7 +193,7 @@ pub(crate) fn spawn(
     let bridged = match (sandbox.backend(), cmd.proxy_port) {
         (Backend::Bubblewrap | Backend::Builtin, Some(port)) => Some(port),
         // No isolation: the process reaches the host's loopback, the proxy with it.
-        (Backend::None, _) | (_, None) => None,
+        (Backend::None | Backend::Container, _) | (_, None) => None,
     };
     let (spec, bridge) = match bridged {
         None => (agent, None),

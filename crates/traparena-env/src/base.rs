@@ -21,6 +21,11 @@ pub enum Backend {
     Builtin,
     /// Resource limits, a new session and a timeout only. Not isolation.
     None,
+    /// A container of the task's image (podman or docker): one per workspace, no network, a
+    /// read-only root file system, resource limits of the container's own (processes and memory
+    /// in its cgroup, the other limits as its processes' rlimits), and only the workspace, the
+    /// scratch folder (`/tmp`) and the harness folder (`/harness`, read-only) from the host.
+    Container,
 }
 
 /// How to get bubblewrap, the strongest backend, said wherever it is missing.
@@ -46,6 +51,7 @@ impl Backend {
             Backend::None => Some(
                 "it isolates nothing: tested code can read and write anything the harness can, and reach the network",
             ),
+            Backend::Container => None,
         }
     }
 }
@@ -56,6 +62,7 @@ impl std::fmt::Display for Backend {
             Backend::Bubblewrap => "bubblewrap",
             Backend::Builtin => "builtin",
             Backend::None => "none",
+            Backend::Container => "container",
         })
     }
 }
@@ -73,10 +80,30 @@ pub enum BackendChoice {
     Builtin,
     /// No isolation.
     None,
+    /// A container of the task's image, with [`SandboxConfig::container`]'s engine; or an
+    /// error when no engine works.
+    Container,
+}
+
+/// The container backend's settings (see [`Backend::Container`] and `docs/sandbox.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContainerConfig {
+    /// The engine: `podman`, `docker`, or a path to either; `None` takes the first of podman
+    /// and docker installed.
+    pub engine: Option<String>,
+    /// Arguments given to the engine before every subcommand, such as `["--runtime", "runc"]`.
+    pub engine_args: Vec<String>,
+    /// The image for tasks that name none (`traparena_task::ImageEnv`), with the workspace at
+    /// `/workspace`. `None`: a task without an image cannot run in a container.
+    pub image: Option<String>,
+    /// Containers kept started and ready per image, so that an episode does not wait for a
+    /// cold start (0: every workspace starts its own).
+    pub pool: usize,
 }
 
 /// Resource limits applied to every sandboxed process.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Limits {
     /// CPU seconds per process (`RLIMIT_CPU`).
     pub cpu_seconds: u64,
@@ -120,6 +147,9 @@ pub struct SandboxConfig {
     /// When the harness runs as root, sandboxed code runs as a user id from
     /// `uid_base .. uid_base + 10000`, one no other live workspace has (the lowest free one).
     pub uid_base: u32,
+    /// The container backend's engine, image and pool.
+    #[serde(default)]
+    pub container: ContainerConfig,
 }
 
 impl Default for SandboxConfig {
@@ -129,6 +159,7 @@ impl Default for SandboxConfig {
             limits: Limits::default(),
             read_only_paths: Vec::new(),
             uid_base: 610_000,
+            container: ContainerConfig::default(),
         }
     }
 }
@@ -161,6 +192,9 @@ pub struct Mounts {
     pub harness: PathBuf,
     /// The sandbox user, when the harness drops privileges.
     pub user: Option<u32>,
+    /// The container the runs on these folders go into (the container backend); it is removed
+    /// when the last handle goes.
+    pub container: Option<std::sync::Arc<crate::engine::Container>>,
 }
 
 /// A command to run in the sandbox.

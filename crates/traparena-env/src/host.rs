@@ -50,6 +50,7 @@ pub fn run_host(cmd: &HostCommand) -> Result<ProcessOutcome, EnvError> {
         scratch: scratch.path().to_owned(),
         harness: scratch.path().to_owned(),
         user: None,
+        container: None,
     };
     sandbox.run(
         &mounts,

@@ -11,13 +11,18 @@ use crate::base::{
     Backend, KERNEL_RO, Limits, Mounts, PATH_ENV, REPORT_FD, RunSpec, SANDBOX_HARNESS,
     SANDBOX_WORKSPACE, SYSTEM_RO, SandboxConfig,
 };
+use crate::container::CONTAINER_PATH;
+use crate::engine::EngineKind;
 use crate::error::EnvError;
 use crate::running::Extras;
+use traparena_task::ImageEnv;
 
 /// How a sandbox launches: its configuration and backend.
 pub(crate) struct Launch<'a> {
     pub config: &'a SandboxConfig,
     pub backend: Backend,
+    /// The image of a container run.
+    pub image: Option<&'a ImageEnv>,
 }
 
 impl Launch<'_> {
@@ -30,7 +35,8 @@ impl Launch<'_> {
         extras: &Extras,
     ) -> Result<Launched, LaunchError> {
         let (mut cmd, _) = self.command(mounts, spec).map_err(LaunchError::Setup)?;
-        let limits = self.config.limits.clone();
+        // A container's limits are its own; the engine's client runs unlimited.
+        let limits = (self.backend != Backend::Container).then(|| self.config.limits.clone());
         let report = if spec.report_pipe {
             let (r, w) = std::io::pipe().map_err(LaunchError::Os)?;
             // Writable by the sandbox user as well (a pipe is its creator's, mode 0600): a shim
@@ -69,7 +75,9 @@ impl Launch<'_> {
                 if libc::setsid() < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                set_limits(&limits)?;
+                if let Some(limits) = &limits {
+                    set_limits(limits)?;
+                }
                 // Landlock before the report descriptor: `dup2` onto REPORT_FD closes whatever
                 // held that number in the child, and in a harness whose other threads open and
                 // close files, that can be the ruleset (it then failed as EINVAL).
@@ -155,7 +163,7 @@ impl Launch<'_> {
             ("PYTHONNOUSERSITE".into(), "1".into()),
         ];
         let (tmp, home) = match self.backend {
-            Backend::Bubblewrap => ("/tmp".to_owned(), "/tmp".to_owned()),
+            Backend::Bubblewrap | Backend::Container => ("/tmp".to_owned(), "/tmp".to_owned()),
             _ => {
                 let s = m.scratch.to_string_lossy().into_owned();
                 (s.clone(), s)
@@ -213,6 +221,7 @@ impl Launch<'_> {
                 c.current_dir(&m.workspace);
                 c
             }
+            Backend::Container => return self.container_command(m, spec, env),
         };
         cmd.env_clear();
         cmd.envs(env);
@@ -221,6 +230,63 @@ impl Launch<'_> {
             cmd.uid(uid).gid(uid);
         }
         Ok((cmd, program.clone()))
+    }
+}
+
+impl Launch<'_> {
+    /// `ENGINE exec` of `spec` in the workspace's container, as the sandbox user, in the
+    /// image's working directory, with `env` (its `PATH` after the image's own folders) and the
+    /// report descriptor passed on as descriptor 3.
+    fn container_command(
+        &self,
+        m: &Mounts,
+        spec: &RunSpec,
+        mut env: Vec<(String, String)>,
+    ) -> Result<(Command, String), EnvError> {
+        let program = spec.argv[0].clone();
+        let start = |reason: String| EnvError::Start {
+            program: program.clone(),
+            backend: Backend::Container,
+            reason,
+            source: None,
+        };
+        let (Some(container), Some(image)) = (&m.container, self.image) else {
+            return Err(start("the workspace has no container".into()));
+        };
+        let engine = &container.engine;
+        let mut path: Vec<&str> = image.path.iter().map(String::as_str).collect();
+        path.push(CONTAINER_PATH);
+        let path = path.join(":");
+        for (k, v) in env.iter_mut() {
+            if k == "PATH" && v == PATH_ENV {
+                *v = path.clone();
+            }
+        }
+        let mut c = engine.command();
+        c.arg("exec");
+        if spec.report_pipe {
+            if engine.kind != EngineKind::Podman {
+                return Err(start(
+                    "docker cannot pass the test report's descriptor into a container \
+                     (`exec --preserve-fds` is podman's): use podman for test runs"
+                        .into(),
+                ));
+            }
+            c.arg("--preserve-fds=1");
+        }
+        let user = m
+            .user
+            .or_else(|| (!crate::lease::is_root()).then(crate::lease::current_uid));
+        if let Some(uid) = user {
+            c.arg("--user").arg(format!("{uid}:{uid}"));
+        }
+        c.args(["--workdir", &image.workdir]);
+        for (k, v) in &env {
+            c.arg("-e").arg(format!("{k}={v}"));
+        }
+        c.arg(container.id());
+        c.args(&spec.argv);
+        Ok((c, program))
     }
 }
 
@@ -356,6 +422,7 @@ mod tests {
         let sb = Launch {
             config: &config,
             backend: Backend::None,
+            image: None,
         };
         let spec = RunSpec {
             argv: vec!["python3".into()],

@@ -180,6 +180,23 @@ fn check_folder(dir: &Path) -> Result<(), EnvError> {
     })
 }
 
+/// True when the harness runs as root (and so gives each workspace a user id of its own).
+pub(crate) fn is_root() -> bool {
+    #[allow(unsafe_code)]
+    // SAFETY: geteuid has no preconditions.
+    unsafe {
+        libc::geteuid() == 0
+    }
+}
+
+pub(crate) fn current_uid() -> u32 {
+    #[allow(unsafe_code)]
+    // SAFETY: getuid has no preconditions.
+    unsafe {
+        libc::getuid()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,12 +36,15 @@
 mod agent;
 mod base;
 mod bridge;
+mod container;
 mod copy;
+mod engine;
 mod error;
 mod failures;
 mod git;
 mod gitcmd;
 mod host;
+mod image;
 mod landlock_rules;
 mod launch;
 mod lease;
@@ -57,14 +60,16 @@ mod workspace;
 
 pub use agent::{AgentKiller, AgentProcess};
 pub use base::{
-    BUILTIN_CAVEATS, Backend, BackendChoice, Captured, INSTALL_BUBBLEWRAP, Limits, Mounts,
-    ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, SandboxConfig,
+    BUILTIN_CAVEATS, Backend, BackendChoice, Captured, ContainerConfig, INSTALL_BUBBLEWRAP, Limits,
+    Mounts, ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, SandboxConfig,
 };
 pub use copy::{CopyOptions, copy_tree};
+pub use engine::Container;
 pub use error::EnvError;
 pub use failures::{MAX_FAILURES, MAX_MESSAGE_BYTES, TestFailure, failure_lines};
 pub use git::GitRepo;
 pub use host::{HostCommand, run_host};
+pub use image::ImageTree;
 pub use lease::UserLease;
 pub use origin::{EXCLUDED_ARTEFACTS, OriginTree};
 pub use outcome::{NamedOutcome, TestOutcome};

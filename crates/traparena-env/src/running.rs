@@ -104,6 +104,8 @@ pub(crate) struct Running {
     pub(crate) program: String,
     pub(crate) backend: Backend,
     pub(crate) user: Option<u32>,
+    /// The container the process runs in (the container backend), kept until the run ends.
+    pub(crate) container: Option<Arc<crate::engine::Container>>,
     pub(crate) first_failure: Option<String>,
     /// Reaped and cleaned up (by `wait`; else `Drop` does it).
     pub(crate) done: bool,
@@ -211,15 +213,20 @@ impl Running {
         // one, the process group and then every process of the sandbox user are killed. The
         // leader is not reaped yet, so its process group id cannot have been reused.
         kill_group(self.pid);
-        if self.backend == Backend::None
-            && let Some(uid) = self.user
-        {
-            kill_user(uid);
+        match (self.backend, self.user, &self.container) {
+            // In a container the engine's client is the leader, and what runs inside is not in
+            // its process group: every process of the sandbox user goes, which a harness that
+            // runs as root reaches from the host (no user namespace), else from inside.
+            (Backend::None | Backend::Container, Some(uid), _) => kill_user(uid),
+            (Backend::Container, None, Some(c)) => {
+                crate::container::kill_user_in(c, crate::lease::current_uid())
+            }
+            _ => {}
         }
         let status = self.child.wait();
         // Without a mount namespace the tested code's semaphores and shared memory land in the
         // host's /dev/shm; what its user left there goes with the run.
-        if self.backend != Backend::Bubblewrap
+        if matches!(self.backend, Backend::Builtin | Backend::None)
             && let Some(uid) = self.user
         {
             remove_files_of(Path::new(SHM), uid);

@@ -4,13 +4,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use traparena_task::ImageEnv;
+
 use crate::base::{
-    BUILTIN_CAVEATS, Backend, BackendChoice, INSTALL_BUBBLEWRAP, Limits, Mounts, ProcessOutcome,
-    RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, SandboxConfig,
+    BUILTIN_CAVEATS, Backend, BackendChoice, ContainerConfig, INSTALL_BUBBLEWRAP, Limits, Mounts,
+    ProcessOutcome, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, SandboxConfig,
 };
+use crate::container::{DEFAULT_WORKDIR, Pool, Recipe};
+use crate::engine::{Container, Engine};
 use crate::error::EnvError;
 use crate::launch::{Launch, Launched, resolve, retry_once};
-use crate::lease::UserLease;
+use crate::lease::{UserLease, is_root};
 use crate::running::{Drain, Extras, Keep, KillSwitch, Running, pidfd_open};
 
 /// A process sandbox with a chosen backend.
@@ -20,6 +24,10 @@ pub struct Sandbox {
     backend: Backend,
     root: bool,
     warnings: Vec<String>,
+    /// The container engine and its pool (the container backend).
+    engine: Option<(Engine, Arc<Pool>)>,
+    /// The image of the task this sandbox runs (see [`Sandbox::for_task`]).
+    image: Option<ImageEnv>,
 }
 
 impl Sandbox {
@@ -46,11 +54,30 @@ impl Sandbox {
     /// This sandbox as `task`'s tests need it: also showing the task's environment and base
     /// interpreter (`Setup::visible_paths`), wherever they lie. The same sandbox for a task
     /// without `setup`.
+    ///
+    /// A task that names a container image (`traparena_task::ImageEnv`) runs in that image
+    /// under the container backend; under any other backend its runs are refused
+    /// ([`EnvError::Start`], saying to use the container backend).
     pub fn for_task(&self, task: &traparena_task::Task) -> Sandbox {
-        match &task.spec.setup {
+        let mut sb = match &task.spec.setup {
             Some(s) => self.with_read_only_paths(&s.visible_paths()),
             None => self.clone(),
-        }
+        };
+        sb.image = task.spec.image.clone();
+        sb
+    }
+
+    /// This sandbox running in `image` (the container backend; see [`Sandbox::for_task`]).
+    pub fn with_image(&self, image: ImageEnv) -> Sandbox {
+        let mut sb = self.clone();
+        sb.image = Some(image);
+        sb
+    }
+
+    /// The image runs go into: the task's, else the configured default
+    /// ([`ContainerConfig::image`](crate::ContainerConfig::image)).
+    pub fn image(&self) -> Option<ImageEnv> {
+        crate::container::image_for(self.image.as_ref(), self.config.container.image.as_deref())
     }
 }
 
@@ -79,6 +106,7 @@ impl Sandbox {
                 warnings.push("sandbox backend `none`: tested code is not isolated".into());
                 Backend::None
             }
+            BackendChoice::Container => Backend::Container,
             BackendChoice::Auto => match probe_bwrap(root, &config) {
                 Ok(()) => Backend::Bubblewrap,
                 Err(e1) => match probe_builtin(root, &config) {
@@ -97,11 +125,17 @@ impl Sandbox {
                 },
             },
         };
+        let engine = match backend {
+            Backend::Container => Some(container_engine(&config.container, &mut warnings)?),
+            _ => None,
+        };
         Ok(Sandbox {
             config,
             backend,
             root,
             warnings,
+            engine,
+            image: None,
         })
     }
 
@@ -112,6 +146,30 @@ impl Sandbox {
             backend: Backend::None,
             root: false,
             warnings: Vec::new(),
+            engine: None,
+            image: None,
+        }
+    }
+
+    /// The container engine (the container backend).
+    pub(crate) fn engine(&self) -> Option<&Engine> {
+        self.engine.as_ref().map(|(e, _)| e)
+    }
+
+    /// This sandbox's settings for workspaces whose code never runs: they only take patches
+    /// and give diffs (an importer's scratch copies). It starts no container, and a command
+    /// run in it is not isolated (the `none` backend).
+    pub fn for_patching(&self) -> Sandbox {
+        match self.backend {
+            Backend::Container => Sandbox {
+                config: self.config.clone(),
+                backend: Backend::None,
+                root: self.root,
+                warnings: Vec::new(),
+                engine: None,
+                image: None,
+            },
+            _ => self.clone(),
         }
     }
 
@@ -176,6 +234,7 @@ impl Sandbox {
             scratch: dir.path().join("scratch"),
             harness: dir.path().join("harness"),
             user,
+            container: None,
         };
         for p in [&mounts.workspace, &mounts.scratch, &mounts.harness] {
             std::fs::create_dir(p).map_err(crate::error::io("create folder", p))?;
@@ -224,6 +283,10 @@ impl Sandbox {
     pub fn visible_workspace<'a>(&self, mounts: &'a Mounts) -> std::borrow::Cow<'a, str> {
         match self.backend {
             Backend::Bubblewrap => SANDBOX_WORKSPACE.into(),
+            Backend::Container => self
+                .image()
+                .map_or_else(|| DEFAULT_WORKDIR.to_owned(), |i| i.workdir)
+                .into(),
             _ => mounts.workspace.to_string_lossy(),
         }
     }
@@ -231,7 +294,7 @@ impl Sandbox {
     /// How the harness folder reads inside the sandbox.
     pub fn visible_harness<'a>(&self, mounts: &'a Mounts) -> std::borrow::Cow<'a, str> {
         match self.backend {
-            Backend::Bubblewrap => SANDBOX_HARNESS.into(),
+            Backend::Bubblewrap | Backend::Container => SANDBOX_HARNESS.into(),
             _ => mounts.harness.to_string_lossy(),
         }
     }
@@ -263,10 +326,31 @@ impl Sandbox {
     ) -> Result<Running, EnvError> {
         let started = Instant::now();
         self.preflight(mounts, spec)?;
+        let image = self.image();
+        let one_shot;
+        let mounts = match (&self.engine, &image) {
+            // A run on folders without a container of their own (`check_program`) gets one
+            // for itself, removed with the run.
+            (Some((engine, _)), Some(image)) if mounts.container.is_none() => {
+                let recipe = Recipe {
+                    image: image.clone(),
+                    limits: self.config.limits.clone(),
+                };
+                let c =
+                    recipe.start(engine, &mounts.workspace, &mounts.scratch, &mounts.harness)?;
+                one_shot = Mounts {
+                    container: Some(Arc::new(c)),
+                    ..mounts.clone()
+                };
+                &one_shot
+            }
+            _ => mounts,
+        };
         let mut first_failure = None;
         let launch = Launch {
             config: &self.config,
             backend: self.backend,
+            image: image.as_ref(),
         };
         let Launched { mut child, report } = retry_once(
             || launch.once(mounts, spec, extras),
@@ -294,9 +378,52 @@ impl Sandbox {
             program: spec.argv[0].clone(),
             backend: self.backend,
             user: mounts.user,
+            container: mounts.container.clone(),
             first_failure,
             done: false,
         })
+    }
+
+    /// A new workspace's folder (with `workspace/`, `scratch/` and `harness/` in it) and,
+    /// under the container backend, the container they are mounted in: one from the pool,
+    /// or started now.
+    pub(crate) fn workspace_folder(
+        &self,
+    ) -> Result<(tempfile::TempDir, Option<Arc<Container>>), EnvError> {
+        if let (Some((engine, pool)), Some(image)) = (&self.engine, self.image()) {
+            let recipe = Recipe {
+                image,
+                limits: self.config.limits.clone(),
+            };
+            let slot = pool.take(engine, &recipe)?;
+            return Ok((slot.dir, Some(slot.container)));
+        }
+        if self.backend == Backend::Container {
+            return Err(self.no_image("a workspace"));
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("traparena-ws-")
+            .tempdir()
+            .map_err(crate::error::io(
+                "create temporary folder",
+                std::env::temp_dir(),
+            ))?;
+        for sub in ["workspace", "scratch", "harness"] {
+            let p = dir.path().join(sub);
+            std::fs::create_dir(&p).map_err(crate::error::io("create folder", &p))?;
+        }
+        Ok((dir, None))
+    }
+
+    fn no_image(&self, program: &str) -> EnvError {
+        EnvError::Start {
+            program: program.to_owned(),
+            backend: self.backend,
+            reason: "the container backend runs a task in its image, and this task names none \
+                     (give one with --image, `container.image` of the sandbox settings)"
+                .into(),
+            source: None,
+        }
     }
 
     /// The check before launching (see [`Sandbox::run`]).
@@ -304,6 +431,24 @@ impl Sandbox {
         let Some(program) = spec.argv.first() else {
             return Ok(()); // `command` refuses an empty command
         };
+        match (&self.image, self.backend) {
+            // Programs are looked up in the image, by the engine.
+            (_, Backend::Container) if self.image().is_some() => return Ok(()),
+            (_, Backend::Container) => return Err(self.no_image(program)),
+            (Some(image), _) => {
+                return Err(EnvError::Start {
+                    program: program.clone(),
+                    backend: self.backend,
+                    reason: format!(
+                        "the task runs in the container image {}: run it under the container \
+                         backend (--sandbox container)",
+                        image.image
+                    ),
+                    source: None,
+                });
+            }
+            (None, _) => {}
+        }
         let path_var = spec
             .env
             .iter()
@@ -326,18 +471,29 @@ impl Sandbox {
     }
 }
 
+/// The configured container engine, checked to answer, with the containers that killed
+/// harnesses left behind swept.
+fn container_engine(
+    config: &ContainerConfig,
+    warnings: &mut Vec<String>,
+) -> Result<(Engine, Arc<Pool>), EnvError> {
+    let fail = |reason: String| unavailable("container", reason);
+    let engine = Engine::find(config.engine.as_deref(), &config.engine_args).map_err(fail)?;
+    engine.output(&["version"]).map_err(fail)?;
+    match engine.sweep() {
+        Ok(0) => {}
+        Ok(n) => warnings.push(format!(
+            "removed {n} container(s) that stopped harnesses left behind"
+        )),
+        Err(e) => return Err(fail(e)),
+    }
+    Ok((engine, Pool::new(config.pool)))
+}
+
 fn unavailable(backend: &str, reason: String) -> EnvError {
     EnvError::BackendUnavailable {
         backend: backend.into(),
         reason,
-    }
-}
-
-fn is_root() -> bool {
-    #[allow(unsafe_code)]
-    // SAFETY: geteuid has no preconditions.
-    unsafe {
-        libc::geteuid() == 0
     }
 }
 
@@ -351,6 +507,7 @@ fn probe_dirs() -> Result<(tempfile::TempDir, Mounts), String> {
         scratch: d.path().join("tmp"),
         harness: d.path().join("harness"),
         user: None,
+        container: None,
     };
     for p in [&mounts.workspace, &mounts.scratch, &mounts.harness] {
         std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
@@ -365,6 +522,8 @@ fn probe(backend: Backend, root: bool, config: &SandboxConfig) -> Result<(), Str
         backend,
         root,
         warnings: Vec::new(),
+        engine: None,
+        image: None,
     };
     let lease = if root {
         Some(UserLease::acquire(config.uid_base).map_err(|e| e.to_string())?)

@@ -59,10 +59,7 @@ pub struct PatchApply {
 impl Workspace {
     /// Copies `repo` (without any `.git` folder) into a new workspace.
     pub fn materialize(repo: &Path, sandbox: &Sandbox) -> Result<Workspace, EnvError> {
-        let dir = tempfile::Builder::new()
-            .prefix("traparena-ws-")
-            .tempdir()
-            .map_err(io("create temporary folder", std::env::temp_dir()))?;
+        let (dir, container) = sandbox.workspace_folder()?;
         let root = dir.path().to_path_buf();
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755))
             .map_err(io("chmod", &root))?;
@@ -73,6 +70,7 @@ impl Workspace {
             scratch: root.join("scratch"),
             harness: root.join("harness"),
             user,
+            container,
         };
         let copy = CopyOptions {
             skip_top_git: true,
@@ -80,9 +78,6 @@ impl Workspace {
             ..CopyOptions::default()
         };
         copy_tree(repo, &mounts.workspace, &copy)?;
-        for p in [&mounts.scratch, &mounts.harness] {
-            std::fs::create_dir(p).map_err(io("create folder", p))?;
-        }
         chown(&mounts.scratch, user)?;
         for (name, text) in [
             ("tp_unittest.py", SHIM_UNITTEST),
@@ -319,9 +314,11 @@ impl Workspace {
 }
 
 impl Drop for Workspace {
-    /// Waits for a pending read of the original, so that no thread outlives its workspace.
+    /// Waits for a pending read of the original, so that no thread outlives its workspace, and
+    /// removes its container (when no agent process still holds it) before its folder goes.
     fn drop(&mut self) {
         self.end_pending();
+        self.mounts.container.take();
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The layers, bottom first.
 const LAYERS: &[&[&str]] = &[
-    &["base", "outcome", "error"],
+    &["base", "outcome", "error", "engine"],
     &[
         "sandbox",
         "launch",
@@ -13,8 +13,9 @@ const LAYERS: &[&[&str]] = &[
         "program",
         "landlock_rules",
         "lease",
+        "container",
     ],
-    &["copy", "gitcmd", "origin", "workspace", "git"],
+    &["copy", "gitcmd", "origin", "workspace", "git", "image"],
     &["testrun", "failures", "toolchain"],
     &["tools", "agent", "bridge", "host"],
 ];

@@ -59,5 +59,8 @@ pub use setup::{
     BuildOptions, DEFAULT_VENV_CACHE, Ensured, SETUP_STAMP, WORKSPACE_PTH, ensure_env,
     ensure_env_tree, is_built, setup_for, setup_for_tree, venv_python,
 };
-pub use swebench::{SweBenchInstance, SweBenchOptions, import_swebench, read_swebench};
+pub use swebench::{
+    ImageNaming, SweBenchInstance, SweBenchOptions, import_swebench, import_swebench_images,
+    read_swebench,
+};
 pub use tree_env::dependency_id;

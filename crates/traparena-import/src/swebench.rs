@@ -17,8 +17,11 @@ use traparena_env::{GitRepo, Sandbox};
 use traparena_task::{Patch, RelPath};
 
 mod build;
+mod images;
 mod plan;
 mod select;
+
+pub use images::ImageNaming;
 
 use crate::common::{
     check_target, default_jobs, discard, finish, par_map, partial_dir, prepare_out, read_records,
@@ -172,6 +175,53 @@ pub fn import_swebench(
     sandbox: &Sandbox,
     opts: &SweBenchOptions,
 ) -> Result<ImportReport, ImportError> {
+    if !repo.exists() {
+        return Err(ImportError::Input(format!(
+            "{}: no such git clone",
+            repo.display()
+        )));
+    }
+    let git = GitRepo::open(repo)
+        .map_err(|e| ImportError::Input(format!("{}: not a git clone: {e}", repo.display())))?;
+    import_from(input, Source::Clone(git), out, sandbox, opts)
+}
+
+/// Imports the instances of `input` from their SWE-bench instance images, without a clone:
+/// each task's `repo/` is the image's working directory (`/testbed`), and its tests run in
+/// containers of the image (`sandbox` must be the container backend). An instance whose image
+/// cannot be run (not pulled, not built) is skipped and reported.
+pub fn import_swebench_images(
+    input: &Path,
+    out: &Path,
+    sandbox: &Sandbox,
+    opts: &SweBenchOptions,
+    images: &ImageNaming,
+) -> Result<ImportReport, ImportError> {
+    if sandbox.backend() != traparena_env::Backend::Container {
+        return Err(ImportError::Input(format!(
+            "importing from instance images runs them in containers: use --sandbox container \
+             (this sandbox is {})",
+            sandbox.backend()
+        )));
+    }
+    import_from(input, Source::Images(images.clone()), out, sandbox, opts)
+}
+
+/// Where instances' trees come from.
+enum Source {
+    /// A clone of the repository: the tree of the base commit, with an environment on the host.
+    Clone(GitRepo),
+    /// SWE-bench's instance images: the image's tree, run in the image.
+    Images(ImageNaming),
+}
+
+fn import_from(
+    input: &Path,
+    source: Source,
+    out: &Path,
+    sandbox: &Sandbox,
+    opts: &SweBenchOptions,
+) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     if opts.max_public == 0 {
         return Err(ImportError::Input("--max-public must be at least 1".into()));
@@ -213,22 +263,16 @@ pub fn import_swebench(
         .into_iter()
         .filter(|i| opts.instances.is_empty() || opts.instances.contains(&i.instance_id))
         .collect();
-    if !repo.exists() {
-        return Err(ImportError::Input(format!(
-            "{}: no such git clone",
-            repo.display()
-        )));
-    }
-    let git = GitRepo::open(repo)
-        .map_err(|e| ImportError::Input(format!("{}: not a git clone: {e}", repo.display())))?;
     let out = prepare_out(out)?;
     for i in &selected {
         check_target(&out, &i.instance_id)?;
     }
+    let patching = sandbox.for_patching();
     let ctx = Ctx {
-        git,
+        source,
         out: out.clone(),
         sandbox,
+        patching: &patching,
         opts,
         pythons: Mutex::default(),
         repaired: Mutex::default(),
@@ -266,9 +310,11 @@ type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
 type Resolved = Arc<OnceLock<Result<PathBuf, String>>>;
 
 struct Ctx<'a> {
-    git: GitRepo,
+    source: Source,
     out: PathBuf,
     sandbox: &'a Sandbox,
+    /// For the scratch copies that only take patches (no container of their own).
+    patching: &'a Sandbox,
     opts: &'a SweBenchOptions,
     /// Interpreters resolved so far, by the environment's `python` setting: each is found (and
     /// copied, or repaired) once per import, however many instances need it.
@@ -337,17 +383,23 @@ impl Ctx<'_> {
 
     fn import_one(&self, inst: &SweBenchInstance) -> Outcome {
         let id = inst.instance_id.as_str();
-        let Some(commit) = self.git.resolve_commit(&inst.base_commit)? else {
-            return skip(
-                inst,
-                "the base commit is not in the clone",
-                format!(
-                    "{} not found in {} (a clone of {}?)",
-                    inst.base_commit,
-                    self.git.git_dir().display(),
-                    inst.repo
-                ),
-            );
+        let commit = match &self.source {
+            Source::Clone(git) => match git.resolve_commit(&inst.base_commit)? {
+                Some(c) => c,
+                None => {
+                    return skip(
+                        inst,
+                        "the base commit is not in the clone",
+                        format!(
+                            "{} not found in {} (a clone of {}?)",
+                            inst.base_commit,
+                            git.git_dir().display(),
+                            inst.repo
+                        ),
+                    );
+                }
+            },
+            Source::Images(_) => inst.base_commit.clone(),
         };
         if inst.fail_to_pass.is_empty() {
             return skip(
@@ -392,7 +444,11 @@ impl Ctx<'_> {
         if let Some(v) = &inst.version {
             return Ok((Some(v.clone()), "record".into()));
         }
-        let d = crate::versions::derive(&inst.repo, repo_dir, Some((&self.git, commit)))?;
+        let git = match &self.source {
+            Source::Clone(git) => Some((git, commit)),
+            Source::Images(_) => None,
+        };
+        let d = crate::versions::derive(&inst.repo, repo_dir, git)?;
         Ok((d.version, d.source))
     }
 }

@@ -45,6 +45,6 @@ pub use patch::{ChangedFile, Hunk, Patch};
 pub use paths::{RelPath, check_relative};
 pub use process::{AgentCommand, AgentExit};
 pub use registry::{ComponentRole, ConfiguredKind, Factory, KindRegistry};
-pub use spec::{Location, Runner, Setup, TaskSpec, TestSpec, test_name_matches};
+pub use spec::{ImageEnv, Location, Runner, Setup, TaskSpec, TestSpec, test_name_matches};
 pub use task::Task;
 pub use verdict::{CollaboratorMessage, FailureMode, Flag, FlagName, Step, Verdict};

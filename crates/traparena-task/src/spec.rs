@@ -33,6 +33,58 @@ pub struct TaskSpec {
     /// commands run in. Absent for tasks that need nothing beyond the system's `python3`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<Setup>,
+    /// The container image the task runs in, instead of a virtual environment on the host
+    /// (SWE-bench's instance images). Such a task runs only under the container sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageEnv>,
+}
+
+/// A task's container image: the test commands run in a container of `image`, with the
+/// workspace mounted at `workdir` (see `docs/tasks.md`, "Tasks in a container image").
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageEnv {
+    /// The image, as the container engine names it
+    /// (`swebench/sweb.eval.x86_64.pytest-dev_1776_pytest-5227:latest`).
+    pub image: String,
+    /// The absolute path inside the image where the repository lives and the workspace is
+    /// mounted (`/testbed`); the commands' working directory.
+    pub workdir: String,
+    /// Folders inside the image put first on `PATH`, in order (an activated environment's
+    /// `bin`, such as `/opt/miniconda3/envs/testbed/bin`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<String>,
+}
+
+impl ImageEnv {
+    /// Checks the fields: a non-empty image name without whitespace, and an absolute
+    /// `workdir` and `path` entries without `..` or `:`.
+    pub fn check(&self) -> Result<(), String> {
+        if self.image.trim().is_empty() || self.image.chars().any(char::is_whitespace) {
+            return Err(format!("image {:?} is not an image name", self.image));
+        }
+        let absolute = |what: &str, p: &str| {
+            let ok = p.starts_with('/')
+                && !p.contains(':')
+                && !p.split('/').any(|c| c == "..")
+                && !p.contains('\0');
+            if ok {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{what} {p:?} is not an absolute path inside the image"
+                ))
+            }
+        };
+        absolute("workdir", &self.workdir)?;
+        if self.workdir == "/" {
+            return Err("workdir \"/\" would hide the whole image".into());
+        }
+        for p in &self.path {
+            absolute("path entry", p)?;
+        }
+        Ok(())
+    }
 }
 
 /// A task's environment: a Python virtual environment built once per `key` and shared by every

@@ -130,6 +130,16 @@ impl Task {
         if s.timeout_s == 0 {
             return Err(invalid(spec_path, "timeout_s", "must be at least 1"));
         }
+        if let Some(image) = &s.image {
+            image.check().map_err(|m| invalid(spec_path, "image", &m))?;
+            if s.setup.is_some() {
+                return Err(invalid(
+                    spec_path,
+                    "image",
+                    "a task runs in a container image or in a setup environment, not both",
+                ));
+            }
+        }
         self.check_tests(spec_path, "public_tests", &s.public_tests, &self.repo_dir())?;
         self.check_tests(
             spec_path,

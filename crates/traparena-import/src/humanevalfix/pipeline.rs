@@ -287,6 +287,7 @@ fn write_task<P: Profile>(
         reference_locations,
         metadata,
         setup: None,
+        image: None,
     };
     let all: Vec<usize> = (0..d.checks.len()).collect();
     let layout = TaskLayout::new(dir);

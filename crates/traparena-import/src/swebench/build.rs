@@ -6,14 +6,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use traparena_env::{Sandbox, Workspace};
-use traparena_task::{Patch, RelPath, Setup, Task, TaskLayout, TaskSpec};
+use traparena_task::{ImageEnv, Patch, RelPath, Setup, Task, TaskLayout, TaskSpec};
 
 use super::plan::{Plan, plan};
 use super::select::{
     Commands, Selection, differs, keep_chosen_public, narrow, record_selection, select_tests,
 };
 use super::{
-    Ctx, Outcome, SweBenchInstance, lock, runs_in_sandbox, skip, skip_failing, skipped_failing,
+    Ctx, ImageNaming, Outcome, Source, SweBenchInstance, lock, runs_in_sandbox, skip, skip_failing,
+    skipped_failing,
 };
 use crate::common::{check_task, write_file};
 use crate::error::{ImportError, io};
@@ -36,6 +37,8 @@ struct Chosen {
     /// Where an environment that reads the repository's tree reads it: the record's
     /// `environment_setup_commit` when the clone has it, else the base tree.
     tree: TreeSource,
+    /// The instance image the task runs in, instead of an environment on the host.
+    image: Option<ImageEnv>,
 }
 
 /// The tree an environment's dependencies are read from, with its identity.
@@ -66,6 +69,9 @@ impl Ctx<'_> {
         version_source: &str,
         metadata: &mut Metadata,
     ) -> Result<Chosen, Refused> {
+        if let Source::Images(naming) = &self.source {
+            return self.image_env(inst, naming, version, metadata);
+        }
         let found = self
             .opts
             .pins
@@ -103,6 +109,7 @@ impl Ctx<'_> {
                 environment: None,
                 profile: profile.map_err(|e| ("no runner profile".to_owned(), e))?,
                 tree: TreeSource::Base(String::new()),
+                image: None,
             });
         };
         let profile = self.opts.profiles.get(&entry.profile).map_err(|e| {
@@ -133,8 +140,10 @@ impl Ctx<'_> {
         // An environment that reads dependencies from the tree is shared by the instances of
         // one environment_setup_commit, as SWE-bench shares one image; without one, by the base
         // commits whose dependency declarations are the same.
-        let setup_commit = match &inst.environment_setup_commit {
-            Some(c) if entry.needs_tree() => self.git.resolve_commit(c).ok().flatten(),
+        let setup_commit = match (&inst.environment_setup_commit, &self.source) {
+            (Some(c), Source::Clone(git)) if entry.needs_tree() => {
+                git.resolve_commit(c).ok().flatten()
+            }
             _ => None,
         };
         let tree = match setup_commit {
@@ -159,6 +168,56 @@ impl Ctx<'_> {
             environment,
             profile,
             tree,
+            image: None,
+        })
+    }
+
+    /// The instance's image as its environment: the runner profile of the repository's
+    /// environment (the user's pins, else the bundled ones), else the default one.
+    fn image_env(
+        &self,
+        inst: &SweBenchInstance,
+        naming: &ImageNaming,
+        version: Option<&str>,
+        metadata: &mut Metadata,
+    ) -> Result<Chosen, Refused> {
+        let profile_name = self
+            .opts
+            .pins
+            .as_ref()
+            .and_then(|p| crate::versions::lookup(p, &inst.repo, version))
+            .or_else(|| {
+                self.opts
+                    .bundled
+                    .then(bundled_envs)
+                    .and_then(|p| crate::versions::lookup(p, &inst.repo, version))
+            })
+            .map_or(crate::profiles::DEFAULT_PROFILE, |(_, e)| {
+                e.profile.as_str()
+            })
+            .to_owned();
+        let profile = self.opts.profiles.get(&profile_name).map_err(|e| {
+            (
+                "the environment names an unknown runner profile".to_owned(),
+                e,
+            )
+        })?;
+        let image = naming.env(&inst.instance_id);
+        metadata.insert(
+            "environment".into(),
+            serde_json::json!({"from": "image", "image": image.image, "profile": profile_name}),
+        );
+        Ok(Chosen {
+            setup: None,
+            entry: None,
+            environment: Some(format!(
+                "version {}; image {}, profile {profile_name}",
+                version.unwrap_or("unknown"),
+                image.image
+            )),
+            profile,
+            tree: TreeSource::Base(String::new()),
+            image: Some(image),
         })
     }
 
@@ -171,6 +230,9 @@ impl Ctx<'_> {
         repo_dir: &Path,
         metadata: &mut Metadata,
     ) -> Result<Result<Sandbox, Refused>, ImportError> {
+        if let Some(image) = &chosen.image {
+            return Ok(Ok(self.sandbox.with_image(image.clone())));
+        }
         let (Some(s), Some(e)) = (&chosen.setup, &chosen.entry) else {
             return Ok(Ok(self.sandbox.clone()));
         };
@@ -186,7 +248,9 @@ impl Ctx<'_> {
                         .tempdir()
                         .map_err(io(std::env::temp_dir()))?;
                     let d = scratch.path().join("tree");
-                    self.git.export_tree(c, &d)?;
+                    if let Source::Clone(git) = &self.source {
+                        git.export_tree(c, &d)?;
+                    }
                     d
                 }
                 _ => repo_dir.to_owned(),
@@ -231,8 +295,22 @@ impl Ctx<'_> {
         dir: &Path,
     ) -> Outcome {
         let repo_dir = TaskLayout::new(dir).repo();
-        self.git.export_tree(commit, &repo_dir)?;
         let mut metadata = Metadata::new();
+        match &self.source {
+            Source::Clone(git) => git.export_tree(commit, &repo_dir)?,
+            Source::Images(naming) => {
+                let image = naming.env(&inst.instance_id);
+                match self.sandbox.export_image_tree(&image, &repo_dir) {
+                    Ok(tree) => {
+                        metadata.insert("image_head".into(), tree.head.into());
+                    }
+                    Err(e) if e.is_start_failure() => {
+                        return skip(inst, "the instance image cannot be run", e.to_string());
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
         let (version, version_source) = self.version(inst, commit, &repo_dir)?;
         let chosen = match self.choose_env(
             inst,
@@ -245,7 +323,7 @@ impl Ctx<'_> {
             Err((reason, detail)) => return skip(inst, &reason, detail),
         };
         let profile = chosen.profile.as_ref();
-        let plan = match plan(inst, test_patch, &repo_dir, self.sandbox, profile)? {
+        let plan = match plan(inst, test_patch, &repo_dir, self.patching, profile)? {
             Ok(p) => p,
             Err((reason, detail)) => return skip(inst, &reason, detail),
         };
@@ -258,9 +336,11 @@ impl Ctx<'_> {
         self.write_files(&reference, &plan, &repo_dir, dir)?;
         let commands = Commands {
             profile,
-            python: match &chosen.setup {
-                Some(s) => venv_python(s).to_string_lossy().into_owned(),
-                None => "python3".to_owned(),
+            python: match (&chosen.setup, &chosen.image) {
+                (Some(s), _) => venv_python(s).to_string_lossy().into_owned(),
+                // The image's activated environment is first on its PATH.
+                (None, Some(_)) => "python".to_owned(),
+                (None, None) => "python3".to_owned(),
             },
         };
         let mut sel = select_tests(inst, &plan, &repo_dir, profile);
@@ -297,6 +377,7 @@ impl Ctx<'_> {
             reference_locations: None,
             metadata,
             setup: chosen.setup.clone(),
+            image: chosen.image.clone(),
         };
         write_spec(dir, &spec)?;
         let mut public_ids: Vec<String> = candidates
@@ -372,7 +453,7 @@ impl Ctx<'_> {
         metadata: &mut Metadata,
     ) -> Result<String, ImportError> {
         Ok(
-            match super::plan::rebased_patch(&inst.patch, repo_dir, self.sandbox)? {
+            match super::plan::rebased_patch(&inst.patch, repo_dir, self.patching)? {
                 Some(rebased) => {
                     metadata.insert(
                         "reference_patch_rebased".into(),

@@ -1,0 +1,228 @@
+//! The container backend's containers: how one is started for a workspace (no network, a
+//! read-only root, the limits, the three folders mounted), the folder a workspace gets with its
+//! container, and the pool of containers started ahead of the workspaces that take them.
+//!
+//! A container belongs to one workspace and goes with it: a pooled container has never run
+//! anything when a workspace takes it, and it is never given back.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+use traparena_task::ImageEnv;
+
+use crate::base::{Backend, Limits, SANDBOX_HARNESS};
+use crate::engine::{Container, Engine, EngineKind, OWNER_LABEL, first_line, owner};
+use crate::error::{EnvError, io};
+
+/// Where the workspace is mounted in a container of an image that names no working directory
+/// ([`ContainerConfig::image`](crate::ContainerConfig::image)).
+pub(crate) const DEFAULT_WORKDIR: &str = "/workspace";
+/// Where the scratch folder is mounted in a container (also `HOME` and `TMPDIR`).
+pub(crate) const CONTAINER_TMP: &str = "/tmp";
+/// `PATH` in a container after the image's own folders ([`ImageEnv::path`]).
+pub(crate) const CONTAINER_PATH: &str =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// A folder with `workspace/`, `scratch/` and `harness/`, and the container they are mounted in.
+pub(crate) struct Slot {
+    pub dir: tempfile::TempDir,
+    pub container: Arc<Container>,
+}
+
+/// What a container is started from: the engine, the image and the limits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Recipe {
+    pub image: ImageEnv,
+    pub limits: Limits,
+}
+
+impl Recipe {
+    /// Makes a folder and starts a container on it.
+    pub(crate) fn slot(&self, engine: &Engine) -> Result<Slot, EnvError> {
+        let dir = tempfile::Builder::new()
+            .prefix("traparena-ws-")
+            .tempdir()
+            .map_err(io("create temporary folder", std::env::temp_dir()))?;
+        let folders: Vec<PathBuf> = ["workspace", "scratch", "harness"]
+            .iter()
+            .map(|sub| dir.path().join(sub))
+            .collect();
+        for p in &folders {
+            std::fs::create_dir(p).map_err(io("create folder", p))?;
+        }
+        let container = self.start(engine, &folders[0], &folders[1], &folders[2])?;
+        Ok(Slot {
+            dir,
+            container: Arc::new(container),
+        })
+    }
+
+    /// Starts a container of the image on the three folders; it waits, running nothing, until
+    /// commands are run in it.
+    pub(crate) fn start(
+        &self,
+        engine: &Engine,
+        workspace: &Path,
+        scratch: &Path,
+        harness: &Path,
+    ) -> Result<Container, EnvError> {
+        let l = &self.limits;
+        let ulimit = |name: &str, v: u64| format!("{name}={v}:{v}");
+        let volume =
+            |from: &Path, at: &str, mode: &str| format!("{}:{at}:{mode}", from.to_string_lossy());
+        let mut c = engine.command();
+        c.args(["run", "--detach", "--init", "--network=none", "--read-only"]);
+        if !crate::lease::is_root() && engine.kind == EngineKind::Podman {
+            // Rootless: the harness's own user id is the same inside, so that the tested code
+            // runs as it, not as the namespace's root, and can write the workspace.
+            c.arg("--userns=keep-id");
+        }
+        c.args(["--hostname", "sandbox"]);
+        c.arg("--label").arg(format!("{OWNER_LABEL}={}", owner()));
+        for (name, v) in [
+            ("cpu", l.cpu_seconds),
+            ("fsize", l.file_size_bytes),
+            ("nofile", l.open_files),
+            ("nproc", l.processes),
+            ("core", 0),
+        ] {
+            c.arg("--ulimit").arg(ulimit(name, v));
+        }
+        // The address-space limit becomes the container's memory (its cgroup's; engines have
+        // no address-space rlimit), swap included; the process limit its cgroup's pids too.
+        c.arg("--memory").arg(l.address_space_bytes.to_string());
+        c.arg("--memory-swap")
+            .arg(l.address_space_bytes.to_string());
+        c.arg("--pids-limit").arg(l.processes.to_string());
+        c.arg("-v")
+            .arg(volume(workspace, &self.image.workdir, "rw"));
+        c.arg("-v").arg(volume(scratch, CONTAINER_TMP, "rw"));
+        c.arg("-v").arg(volume(harness, SANDBOX_HARNESS, "ro"));
+        c.args(["--workdir", &self.image.workdir]);
+        c.args(["--entrypoint", "sleep", &self.image.image, "infinity"]);
+        let out = c
+            .output()
+            .map_err(|e| start_failed(engine, &self.image, e.to_string()))?;
+        if !out.status.success() {
+            return Err(start_failed(engine, &self.image, first_line(&out.stderr)));
+        }
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if id.is_empty() {
+            return Err(start_failed(
+                engine,
+                &self.image,
+                "it printed no container id".into(),
+            ));
+        }
+        Ok(Container {
+            id,
+            engine: engine.clone(),
+        })
+    }
+}
+
+fn start_failed(engine: &Engine, image: &ImageEnv, why: String) -> EnvError {
+    EnvError::Start {
+        program: engine.program.to_string_lossy().into_owned(),
+        backend: Backend::Container,
+        reason: format!("cannot start a container of {}: {why}", image.image),
+        source: None,
+    }
+}
+
+/// Containers started ahead, per recipe: a workspace takes a ready one, and one more is
+/// started in the background in its place.
+#[derive(Default)]
+pub(crate) struct Pool {
+    size: usize,
+    ready: Mutex<HashMap<Recipe, Vec<Slot>>>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").field("size", &self.size).finish()
+    }
+}
+
+impl Pool {
+    pub(crate) fn new(size: usize) -> Arc<Pool> {
+        Arc::new(Pool {
+            size,
+            ready: Mutex::default(),
+        })
+    }
+
+    /// A ready slot of `recipe`, or one started now; then the pool is topped up in the
+    /// background (the first take of a recipe starts its pool).
+    pub(crate) fn take(
+        self: &Arc<Pool>,
+        engine: &Engine,
+        recipe: &Recipe,
+    ) -> Result<Slot, EnvError> {
+        let ready = self.lock().get_mut(recipe).and_then(Vec::pop);
+        let slot = match ready {
+            Some(s) => s,
+            None => recipe.slot(engine)?,
+        };
+        self.top_up(engine, recipe);
+        Ok(slot)
+    }
+
+    /// Starts, on another thread, as many containers as `recipe`'s pool lacks.
+    fn top_up(self: &Arc<Pool>, engine: &Engine, recipe: &Recipe) {
+        let have = self.lock().get(recipe).map_or(0, Vec::len);
+        if have >= self.size {
+            return;
+        }
+        let weak: Weak<Pool> = Arc::downgrade(self);
+        let (engine, recipe) = (engine.clone(), recipe.clone());
+        let missing = self.size - have;
+        std::thread::spawn(move || {
+            for _ in 0..missing {
+                // A pool that is gone takes nothing more; a slot made meanwhile is dropped,
+                // which removes its container.
+                let Ok(slot) = recipe.slot(&engine) else {
+                    return;
+                };
+                let Some(pool) = weak.upgrade() else { return };
+                let mut ready = pool.lock();
+                let list = ready.entry(recipe.clone()).or_default();
+                if list.len() >= pool.size {
+                    return;
+                }
+                list.push(slot);
+            }
+        });
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Recipe, Vec<Slot>>> {
+        self.ready.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The image a task runs in, or the configured one at [`DEFAULT_WORKDIR`].
+pub(crate) fn image_for(task: Option<&ImageEnv>, configured: Option<&str>) -> Option<ImageEnv> {
+    task.cloned().or_else(|| {
+        configured.map(|image| ImageEnv {
+            image: image.to_owned(),
+            workdir: DEFAULT_WORKDIR.into(),
+            path: Vec::new(),
+        })
+    })
+}
+
+/// Kills every process of user `uid` in `container` (for a harness that is not root, whose
+/// tested code runs as its own user id in a rootless engine's user namespace).
+pub(crate) fn kill_user_in(container: &Container, uid: u32) {
+    let user = format!("{uid}:{uid}");
+    let _ = container.engine.output(&[
+        "exec",
+        "--user",
+        &user,
+        container.id(),
+        "/bin/sh",
+        "-c",
+        "kill -9 -1 2>/dev/null; true",
+    ]);
+}

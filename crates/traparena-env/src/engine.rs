@@ -1,0 +1,207 @@
+//! The container engine (podman or docker) as a program the harness runs: finding it, the
+//! containers it started for this process, their removal, and the sweep of containers that a
+//! harness killed before it could remove them left behind.
+//!
+//! Every container the harness starts carries the label [`OWNER_LABEL`] naming its process
+//! (`pid:start time`, the start time in clock ticks since boot from `/proc/PID/stat`, so that a
+//! reused pid is not taken for the owner). A container whose owner is gone is swept.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The label every container the harness starts carries: its owner, `pid:start`.
+pub(crate) const OWNER_LABEL: &str = "org.traparena.owner";
+
+/// Which engine a program is: their command lines differ in one place, passing the report
+/// descriptor (podman's `exec --preserve-fds`; docker has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EngineKind {
+    Podman,
+    Docker,
+}
+
+/// A container engine: its program and the arguments given before every subcommand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Engine {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub kind: EngineKind,
+}
+
+impl Engine {
+    /// The engine `name` names (`podman`, `docker`, or a path to either), or the first of
+    /// podman and docker installed when `name` is `None`.
+    pub(crate) fn find(name: Option<&str>, args: &[String]) -> Result<Engine, String> {
+        let candidates: Vec<&str> = match name {
+            Some(n) => vec![n],
+            None => vec!["podman", "docker"],
+        };
+        for c in &candidates {
+            let Some(program) = on_path(c) else { continue };
+            let file = program
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let kind = if file.contains("docker") {
+                EngineKind::Docker
+            } else {
+                EngineKind::Podman
+            };
+            return Ok(Engine {
+                program,
+                args: args.to_vec(),
+                kind,
+            });
+        }
+        Err(match name {
+            Some(n) => format!("the container engine {n} is not installed"),
+            None => "neither podman nor docker is installed (`apt-get install podman runc`)".into(),
+        })
+    }
+
+    /// A command of this engine: its program with the engine arguments.
+    #[allow(clippy::disallowed_methods)] // traparena-env is where processes are spawned
+    pub(crate) fn command(&self) -> Command {
+        let mut c = Command::new(&self.program);
+        c.args(&self.args);
+        c.stdin(Stdio::null());
+        c
+    }
+
+    /// Runs `args` and returns its output; `Err` names the command and the engine's first line
+    /// of error output when it cannot run or fails.
+    pub(crate) fn output(&self, args: &[&str]) -> Result<Output, String> {
+        let out = self
+            .command()
+            .args(args)
+            .output()
+            .map_err(|e| format!("{}: {e}", self.program.display()))?;
+        if out.status.success() {
+            Ok(out)
+        } else {
+            Err(format!(
+                "`{} {}` failed: {}",
+                self.program.display(),
+                args.first().copied().unwrap_or(""),
+                first_line(&out.stderr)
+            ))
+        }
+    }
+
+    /// Removes the containers whose owner process is gone (a harness killed before it could
+    /// remove them); how many were removed.
+    pub(crate) fn sweep(&self) -> Result<usize, String> {
+        let format = format!("{{{{.ID}}}} {{{{index .Labels \"{OWNER_LABEL}\"}}}}");
+        let label = format!("label={OWNER_LABEL}");
+        let out = self.output(&["ps", "-a", "--filter", &label, "--format", &format])?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let dead: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .filter(|(_, owner)| !owner_alive(owner.trim()))
+            .map(|(id, _)| id)
+            .collect();
+        for id in &dead {
+            let _ = self.remove(id);
+        }
+        Ok(dead.len())
+    }
+
+    /// Removes container `id` at once, with whatever runs in it.
+    pub(crate) fn remove(&self, id: &str) -> Result<(), String> {
+        // `-t 0`: no grace period (the processes in it are the tested code's).
+        self.output(&["rm", "-f", "-t", "0", id]).map(|_| ())
+    }
+}
+
+/// A container this process started, removed (with everything running in it) when the last
+/// handle is dropped.
+#[derive(Debug)]
+pub struct Container {
+    pub(crate) id: String,
+    pub(crate) engine: Engine,
+}
+
+impl Container {
+    /// The engine's id of the container.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = self.engine.remove(&self.id);
+    }
+}
+
+/// This process as [`OWNER_LABEL`] names it.
+pub(crate) fn owner() -> &'static str {
+    static OWNER: OnceLock<String> = OnceLock::new();
+    OWNER.get_or_init(|| {
+        let pid = std::process::id();
+        format!("{pid}:{}", start_time(pid).unwrap_or_default())
+    })
+}
+
+/// True while the process an [`OWNER_LABEL`] value names runs (same pid, same start time).
+fn owner_alive(owner: &str) -> bool {
+    let Some((pid, start)) = owner.split_once(':') else {
+        return false;
+    };
+    match pid.parse::<u32>() {
+        Ok(pid) => start_time(pid).is_some_and(|s| s.to_string() == start),
+        Err(_) => false,
+    }
+}
+
+/// The start time of process `pid` in clock ticks after boot (`/proc/PID/stat`, field 22).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        return Path::new(name).is_file().then(|| PathBuf::from(name));
+    }
+    [
+        "/usr/local/bin",
+        "/usr/bin",
+        "/bin",
+        "/usr/local/sbin",
+        "/usr/sbin",
+    ]
+    .iter()
+    .map(|d| Path::new(d).join(name))
+    .find(|p| p.is_file())
+}
+
+pub(crate) fn first_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("(no error output)");
+    line.chars().take(400).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owner_is_alive_only_with_its_own_start_time() {
+        assert!(owner_alive(owner()));
+        let pid = std::process::id();
+        assert!(!owner_alive(&format!("{pid}:1")));
+        assert!(!owner_alive("4194304:0"), "no such pid");
+        for bad in ["", "x", "12", "a:b", ":"] {
+            assert!(!owner_alive(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! The container backend on a real engine and image: the containment probes of the other
+//! backends run inside a container of the task's image (no network, hidden files out of
+//! reach, limits, nothing written outside the workspace surviving, no process left), one
+//! container per workspace removed with it, the pool, and the sweep of what a killed harness
+//! left.
+//!
+//! The image is the one `.ci/swebench-image.sh` builds (SWE-bench's layout: the repository at
+//! `/testbed`, Python in the activated environment), or `$TRAPARENA_TEST_IMAGE`.
+// The test reads its image's name from the environment and asks the engine what runs.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::SECRET;
+use traparena_env::{
+    Backend, BackendChoice, ContainerConfig, Environment, Limits, RunSpec, Sandbox, SandboxConfig,
+    ToolLimits, Workspace,
+};
+use traparena_task::{Action, ImageEnv, Observation, Task};
+
+const NEEDS: &str = "needs podman (runc) and the image of .ci/swebench-image.sh";
+
+fn image() -> String {
+    std::env::var("TRAPARENA_TEST_IMAGE")
+        .unwrap_or_else(|_| "localhost/sweb.eval.x86_64.pytest-dev_1776_pytest-5227:latest".into())
+}
+
+fn image_env() -> ImageEnv {
+    ImageEnv {
+        image: image(),
+        workdir: "/testbed".into(),
+        path: vec!["/opt/miniconda3/envs/testbed/bin".into()],
+    }
+}
+
+fn sandbox(limits: Limits, pool: usize) -> Sandbox {
+    Sandbox::new(SandboxConfig {
+        backend: BackendChoice::Container,
+        limits,
+        container: ContainerConfig {
+            pool,
+            ..ContainerConfig::default()
+        },
+        ..SandboxConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("{NEEDS}: {e}"))
+}
+
+/// The synthetic task of `common`, running in the test image.
+fn container_task() -> (tempfile::TempDir, Task) {
+    let (tmp, task) = common::make_task(60);
+    let spec_path = task.dir.join("task.json");
+    let mut spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&spec_path).unwrap()).unwrap();
+    spec["image"] = serde_json::to_value(image_env()).unwrap();
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let task = Task::load(&task.dir).unwrap();
+    (tmp, task)
+}
+
+/// Replaces the public test with `body` (a test method's body) and runs the public tests.
+fn run_code(env: &mut Environment, body: &str) -> Observation {
+    let indented: String = body.lines().map(|l| format!("        {l}\n")).collect();
+    let test = format!(
+        "import os, sys, socket, subprocess, time\nimport unittest\n\nclass T(unittest.TestCase):\n    def test_probe(self):\n{indented}"
+    );
+    let obs = env
+        .step(&Action::Write {
+            path: "tests/test_m.py".into(),
+            content: test,
+        })
+        .unwrap();
+    assert!(!obs.error, "{}", obs.output);
+    env.step(&Action::RunPublicTests).unwrap()
+}
+
+fn passed(obs: &Observation) -> bool {
+    obs.tests
+        .as_ref()
+        .is_some_and(|c| c.run > 0 && c.failed == 0 && c.errored == 0)
+}
+
+/// The ids of the containers the engine knows, with `label` when given.
+fn containers(label: Option<&str>) -> Vec<String> {
+    let mut args = vec!["ps", "-a", "-q", "--no-trunc"];
+    let filter;
+    if let Some(l) = label {
+        filter = format!("label={l}");
+        args.extend(["--filter", &filter]);
+    }
+    let out = std::process::Command::new("podman")
+        .args(&args)
+        .output()
+        .expect("podman");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(60);
+    while !ok() {
+        assert!(Instant::now() < until, "never: {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn processes_of(uid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        let owner = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|u| u.parse::<u32>().ok());
+        if owner == Some(uid) {
+            out.push(std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default());
+        }
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
+fn tests_run_in_the_image_and_the_containment_probes_hold_inside() {
+    let (_tmp, task) = container_task();
+    let limits = Limits {
+        processes: 64,
+        address_space_bytes: 512 << 20,
+        ..Limits::default()
+    };
+    let sb = sandbox(limits, 0);
+    let mut env = Environment::new(&task, &sb, ToolLimits::default()).unwrap();
+    let id = env
+        .workspace()
+        .mounts()
+        .container
+        .as_ref()
+        .unwrap()
+        .id()
+        .to_owned();
+    assert!(
+        containers(None).contains(&id),
+        "one container per workspace"
+    );
+
+    // The public tests run in the image's Python, at /testbed, through the report descriptor.
+    let obs = env.step(&Action::RunPublicTests).unwrap();
+    assert!(passed(&obs), "{obs:?}");
+    let obs = run_code(
+        &mut env,
+        "self.assertEqual(os.getcwd(), '/testbed')\nself.assertTrue(sys.executable.startswith('/opt/miniconda3/envs/testbed'), sys.executable)\nself.assertEqual(sys.version_info[:2], (3, 9))",
+    );
+    assert!(passed(&obs), "{}", obs.output);
+
+    // The hidden tests and the reference are nowhere in the container.
+    let hidden = task.dir.join("hidden");
+    let probe = format!(
+        "for p in [{:?}, {:?}, '/task', '/hidden']:\n    self.assertFalse(os.path.exists(p), p)\nsecret = {:?} + {:?}\nout = subprocess.run(['grep', '-rl', '--exclude-dir=proc', '--exclude-dir=sys', secret, '/'], capture_output=True, text=True, timeout=120)\nself.assertEqual(out.stdout, '')",
+        hidden.to_string_lossy(),
+        task.dir.to_string_lossy(),
+        &SECRET[..4],
+        &SECRET[4..],
+    );
+    let obs = run_code(&mut env, &probe);
+    assert!(passed(&obs), "{}", obs.output);
+
+    // No network: not even the host's loopback.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let obs = run_code(
+        &mut env,
+        &format!(
+            "with self.assertRaises(OSError):\n    socket.create_connection(('127.0.0.1', {port}), timeout=3)\nwith self.assertRaises(OSError):\n    socket.create_connection(('1.1.1.1', 53), timeout=3)"
+        ),
+    );
+    assert!(passed(&obs), "{}", obs.output);
+
+    // The process and memory limits hold.
+    let obs = run_code(
+        &mut env,
+        "kids, refused = [], 0\nfor _ in range(200):\n    try:\n        kids.append(subprocess.Popen(['sleep', '30']))\n    except OSError:\n        refused += 1\nfor k in kids:\n    k.kill()\nself.assertGreater(refused, 0)\nself.assertLess(len(kids), 64)",
+    );
+    assert!(passed(&obs), "{}", obs.output);
+    let obs = run_code(
+        &mut env,
+        "block = bytearray(1024 * 1024 * 1024)\nblock[::4096] = b'x' * len(block[::4096])",
+    );
+    assert!(!passed(&obs), "a 1 GiB block in 512 MiB: {}", obs.output);
+
+    // Nothing outside the workspace and the scratch folder can be written.
+    let obs = run_code(
+        &mut env,
+        "for p in ['/opt/x', '/etc/x', '/usr/x', '/x', '/harness/x', '/opt/miniconda3/envs/testbed/lib/python3.9/site-packages/evil.pth']:\n    with self.assertRaises(OSError, msg=p):\n        open(p, 'w').write('x')\nopen('/tmp/left-behind', 'w').write('x')",
+    );
+    assert!(passed(&obs), "{}", obs.output);
+
+    // A child in a session of its own is gone when the run ends.
+    let user = env.workspace().mounts().user;
+    let obs = run_code(
+        &mut env,
+        "subprocess.Popen(['setsid', 'sleep', '1000'], start_new_session=True)\ntime.sleep(0.5)",
+    );
+    assert!(passed(&obs), "{}", obs.output);
+    if let Some(uid) = user {
+        assert_eq!(processes_of(uid), Vec::<String>::new(), "left running");
+    }
+
+    drop(env);
+    eventually("the workspace's container is removed with it", || {
+        !containers(None).contains(&id)
+    });
+    // A new workspace's container starts from the image: what the last one wrote is gone.
+    let mut env = Environment::new(&task, &sb, ToolLimits::default()).unwrap();
+    let obs = run_code(
+        &mut env,
+        "self.assertFalse(os.path.exists('/tmp/left-behind'))",
+    );
+    assert!(passed(&obs), "{}", obs.output);
+}
+
+#[test]
+#[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
+fn a_pool_hands_out_ready_containers_to_racing_workspaces_and_none_outlives_it() {
+    let (_tmp, task) = container_task();
+    let owner_label = "org.traparena.owner";
+    let before = containers(Some(owner_label)).len();
+    let sb = sandbox(Limits::default(), 2).for_task(&task);
+    let ids: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|i| {
+                let sb = sb.clone();
+                let repo = task.repo_dir();
+                s.spawn(move || {
+                    let ws = Workspace::materialize(&repo, &sb).unwrap();
+                    let out = sb
+                        .run(
+                            ws.mounts(),
+                            &RunSpec {
+                                argv: vec!["sh".into(), "-c".into(), format!("echo {i} > mine")],
+                                env: Vec::new(),
+                                timeout: Duration::from_secs(60),
+                                report_pipe: false,
+                            },
+                        )
+                        .unwrap();
+                    assert_eq!(out.exit_code, Some(0), "{out:?}");
+                    assert_eq!(
+                        std::fs::read_to_string(ws.path().join("mine"))
+                            .unwrap()
+                            .trim(),
+                        i.to_string()
+                    );
+                    ws.mounts().container.as_ref().unwrap().id().to_owned()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 4, "a container serves one workspace: {ids:?}");
+    // The pool refills in the background to its size, then stays there.
+    eventually("the pool is topped up", || {
+        containers(Some(owner_label)).len() >= before + 2
+    });
+    for id in &ids {
+        assert!(
+            !containers(None).contains(id),
+            "{id} outlived its workspace"
+        );
+    }
+    drop(sb);
+    eventually("the pool's containers go with the last sandbox", || {
+        containers(Some(owner_label)).len() <= before
+    });
+}
+
+#[test]
+#[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
+fn containers_that_a_killed_harness_left_are_swept_at_the_next_start() {
+    // A container labelled as a dead process's (pid 2^22 exceeds pid_max's ceiling) and one
+    // of a live process (this one's pid, another start time) look like a killed harness's.
+    let label = |owner: &str| format!("org.traparena.owner={owner}");
+    let start = |owner: &str| {
+        let out = std::process::Command::new("podman")
+            .args(["run", "-d", "--network=none", "--ulimit", "nofile=256:256"])
+            .args(["--ulimit", "nproc=256:256", "--label", &label(owner)])
+            .args(["--entrypoint", "sleep", &image(), "infinity"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let dead = start("4194304:1");
+    let reused = start(&format!("{}:1", std::process::id()));
+    let sb = sandbox(Limits::default(), 0);
+    let listed = containers(None);
+    assert!(
+        !listed.contains(&dead) && !listed.contains(&reused),
+        "{listed:?}"
+    );
+    assert!(
+        sb.warnings().iter().any(|w| w.contains("left behind")),
+        "{:?}",
+        sb.warnings()
+    );
+}
+
+#[test]
+#[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
+fn a_task_in_an_image_is_refused_elsewhere_and_a_missing_image_fails_one_run() {
+    let (_tmp, task) = container_task();
+    let none = Sandbox::new(SandboxConfig {
+        backend: BackendChoice::None,
+        ..SandboxConfig::default()
+    })
+    .unwrap();
+    let mut env = Environment::new(&task, &none, ToolLimits::default()).unwrap();
+    let e = env.step(&Action::RunPublicTests).unwrap_err();
+    assert!(e.is_start_failure(), "{e}");
+    assert!(e.to_string().contains("--sandbox container"), "{e}");
+
+    let sb = sandbox(Limits::default(), 0);
+    assert_eq!(sb.backend(), Backend::Container);
+    let missing = sb.with_image(ImageEnv {
+        image: "localhost/no-such-image:never".into(),
+        ..image_env()
+    });
+    let e = Workspace::materialize(&task.repo_dir(), &missing).unwrap_err();
+    assert!(e.is_start_failure(), "{e}");
+    assert!(e.to_string().contains("no-such-image"), "{e}");
+    // Without an image at all, the container backend says what it needs.
+    let e = Workspace::materialize(&task.repo_dir(), &sb).unwrap_err();
+    assert!(e.to_string().contains("names none"), "{e}");
+    assert!(Path::new(&task.repo_dir()).is_dir());
+}

@@ -1,0 +1,96 @@
+//! SWE-bench's instance images: their names, and the environment a task gets from one.
+
+use traparena_task::ImageEnv;
+
+/// How instance images are named and laid out, as SWE-bench's harness names and builds them:
+/// `NAMESPACE/sweb.eval.ARCH.INSTANCE:TAG`, the instance id lower-cased, and with a namespace,
+/// its `__` written `_1776_` (`swebench/sweb.eval.x86_64.django_1776_django-11099:latest`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageNaming {
+    /// The registry or namespace prefix (`swebench`, `docker.io/swebench`, `localhost`);
+    /// `None` for images built locally by SWE-bench's harness, which have none.
+    pub namespace: Option<String>,
+    /// The architecture in the name (`x86_64`, `arm64`).
+    pub arch: String,
+    /// The tag.
+    pub tag: String,
+    /// Where the repository is in the image: the tasks' working directory.
+    pub workdir: String,
+    /// The folders put first on `PATH` in the image: the activated `testbed` environment.
+    pub path: Vec<String>,
+}
+
+impl Default for ImageNaming {
+    fn default() -> Self {
+        ImageNaming {
+            namespace: Some("swebench".into()),
+            arch: "x86_64".into(),
+            tag: "latest".into(),
+            workdir: "/testbed".into(),
+            path: vec![
+                "/opt/miniconda3/envs/testbed/bin".into(),
+                "/opt/miniconda3/bin".into(),
+            ],
+        }
+    }
+}
+
+impl ImageNaming {
+    /// The image of instance `id`.
+    pub fn image(&self, id: &str) -> String {
+        let key = format!("sweb.eval.{}.{}:{}", self.arch, id.to_lowercase(), self.tag);
+        match self.namespace.as_deref().filter(|n| !n.is_empty()) {
+            Some(ns) => format!("{}/{key}", ns.trim_end_matches('/')).replace("__", "_1776_"),
+            None => key,
+        }
+    }
+
+    /// The environment a task of instance `id` runs in.
+    pub fn env(&self, id: &str) -> ImageEnv {
+        ImageEnv {
+            image: self.image(id),
+            workdir: self.workdir.clone(),
+            path: self.path.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_named_as_swebench_names_them() {
+        let n = ImageNaming::default();
+        assert_eq!(
+            n.image("django__django-11099"),
+            "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
+        );
+        assert_eq!(
+            n.image("sphinx-doc__sphinx-8721"),
+            "swebench/sweb.eval.x86_64.sphinx-doc_1776_sphinx-8721:latest"
+        );
+        let local = ImageNaming {
+            namespace: None,
+            ..ImageNaming::default()
+        };
+        assert_eq!(
+            local.image("Pytest-dev__pytest-5227"),
+            "sweb.eval.x86_64.pytest-dev__pytest-5227:latest"
+        );
+        let registry = ImageNaming {
+            namespace: Some("registry.example:5000/team/".into()),
+            tag: "v2".into(),
+            arch: "arm64".into(),
+            ..ImageNaming::default()
+        };
+        assert_eq!(
+            registry.image("astropy__astropy-12907"),
+            "registry.example:5000/team/sweb.eval.arm64.astropy_1776_astropy-12907:v2"
+        );
+        let env = n.env("psf__requests-2317");
+        assert_eq!(env.workdir, "/testbed");
+        assert_eq!(env.path[0], "/opt/miniconda3/envs/testbed/bin");
+        assert!(env.check().is_ok());
+    }
+}
