@@ -133,10 +133,19 @@ fn start_failed(engine: &Engine, image: &ImageEnv, why: String) -> EnvError {
 
 /// Containers started ahead, per recipe: a workspace takes a ready one, and one more is
 /// started in the background in its place.
-#[derive(Default)]
 pub(crate) struct Pool {
     size: usize,
     ready: Mutex<HashMap<Recipe, Vec<Slot>>>,
+    /// Swept once more when the pool goes (at the end of a harness's run): a harness killed
+    /// while its engine was starting a container may have left one after the first sweep.
+    engine: Engine,
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.lock().clear();
+        let _ = self.engine.sweep();
+    }
 }
 
 impl std::fmt::Debug for Pool {
@@ -146,10 +155,11 @@ impl std::fmt::Debug for Pool {
 }
 
 impl Pool {
-    pub(crate) fn new(size: usize) -> Arc<Pool> {
+    pub(crate) fn new(size: usize, engine: Engine) -> Arc<Pool> {
         Arc::new(Pool {
             size,
             ready: Mutex::default(),
+            engine,
         })
     }
 

@@ -60,12 +60,26 @@ impl Engine {
         })
     }
 
-    /// A command of this engine: its program with the engine arguments.
+    /// A command of this engine: its program with the engine arguments. The client dies with
+    /// the harness thread that started it (every engine command is waited for by the thread
+    /// that starts it), so that a killed harness leaves no client behind that could still
+    /// start a container after the next harness swept.
     #[allow(clippy::disallowed_methods)] // traparena-env is where processes are spawned
     pub(crate) fn command(&self) -> Command {
+        use std::os::unix::process::CommandExt;
         let mut c = Command::new(&self.program);
         c.args(&self.args);
         c.stdin(Stdio::null());
+        #[allow(unsafe_code)]
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            c.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         c
     }
 

@@ -487,7 +487,8 @@ fn container_engine(
         )),
         Err(e) => return Err(fail(e)),
     }
-    Ok((engine, Pool::new(config.pool)))
+    let pool = Pool::new(config.pool, engine.clone());
+    Ok((engine, pool))
 }
 
 fn unavailable(backend: &str, reason: String) -> EnvError {
