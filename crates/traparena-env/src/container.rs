@@ -144,6 +144,7 @@ pub(crate) struct Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.lock().clear();
+        crate::engine::flush_removals();
         let _ = self.engine.sweep();
     }
 }

@@ -145,8 +145,60 @@ impl Container {
 }
 
 impl Drop for Container {
+    /// Hands the container to the remover thread: an episode does not wait for its removal,
+    /// and the pool waits for every removal when it goes ([`flush_removals`]).
     fn drop(&mut self) {
-        let _ = self.engine.remove(&self.id);
+        remove_later(self.engine.clone(), std::mem::take(&mut self.id));
+    }
+}
+
+/// Containers handed over for removal and not yet removed, and the thread removing them.
+struct Remover {
+    queue: std::sync::mpsc::Sender<(Engine, String)>,
+    pending: std::sync::Mutex<usize>,
+    done: std::sync::Condvar,
+}
+
+fn remover() -> &'static Remover {
+    static REMOVER: OnceLock<Remover> = OnceLock::new();
+    REMOVER.get_or_init(|| {
+        let (queue, jobs) = std::sync::mpsc::channel::<(Engine, String)>();
+        std::thread::spawn(move || {
+            for (engine, id) in jobs {
+                let _ = engine.remove(&id);
+                let r = remover();
+                *lock(&r.pending) -= 1;
+                r.done.notify_all();
+            }
+        });
+        Remover {
+            queue,
+            pending: std::sync::Mutex::new(0),
+            done: std::sync::Condvar::new(),
+        }
+    })
+}
+
+fn lock(m: &std::sync::Mutex<usize>) -> std::sync::MutexGuard<'_, usize> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn remove_later(engine: Engine, id: String) {
+    let r = remover();
+    *lock(&r.pending) += 1;
+    if let Err(std::sync::mpsc::SendError((engine, id))) = r.queue.send((engine, id)) {
+        // No remover thread (it cannot have ended, but never leave a container): now.
+        let _ = engine.remove(&id);
+        *lock(&r.pending) -= 1;
+    }
+}
+
+/// Waits until every container handed over for removal is removed.
+pub(crate) fn flush_removals() {
+    let r = remover();
+    let mut pending = lock(&r.pending);
+    while *pending > 0 {
+        pending = r.done.wait(pending).unwrap_or_else(|p| p.into_inner());
     }
 }
 

@@ -57,13 +57,16 @@ impl Sandbox {
     ///
     /// A task that names a container image (`traparena_task::ImageEnv`) runs in that image
     /// under the container backend; under any other backend its runs are refused
-    /// ([`EnvError::Start`], saying to use the container backend).
+    /// ([`EnvError::Start`], saying to use the container backend). A task that names none
+    /// keeps this sandbox's image ([`Sandbox::with_image`]), if it has one.
     pub fn for_task(&self, task: &traparena_task::Task) -> Sandbox {
         let mut sb = match &task.spec.setup {
             Some(s) => self.with_read_only_paths(&s.visible_paths()),
             None => self.clone(),
         };
-        sb.image = task.spec.image.clone();
+        if task.spec.image.is_some() {
+            sb.image = task.spec.image.clone();
+        }
         sb
     }
 
