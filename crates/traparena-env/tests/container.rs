@@ -84,6 +84,14 @@ fn passed(obs: &Observation) -> bool {
         .is_some_and(|c| c.run > 0 && c.failed == 0 && c.errored == 0)
 }
 
+/// This test process's owner label, as the sandbox writes it (`pid:start`).
+fn own_label() -> String {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    let start = after.split_whitespace().nth(19).unwrap();
+    format!("org.traparena.owner={}:{start}", std::process::id())
+}
+
 /// The ids of the containers the engine knows, with `label` when given.
 fn containers(label: Option<&str>) -> Vec<String> {
     let mut args = vec!["ps", "-a", "-q", "--no-trunc"];
@@ -234,7 +242,9 @@ fn tests_run_in_the_image_and_the_containment_probes_hold_inside() {
 #[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
 fn a_pool_hands_out_ready_containers_to_racing_workspaces_and_none_outlives_it() {
     let (_tmp, task) = container_task();
-    let owner_label = "org.traparena.owner";
+    // Only this process's containers count: other tests' harnesses may run beside it.
+    let owner_label = own_label();
+    let owner_label = owner_label.as_str();
     let before = containers(Some(owner_label)).len();
     let sb = sandbox(Limits::default(), 2).for_task(&task);
     let ids: Vec<String> = std::thread::scope(|s| {
