@@ -237,3 +237,76 @@ pub(crate) fn kill_user_in(container: &Container, uid: u32) {
         "kill -9 -1 2>/dev/null; true",
     ]);
 }
+
+/// The report channel of a run in a container whose engine cannot pass a descriptor in
+/// (docker's `exec` has no `--preserve-fds`): a FIFO in the workspace's harness folder, which
+/// the run's shell opens as descriptor 3 before it starts the command. The harness holds a
+/// write end of its own until the run has ended, so that the reader sees the end of the report
+/// only then; the FIFO goes with the run.
+#[derive(Debug)]
+pub(crate) struct ReportFifo {
+    /// The FIFO on the host.
+    path: PathBuf,
+    /// The FIFO as the container sees it.
+    pub seen: String,
+    /// The harness's own write end (see above); dropped when the run has ended.
+    pub keeper: Option<std::fs::File>,
+}
+
+impl ReportFifo {
+    /// Makes the FIFO in `harness` (seen at `seen_harness`): it and its read end.
+    pub(crate) fn create(
+        harness: &Path,
+        seen_harness: &str,
+    ) -> std::io::Result<(ReportFifo, std::fs::File)> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = format!("report-{}.fifo", NEXT.fetch_add(1, Ordering::Relaxed));
+        let path = harness.join(&name);
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        #[allow(unsafe_code)]
+        // SAFETY: mkfifo reads a valid C string; no memory of ours is written.
+        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let fifo = ReportFifo {
+            path,
+            seen: format!("{seen_harness}/{name}"),
+            keeper: None,
+        };
+        // Writable by the sandbox user too (the umask may have taken bits off).
+        std::fs::set_permissions(
+            &fifo.path,
+            std::os::unix::fs::PermissionsExt::from_mode(0o622),
+        )?;
+        // The read end first (without a writer it would block), then the harness's write end.
+        let reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo.path)?;
+        let keeper = std::fs::OpenOptions::new().write(true).open(&fifo.path)?;
+        #[allow(unsafe_code)]
+        // SAFETY: fcntl on a descriptor owned here; the reader blocks from now on.
+        unsafe {
+            use std::os::fd::AsRawFd;
+            let fd = reader.as_raw_fd();
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        let mut fifo = fifo;
+        fifo.keeper = Some(keeper);
+        Ok((fifo, reader))
+    }
+}
+
+impl Drop for ReportFifo {
+    fn drop(&mut self) {
+        self.keeper.take();
+        let _ = std::fs::remove_file(&self.path);
+    }
+}

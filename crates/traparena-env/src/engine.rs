@@ -106,14 +106,22 @@ impl Engine {
     /// Removes the containers whose owner process is gone (a harness killed before it could
     /// remove them); how many were removed.
     pub(crate) fn sweep(&self) -> Result<usize, String> {
-        let format = format!("{{{{.ID}}}} {{{{index .Labels \"{OWNER_LABEL}\"}}}}");
+        // `.Labels` is the one field both engines print (`k=v,...` by docker, `map[k:v ...]` by
+        // podman), and the owner's value is digits and a colon in either.
         let label = format!("label={OWNER_LABEL}");
-        let out = self.output(&["ps", "-a", "--filter", &label, "--format", &format])?;
+        let out = self.output(&[
+            "ps",
+            "-a",
+            "--filter",
+            &label,
+            "--format",
+            "{{.ID}} {{.Labels}}",
+        ])?;
         let text = String::from_utf8_lossy(&out.stdout);
         let dead: Vec<&str> = text
             .lines()
             .filter_map(|l| l.split_once(' '))
-            .filter(|(_, owner)| !owner_alive(owner.trim()))
+            .filter(|(_, labels)| !owner_of(labels).is_some_and(owner_alive))
             .map(|(id, _)| id)
             .collect();
         for id in &dead {
@@ -124,8 +132,13 @@ impl Engine {
 
     /// Removes container `id` at once, with whatever runs in it.
     pub(crate) fn remove(&self, id: &str) -> Result<(), String> {
-        // `-t 0`: no grace period (the processes in it are the tested code's).
-        self.output(&["rm", "-f", "-t", "0", id]).map(|_| ())
+        match self.kind {
+            // `-t 0`: no grace period (the processes in it are the tested code's).
+            EngineKind::Podman => self.output(&["rm", "-f", "-t", "0", id]),
+            // docker's `rm -f` kills at once.
+            EngineKind::Docker => self.output(&["rm", "-f", id]),
+        }
+        .map(|_| ())
     }
 }
 
@@ -211,6 +224,16 @@ pub(crate) fn owner() -> &'static str {
     })
 }
 
+/// The [`OWNER_LABEL`] value in an engine's print of a container's labels.
+fn owner_of(labels: &str) -> Option<&str> {
+    let at = labels.find(OWNER_LABEL)? + OWNER_LABEL.len();
+    let rest = labels[at..].strip_prefix(['=', ':'])?;
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == ':'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
 /// True while the process an [`OWNER_LABEL`] value names runs (same pid, same start time).
 fn owner_alive(owner: &str) -> bool {
     let Some((pid, start)) = owner.split_once(':') else {
@@ -259,6 +282,22 @@ pub(crate) fn first_line(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_owner_is_read_from_either_engines_labels() {
+        for (labels, owner) in [
+            (
+                "map[io.buildah.version:1.28.2 org.traparena.owner:6141:3399370]",
+                Some("6141:3399370"),
+            ),
+            ("org.traparena.owner=12:34,other=x", Some("12:34")),
+            ("a=b,org.traparena.owner=7:8", Some("7:8")),
+            ("map[other:x]", None),
+            ("", None),
+        ] {
+            assert_eq!(owner_of(labels), owner, "{labels}");
+        }
+    }
 
     #[test]
     fn an_owner_is_alive_only_with_its_own_start_time() {

@@ -11,7 +11,7 @@ use crate::base::{
     Backend, KERNEL_RO, Limits, Mounts, PATH_ENV, REPORT_FD, RunSpec, SANDBOX_HARNESS,
     SANDBOX_WORKSPACE, SYSTEM_RO, SandboxConfig,
 };
-use crate::container::CONTAINER_PATH;
+use crate::container::{CONTAINER_PATH, ReportFifo};
 use crate::engine::EngineKind;
 use crate::error::EnvError;
 use crate::running::Extras;
@@ -34,10 +34,19 @@ impl Launch<'_> {
         spec: &RunSpec,
         extras: &Extras,
     ) -> Result<Launched, LaunchError> {
-        let (mut cmd, _) = self.command(mounts, spec).map_err(LaunchError::Setup)?;
+        // An engine that cannot pass the report descriptor in gets a FIFO instead.
+        let fifo = match (&mounts.container, spec.report_pipe) {
+            (Some(c), true) if c.engine.kind == EngineKind::Docker => Some(
+                ReportFifo::create(&mounts.harness, SANDBOX_HARNESS).map_err(LaunchError::Os)?,
+            ),
+            _ => None,
+        };
+        let (mut cmd, _) = self
+            .command(mounts, spec, fifo.as_ref().map(|(f, _)| f.seen.as_str()))
+            .map_err(LaunchError::Setup)?;
         // A container's limits are its own; the engine's client runs unlimited.
         let limits = (self.backend != Backend::Container).then(|| self.config.limits.clone());
-        let report = if spec.report_pipe {
+        let report = if spec.report_pipe && fifo.is_none() {
             let (r, w) = std::io::pipe().map_err(LaunchError::Os)?;
             // Writable by the sandbox user as well (a pipe is its creator's, mode 0600): a shim
             // that cannot duplicate a descriptor (Node, Java) reopens it through
@@ -104,10 +113,14 @@ impl Launch<'_> {
             .stderr(Stdio::piped());
         let child = cmd.spawn().map_err(LaunchError::Os)?;
         drop(ruleset);
+        let (fifo, fifo_reader) = fifo.unzip();
         Ok(Launched {
             child,
             // The parent's write end closes here, so the reader sees the end with the child's.
-            report: report.map(|(r, _w)| r),
+            report: report
+                .map(|(r, _w)| std::fs::File::from(std::os::fd::OwnedFd::from(r)))
+                .or(fifo_reader),
+            fifo,
         })
     }
 
@@ -147,6 +160,7 @@ impl Launch<'_> {
         &self,
         m: &Mounts,
         spec: &RunSpec,
+        fifo: Option<&str>,
     ) -> Result<(Command, String), EnvError> {
         let Some(program) = spec.argv.first() else {
             return Err(EnvError::Spawn {
@@ -221,7 +235,7 @@ impl Launch<'_> {
                 c.current_dir(&m.workspace);
                 c
             }
-            Backend::Container => return self.container_command(m, spec, env),
+            Backend::Container => return self.container_command(m, spec, env, fifo),
         };
         cmd.env_clear();
         cmd.envs(env);
@@ -236,12 +250,14 @@ impl Launch<'_> {
 impl Launch<'_> {
     /// `ENGINE exec` of `spec` in the workspace's container, as the sandbox user, in the
     /// image's working directory, with `env` (its `PATH` after the image's own folders) and the
-    /// report descriptor passed on as descriptor 3.
+    /// report descriptor passed on as descriptor 3: podman passes the pipe in, and for docker
+    /// the command runs behind a shell that opens the report `fifo` as descriptor 3.
     fn container_command(
         &self,
         m: &Mounts,
         spec: &RunSpec,
         mut env: Vec<(String, String)>,
+        fifo: Option<&str>,
     ) -> Result<(Command, String), EnvError> {
         let program = spec.argv[0].clone();
         let start = |reason: String| EnvError::Start {
@@ -264,14 +280,7 @@ impl Launch<'_> {
         }
         let mut c = engine.command();
         c.arg("exec");
-        if spec.report_pipe {
-            if engine.kind != EngineKind::Podman {
-                return Err(start(
-                    "docker cannot pass the test report's descriptor into a container \
-                     (`exec --preserve-fds` is podman's): use podman for test runs"
-                        .into(),
-                ));
-            }
+        if spec.report_pipe && fifo.is_none() {
             c.arg("--preserve-fds=1");
         }
         let user = m
@@ -285,15 +294,19 @@ impl Launch<'_> {
             c.arg("-e").arg(format!("{k}={v}"));
         }
         c.arg(container.id());
+        if let Some(fifo) = fifo {
+            c.args(["/bin/sh", "-c", "exec 3>\"$0\" && exec \"$@\"", fifo]);
+        }
         c.args(&spec.argv);
         Ok((c, program))
     }
 }
 
-/// A launched process and the read end of its report pipe.
+/// A launched process, the read end of its report pipe (or FIFO), and the FIFO it needs.
 pub(crate) struct Launched {
     pub child: std::process::Child,
-    pub report: Option<std::io::PipeReader>,
+    pub report: Option<std::fs::File>,
+    pub fifo: Option<ReportFifo>,
 }
 
 /// Why one launch failed.

@@ -106,6 +106,9 @@ pub(crate) struct Running {
     pub(crate) user: Option<u32>,
     /// The container the process runs in (the container backend), kept until the run ends.
     pub(crate) container: Option<Arc<crate::engine::Container>>,
+    /// The report FIFO of a run in a docker container: its write end is let go once the run
+    /// has ended, so that the report's reader sees its end.
+    pub(crate) fifo: Option<crate::container::ReportFifo>,
     pub(crate) first_failure: Option<String>,
     /// Reaped and cleaned up (by `wait`; else `Drop` does it).
     pub(crate) done: bool,
@@ -224,6 +227,9 @@ impl Running {
             _ => {}
         }
         let status = self.child.wait();
+        if let Some(f) = &mut self.fifo {
+            f.keeper.take();
+        }
         // Without a mount namespace the tested code's semaphores and shared memory land in the
         // host's /dev/shm; what its user left there goes with the run.
         if matches!(self.backend, Backend::Builtin | Backend::None)

@@ -355,7 +355,11 @@ impl Sandbox {
             backend: self.backend,
             image: image.as_ref(),
         };
-        let Launched { mut child, report } = retry_once(
+        let Launched {
+            mut child,
+            report,
+            fifo,
+        } = retry_once(
             || launch.once(mounts, spec, extras),
             |e| first_failure = Some(e.to_string()),
         )
@@ -382,6 +386,7 @@ impl Sandbox {
             backend: self.backend,
             user: mounts.user,
             container: mounts.container.clone(),
+            fifo,
             first_failure,
             done: false,
         })
