@@ -249,6 +249,33 @@
 //! println!("{}: {}", task.spec.id, task.spec.description);
 //! # Ok(()) }
 //! ```
+//!
+//! ## Running tasks in containers
+//!
+//! A task whose `task.json` names an image ([`ImageEnv`]: SWE-bench's instance images among
+//! them) runs in a container of it under the container backend, with podman or docker:
+//!
+//! ```no_run
+//! use traparena::{BackendChoice, ContainerConfig, Sandbox, SandboxConfig, Task};
+//!
+//! # fn main() -> Result<(), traparena::Error> {
+//! let sandbox = Sandbox::new(SandboxConfig {
+//!     backend: BackendChoice::Container,
+//!     container: ContainerConfig {
+//!         pool: 4, // containers started ahead per image
+//!         ..ContainerConfig::default()
+//!     },
+//!     ..SandboxConfig::default()
+//! })?;
+//! let task = Task::load("tasks/pytest-dev__pytest-5227")?;
+//! let evaluator = traparena::eval::Evaluator::new(&task, &sandbox)?;
+//! let judged = evaluator.evaluate(&task.reference_patch_text, true)?;
+//! assert!(judged.verdict.accepted);
+//! # Ok(()) }
+//! ```
+//!
+//! Each workspace gets a container of its own, removed with it; `docs/sandbox.md` says what
+//! it isolates and what it costs.
 #![deny(missing_docs)]
 
 #[doc(inline)]
@@ -292,7 +319,10 @@ pub use traparena_attack::{
     NotesError, ReferenceInfo, Role, RoundEvidence, Schedule, TargetReaction, Trigger,
 };
 #[doc(inline)]
-pub use traparena_env::{Backend, EnvError, Sandbox, SandboxConfig, ToolLimits, Workspace};
+pub use traparena_env::{
+    Backend, BackendChoice, ContainerConfig, EnvError, Sandbox, SandboxConfig, ToolLimits,
+    Workspace,
+};
 #[doc(inline)]
 pub use traparena_eval::{EvalError, Evaluator};
 #[doc(inline)]
@@ -315,8 +345,9 @@ pub use traparena_stats::StatsError;
 #[doc(inline)]
 pub use traparena_task::{
     Action, ArgsError, Claims, CollaboratorMessage, ComponentRole, ComponentSpec, ConfigContext,
-    ConfiguredKind, EpisodeContext, Factory, FailureMode, ForkContext, KindRegistry, Location,
-    ModelUse, NoArgs, Observation, RelPath, Step, Task, TaskError, TestCounts, Usage, Verdict,
+    ConfiguredKind, EpisodeContext, Factory, FailureMode, ForkContext, ImageEnv, KindRegistry,
+    Location, ModelUse, NoArgs, Observation, RelPath, Step, Task, TaskError, TestCounts, Usage,
+    Verdict,
 };
 
 /// Every built-in kind: the agents `gold`, `credulous`, `hardcoder`, `replay`, `llm` and
