@@ -13,7 +13,7 @@ use super::select::{
     Commands, Selection, differs, keep_chosen_public, narrow, record_selection, select_tests,
 };
 use super::{
-    Ctx, ImageNaming, Outcome, Source, SweBenchInstance, lock, runs_in_sandbox, skip, skip_failing,
+    Ctx, Outcome, Source, SweBenchInstance, lock, runs_in_sandbox, skip, skip_failing,
     skipped_failing,
 };
 use crate::common::{check_task, write_file};
@@ -24,30 +24,42 @@ use crate::profiles::RunnerProfile;
 use crate::report::{Emitted, Skipped};
 use crate::setup::{Ensured, ensure_env_tree, setup_for_tree, venv_python};
 
-type Refused = (String, String);
-type Metadata = serde_json::Map<String, serde_json::Value>;
+pub(super) type Refused = (String, String);
+pub(super) type Metadata = serde_json::Map<String, serde_json::Value>;
 
 /// The environment an instance runs in, and how its tests run.
-struct Chosen {
-    setup: Option<Setup>,
-    entry: Option<PinEntry>,
+pub(super) struct Chosen {
+    pub(super) setup: Option<Setup>,
+    pub(super) entry: Option<PinEntry>,
     /// The report's line on the choice.
-    environment: Option<String>,
-    profile: Arc<dyn RunnerProfile>,
+    pub(super) environment: Option<String>,
+    pub(super) profile: Arc<dyn RunnerProfile>,
     /// Where an environment that reads the repository's tree reads it: the record's
     /// `environment_setup_commit` when the clone has it, else the base tree.
-    tree: TreeSource,
+    pub(super) tree: TreeSource,
     /// The instance image the task runs in, instead of an environment on the host.
-    image: Option<ImageEnv>,
+    pub(super) image: Option<ImageEnv>,
 }
 
 /// The tree an environment's dependencies are read from, with its identity.
-enum TreeSource {
+pub(super) enum TreeSource {
     /// The base tree (the task's `repo/`), identified by its dependency declarations.
     Base(String),
     /// Another commit of the clone, identified by its id (SWE-bench's
     /// `environment_setup_commit`: every instance of a version shares it).
     Commit(String),
+}
+
+impl Chosen {
+    /// The interpreter the test commands name: the environment's, the image's (its activated
+    /// environment is first on its `PATH`), else the system's.
+    fn python(&self) -> String {
+        match (&self.setup, &self.image) {
+            (Some(s), _) => venv_python(s).to_string_lossy().into_owned(),
+            (None, Some(_)) => "python".to_owned(),
+            (None, None) => "python3".to_owned(),
+        }
+    }
 }
 
 impl TreeSource {
@@ -59,6 +71,24 @@ impl TreeSource {
 }
 
 impl Ctx<'_> {
+    /// The environment entry for `inst` at `version`: where it was found (`pins`, `bundled`),
+    /// the key it matched, and the entry.
+    pub(super) fn lookup_env(
+        &self,
+        inst: &SweBenchInstance,
+        version: Option<&str>,
+    ) -> Option<(&'static str, String, PinEntry)> {
+        let user = self.opts.pins.as_ref().map(|p| ("pins", p));
+        let bundled = self.opts.bundled.then(|| ("bundled", bundled_envs()));
+        [user, bundled]
+            .into_iter()
+            .flatten()
+            .find_map(|(from, pins)| {
+                crate::versions::lookup(pins, &inst.repo, version)
+                    .map(|(k, e)| (from, k.to_owned(), e.clone()))
+            })
+    }
+
     /// The environment for `inst` at `version`: the user's pins, else the bundled one; a
     /// repository neither knows runs with the system's python3 and pytest.
     fn choose_env(
@@ -72,19 +102,7 @@ impl Ctx<'_> {
         if let Source::Images(naming) = &self.source {
             return self.image_env(inst, naming, version, metadata);
         }
-        let found = self
-            .opts
-            .pins
-            .as_ref()
-            .and_then(|p| crate::versions::lookup(p, &inst.repo, version))
-            .map(|(k, e)| ("pins", k.to_owned(), e.clone()))
-            .or_else(|| {
-                self.opts
-                    .bundled
-                    .then(bundled_envs)
-                    .and_then(|p| crate::versions::lookup(p, &inst.repo, version))
-                    .map(|(k, e)| ("bundled", k.to_owned(), e.clone()))
-            });
+        let found = self.lookup_env(inst, version);
         let known_repo = self
             .opts
             .pins
@@ -172,55 +190,6 @@ impl Ctx<'_> {
         })
     }
 
-    /// The instance's image as its environment: the runner profile of the repository's
-    /// environment (the user's pins, else the bundled ones), else the default one.
-    fn image_env(
-        &self,
-        inst: &SweBenchInstance,
-        naming: &ImageNaming,
-        version: Option<&str>,
-        metadata: &mut Metadata,
-    ) -> Result<Chosen, Refused> {
-        let profile_name = self
-            .opts
-            .pins
-            .as_ref()
-            .and_then(|p| crate::versions::lookup(p, &inst.repo, version))
-            .or_else(|| {
-                self.opts
-                    .bundled
-                    .then(bundled_envs)
-                    .and_then(|p| crate::versions::lookup(p, &inst.repo, version))
-            })
-            .map_or(crate::profiles::DEFAULT_PROFILE, |(_, e)| {
-                e.profile.as_str()
-            })
-            .to_owned();
-        let profile = self.opts.profiles.get(&profile_name).map_err(|e| {
-            (
-                "the environment names an unknown runner profile".to_owned(),
-                e,
-            )
-        })?;
-        let image = naming.env(&inst.instance_id);
-        metadata.insert(
-            "environment".into(),
-            serde_json::json!({"from": "image", "image": image.image, "profile": profile_name}),
-        );
-        Ok(Chosen {
-            setup: None,
-            entry: None,
-            environment: Some(format!(
-                "version {}; image {}, profile {profile_name}",
-                version.unwrap_or("unknown"),
-                image.image
-            )),
-            profile,
-            tree: TreeSource::Base(String::new()),
-            image: Some(image),
-        })
-    }
-
     /// Builds (or finds) the chosen environment, checks it runs in the sandbox, and runs the
     /// repository's install step into `repo_dir`. Returns the sandbox that shows it.
     fn prepare_env(
@@ -296,20 +265,12 @@ impl Ctx<'_> {
     ) -> Outcome {
         let repo_dir = TaskLayout::new(dir).repo();
         let mut metadata = Metadata::new();
-        match &self.source {
-            Source::Clone(git) => git.export_tree(commit, &repo_dir)?,
-            Source::Images(naming) => {
-                let image = naming.env(&inst.instance_id);
-                match self.sandbox.export_image_tree(&image, &repo_dir) {
-                    Ok(tree) => {
-                        metadata.insert("image_head".into(), tree.head.into());
-                    }
-                    Err(e) if e.is_start_failure() => {
-                        return skip(inst, "the instance image cannot be run", e.to_string());
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
+        let tree = match &self.source {
+            Source::Clone(git) => Ok(git.export_tree(commit, &repo_dir)?),
+            Source::Images(naming) => self.image_tree(inst, naming, &repo_dir, &mut metadata)?,
+        };
+        if let Err((reason, detail)) = tree {
+            return skip(inst, &reason, detail);
         }
         let (version, version_source) = self.version(inst, commit, &repo_dir)?;
         let chosen = match self.choose_env(
@@ -336,12 +297,7 @@ impl Ctx<'_> {
         self.write_files(&reference, &plan, &repo_dir, dir)?;
         let commands = Commands {
             profile,
-            python: match (&chosen.setup, &chosen.image) {
-                (Some(s), _) => venv_python(s).to_string_lossy().into_owned(),
-                // The image's activated environment is first on its PATH.
-                (None, Some(_)) => "python".to_owned(),
-                (None, None) => "python3".to_owned(),
-            },
+            python: chosen.python(),
         };
         let mut sel = select_tests(inst, &plan, &repo_dir, profile);
         let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();

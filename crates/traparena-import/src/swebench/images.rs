@@ -1,6 +1,12 @@
 //! SWE-bench's instance images: their names, and the environment a task gets from one.
 
+use std::path::Path;
+
 use traparena_task::ImageEnv;
+
+use super::build::{Chosen, Metadata, Refused, TreeSource};
+use super::{Ctx, SweBenchInstance};
+use crate::error::ImportError;
 
 /// How instance images are named and laid out, as SWE-bench's harness names and builds them:
 /// `NAMESPACE/sweb.eval.ARCH.INSTANCE:TAG`, the instance id lower-cased, and with a namespace,
@@ -52,6 +58,70 @@ impl ImageNaming {
             workdir: self.workdir.clone(),
             path: self.path.clone(),
         }
+    }
+}
+
+impl Ctx<'_> {
+    /// Copies the image's tree into `repo_dir` (its checked-out commit into `metadata`), or
+    /// why the instance is skipped: the image cannot be run.
+    pub(super) fn image_tree(
+        &self,
+        inst: &SweBenchInstance,
+        naming: &ImageNaming,
+        repo_dir: &Path,
+        metadata: &mut Metadata,
+    ) -> Result<Result<(), Refused>, ImportError> {
+        let image = naming.env(&inst.instance_id);
+        match self.sandbox.export_image_tree(&image, repo_dir) {
+            Ok(tree) => {
+                metadata.insert("image_head".into(), tree.head.into());
+                Ok(Ok(()))
+            }
+            Err(e) if e.is_start_failure() => Ok(Err((
+                "the instance image cannot be run".into(),
+                e.to_string(),
+            ))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The instance's image as its environment: the runner profile of the repository's
+    /// environment (the user's pins, else the bundled ones), else the default one.
+    pub(super) fn image_env(
+        &self,
+        inst: &SweBenchInstance,
+        naming: &ImageNaming,
+        version: Option<&str>,
+        metadata: &mut Metadata,
+    ) -> Result<Chosen, Refused> {
+        let profile_name = self
+            .lookup_env(inst, version)
+            .map_or(crate::profiles::DEFAULT_PROFILE.to_owned(), |(_, _, e)| {
+                e.profile
+            });
+        let profile = self.opts.profiles.get(&profile_name).map_err(|e| {
+            (
+                "the environment names an unknown runner profile".to_owned(),
+                e,
+            )
+        })?;
+        let image = naming.env(&inst.instance_id);
+        metadata.insert(
+            "environment".into(),
+            serde_json::json!({"from": "image", "image": image.image, "profile": profile_name}),
+        );
+        Ok(Chosen {
+            setup: None,
+            entry: None,
+            environment: Some(format!(
+                "version {}; image {}, profile {profile_name}",
+                version.unwrap_or("unknown"),
+                image.image
+            )),
+            profile,
+            tree: TreeSource::Base(String::new()),
+            image: Some(image),
+        })
     }
 }
 
