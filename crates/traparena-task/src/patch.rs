@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use diffy::Line;
-use diffy::patch_set::{FileOperation, ParseOptions, PatchKind, PatchSet};
+use diffy::patch_set::{FileOperation, FilePatch, ParseOptions, PatchKind, PatchSet};
 use serde::{Deserialize, Serialize};
 
 use crate::error::TaskError;
@@ -76,52 +76,127 @@ impl Patch {
         if text.trim().is_empty() {
             return Ok(Patch::default());
         }
-        let git = text.starts_with("diff --git ") || text.contains("\ndiff --git ");
-        let opts = if git {
-            ParseOptions::gitdiff()
-        } else {
-            ParseOptions::unidiff()
-        };
         let mut files = Vec::new();
-        for item in PatchSet::parse(text, opts) {
-            let fp = item.map_err(|e| {
-                let message = e.to_string();
-                TaskError::Patch {
-                    path: label.to_owned(),
-                    line: byte_to_line(text, &message),
-                    message,
-                }
-            })?;
-            let bad = |p: &str| TaskError::Patch {
-                path: label.to_owned(),
-                line: 0,
-                message: format!("file path {p:?} is not a safe relative path"),
+        // Each file section in its own format: `git apply` takes plain `---`/`+++` sections
+        // beside `diff --git` ones, and a parser of one format would skip the other's.
+        for (start, git, chunk) in sections(text) {
+            let opts = if git {
+                ParseOptions::gitdiff()
+            } else {
+                ParseOptions::unidiff()
             };
-            let rel = |p: &str| RelPath::new(strip_ab(p)).map_err(|_| bad(p));
-            let (old_path, new_path) = match fp.operation() {
-                FileOperation::Delete(p) => (Some(rel(p)?), None),
-                FileOperation::Create(p) => (None, Some(rel(p)?)),
-                FileOperation::Modify { original, modified } => {
-                    (Some(rel(original)?), Some(rel(modified)?))
-                }
-                FileOperation::Rename { from, to } | FileOperation::Copy { from, to } => {
-                    (Some(rel(from)?), Some(rel(to)?))
-                }
-            };
-            let (binary, hunks) = match fp.patch() {
-                PatchKind::Binary(_) => (true, Vec::new()),
-                PatchKind::Text(p) => (false, p.hunks().iter().map(convert_hunk).collect()),
-            };
-            files.push(ChangedFile {
-                old_path,
-                new_path,
-                binary,
-                hunks,
-            });
+            for item in PatchSet::parse(chunk, opts) {
+                let fp = item.map_err(|e| {
+                    let message = e.to_string();
+                    TaskError::Patch {
+                        path: label.to_owned(),
+                        line: byte_to_line(&text[..start + chunk.len()], &message, start),
+                        message,
+                    }
+                })?;
+                files.push(changed_file(fp, label)?);
+            }
         }
         Ok(Patch { files })
     }
+}
 
+/// One file of a parsed patch set as a [`ChangedFile`].
+fn changed_file(fp: FilePatch<'_, str>, label: &Path) -> Result<ChangedFile, TaskError> {
+    let bad = |p: &str| TaskError::Patch {
+        path: label.to_owned(),
+        line: 0,
+        message: format!("file path {p:?} is not a safe relative path"),
+    };
+    let rel = |p: &str| RelPath::new(strip_ab(p)).map_err(|_| bad(p));
+    let (old_path, new_path) = match fp.operation() {
+        FileOperation::Delete(p) => (Some(rel(p)?), None),
+        FileOperation::Create(p) => (None, Some(rel(p)?)),
+        FileOperation::Modify { original, modified } => {
+            (Some(rel(original)?), Some(rel(modified)?))
+        }
+        FileOperation::Rename { from, to } | FileOperation::Copy { from, to } => {
+            (Some(rel(from)?), Some(rel(to)?))
+        }
+    };
+    let (binary, hunks) = match fp.patch() {
+        PatchKind::Binary(_) => (true, Vec::new()),
+        PatchKind::Text(p) => (false, p.hunks().iter().map(convert_hunk).collect()),
+    };
+    Ok(ChangedFile {
+        old_path,
+        new_path,
+        binary,
+        hunks,
+    })
+}
+
+/// The patch's file sections, each with its byte offset and whether it is a `diff --git` one:
+/// a section starts at a `diff --git` line, or at a `---` line followed by a `+++` line outside
+/// any hunk and outside a git section's header.
+fn sections(text: &str) -> Vec<(usize, bool, &str)> {
+    let mut starts: Vec<(usize, bool)> = Vec::new();
+    // Lines of the current hunk still to come: (old, new).
+    let mut hunk = (0usize, 0usize);
+    // In a git section before its own `---`/`+++` header.
+    let mut git_header = false;
+    let mut offset = 0;
+    let mut lines = text.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        let at = offset;
+        offset += line.len();
+        if hunk != (0, 0) {
+            match line.as_bytes().first() {
+                Some(b'-') => hunk.0 = hunk.0.saturating_sub(1),
+                Some(b'+') => hunk.1 = hunk.1.saturating_sub(1),
+                Some(b'\\') => {}
+                _ => hunk = (hunk.0.saturating_sub(1), hunk.1.saturating_sub(1)),
+            }
+            continue;
+        }
+        if line.starts_with("diff --git ") {
+            starts.push((at, true));
+            git_header = true;
+        } else if line.starts_with("--- ") && lines.peek().is_some_and(|n| n.starts_with("+++ ")) {
+            if !git_header {
+                starts.push((at, false));
+            }
+            git_header = false;
+        } else if let Some(h) = line.strip_prefix("@@ -") {
+            git_header = false;
+            hunk = hunk_lengths(h);
+        }
+    }
+    if starts.is_empty() {
+        // No file header at all: the parser of the patch's format says what is wrong.
+        return vec![(0, text.contains("diff --git "), text)];
+    }
+    // What comes before the first section holds no file header: a preamble (a commit
+    // message), which both formats ignore.
+    let mut out = Vec::new();
+    for (i, &(start, git)) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).map_or(text.len(), |(s, _)| *s);
+        out.push((start, git, &text[start..end]));
+    }
+    out
+}
+
+/// The old and new line counts of a hunk header after its `@@ -`: `a,b +c,d @@` (a count left
+/// out is 1).
+fn hunk_lengths(h: &str) -> (usize, usize) {
+    let mut parts = h.split_whitespace();
+    let len = |range: Option<&str>| {
+        range
+            .and_then(|r| r.split_once(',').map_or(Some("1"), |(_, n)| Some(n)))
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(0)
+    };
+    let old = len(parts.next());
+    let new = len(parts.next().map(|p| p.trim_start_matches('+')));
+    (old, new)
+}
+
+impl Patch {
     /// True when the patch changes nothing.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
@@ -175,14 +250,16 @@ fn convert_hunk(h: &diffy::Hunk<'_, str>) -> Hunk {
     }
 }
 
-/// Turns diffy's "at byte N" into a 1-based line number (0 when the message has none).
-fn byte_to_line(text: &str, message: &str) -> usize {
+/// Turns diffy's "at byte N" of a section starting at byte `start` of `text` into a 1-based
+/// line number of `text` (0 when the message has none).
+fn byte_to_line(text: &str, message: &str, start: usize) -> usize {
     message
         .split("at byte ")
         .nth(1)
         .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|n| n.parse::<usize>().ok())
         .map(|b| {
+            let b = start + b;
             text.as_bytes()[..b.min(text.len())]
                 .iter()
                 .filter(|&&c| c == b'\n')
@@ -221,6 +298,21 @@ index 4444444..0000000
 @@ -1 +0,0 @@
 -x = 1
 ";
+
+    #[test]
+    fn plain_file_sections_beside_git_ones_are_read_too() {
+        // `git apply` applies a plain `---`/`+++` section before or after `diff --git` ones;
+        // every file it changes must be judged, none skipped.
+        let plain = "--- a/p.py\n+++ b/p.py\n@@ -1,1 +1,1 @@\n-a = 1\n+a = 2\n";
+        for text in [format!("{plain}{GIT}"), format!("{GIT}{plain}")] {
+            let p = Patch::parse(&text, Path::new("t.patch"));
+            let paths: Vec<String> = p
+                .map(|p| p.touched_paths().iter().map(|r| r.to_string()).collect())
+                .unwrap_or_default();
+            assert!(paths.contains(&"p.py".to_owned()), "{paths:?}\n{text}");
+            assert!(paths.contains(&"m.py".to_owned()), "{paths:?}");
+        }
+    }
 
     #[test]
     fn parses_git_diff_with_line_numbers() {
