@@ -175,15 +175,7 @@ pub fn import_swebench(
     sandbox: &Sandbox,
     opts: &SweBenchOptions,
 ) -> Result<ImportReport, ImportError> {
-    if !repo.exists() {
-        return Err(ImportError::Input(format!(
-            "{}: no such git clone",
-            repo.display()
-        )));
-    }
-    let git = GitRepo::open(repo)
-        .map_err(|e| ImportError::Input(format!("{}: not a git clone: {e}", repo.display())))?;
-    import_from(input, Source::Clone(git), out, sandbox, opts)
+    import_from(input, Origin::Clone(repo), out, sandbox, opts)
 }
 
 /// Imports the instances of `input` from their SWE-bench instance images, without a clone:
@@ -204,7 +196,13 @@ pub fn import_swebench_images(
             sandbox.backend()
         )));
     }
-    import_from(input, Source::Images(images.clone()), out, sandbox, opts)
+    import_from(input, Origin::Images(images), out, sandbox, opts)
+}
+
+/// Where the caller says instances come from (checked after the records are).
+enum Origin<'a> {
+    Clone(&'a Path),
+    Images(&'a ImageNaming),
 }
 
 /// Where instances' trees come from.
@@ -217,7 +215,7 @@ enum Source {
 
 fn import_from(
     input: &Path,
-    source: Source,
+    from: Origin<'_>,
     out: &Path,
     sandbox: &Sandbox,
     opts: &SweBenchOptions,
@@ -263,6 +261,20 @@ fn import_from(
         .into_iter()
         .filter(|i| opts.instances.is_empty() || opts.instances.contains(&i.instance_id))
         .collect();
+    let source = match from {
+        Origin::Clone(repo) => {
+            if !repo.exists() {
+                return Err(ImportError::Input(format!(
+                    "{}: no such git clone",
+                    repo.display()
+                )));
+            }
+            Source::Clone(GitRepo::open(repo).map_err(|e| {
+                ImportError::Input(format!("{}: not a git clone: {e}", repo.display()))
+            })?)
+        }
+        Origin::Images(naming) => Source::Images(naming.clone()),
+    };
     let out = prepare_out(out)?;
     for i in &selected {
         check_target(&out, &i.instance_id)?;
