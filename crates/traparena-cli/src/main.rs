@@ -66,7 +66,8 @@ struct SandboxOpts {
     /// The image of tasks that name none, under the container backend.
     #[arg(long, global = true, value_name = "IMAGE")]
     container_image: Option<String>,
-    /// Containers kept started and ready per image under the container backend.
+    /// Containers kept started and ready under the container backend (in all, for the image
+    /// used last).
     #[arg(long, global = true, value_name = "N", default_value_t = 0)]
     container_pool: usize,
 }

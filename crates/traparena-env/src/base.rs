@@ -97,8 +97,9 @@ pub struct ContainerConfig {
     /// The image for tasks that name none (`traparena_task::ImageEnv`), with the workspace at
     /// `/workspace`. `None`: a task without an image cannot run in a container.
     pub image: Option<String>,
-    /// Containers kept started and ready per image, so that an episode does not wait for a
-    /// cold start (0: every workspace starts its own).
+    /// Containers kept started and ready, in all, for the image a workspace took last (those
+    /// of the image used longest ago make room), so that an episode does not wait for a cold
+    /// start (0: every workspace starts its own).
     pub pool: usize,
 }
 

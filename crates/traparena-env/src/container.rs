@@ -131,19 +131,29 @@ fn start_failed(engine: &Engine, image: &ImageEnv, why: String) -> EnvError {
     }
 }
 
-/// Containers started ahead, per recipe: a workspace takes a ready one, and one more is
-/// started in the background in its place.
+/// Containers started ahead: a workspace takes a ready one of its recipe, and the pool is
+/// topped up in the background for the recipe taken last. At most `size` containers wait in
+/// all, whatever the number of images (each SWE-bench instance has its own): the ones of the
+/// images used longest ago make room.
 pub(crate) struct Pool {
     size: usize,
-    ready: Mutex<HashMap<Recipe, Vec<Slot>>>,
+    state: Mutex<PoolState>,
     /// Swept once more when the pool goes (at the end of a harness's run): a harness killed
     /// while its engine was starting a container may have left one after the first sweep.
     engine: Engine,
 }
 
+#[derive(Default)]
+struct PoolState {
+    /// Ready containers, oldest first.
+    ready: std::collections::VecDeque<(Recipe, Slot)>,
+    /// Containers being started, per recipe.
+    starting: HashMap<Recipe, usize>,
+}
+
 impl Drop for Pool {
     fn drop(&mut self) {
-        self.lock().clear();
+        self.lock().ready.clear();
         crate::engine::flush_removals();
         let _ = self.engine.sweep();
     }
@@ -159,19 +169,23 @@ impl Pool {
     pub(crate) fn new(size: usize, engine: Engine) -> Arc<Pool> {
         Arc::new(Pool {
             size,
-            ready: Mutex::default(),
+            state: Mutex::default(),
             engine,
         })
     }
 
     /// A ready slot of `recipe`, or one started now; then the pool is topped up in the
-    /// background (the first take of a recipe starts its pool).
+    /// background (the first take of a recipe starts its containers).
     pub(crate) fn take(
         self: &Arc<Pool>,
         engine: &Engine,
         recipe: &Recipe,
     ) -> Result<Slot, EnvError> {
-        let ready = self.lock().get_mut(recipe).and_then(Vec::pop);
+        let ready = {
+            let mut st = self.lock();
+            let at = st.ready.iter().position(|(r, _)| r == recipe);
+            at.and_then(|i| st.ready.remove(i)).map(|(_, slot)| slot)
+        };
         let slot = match ready {
             Some(s) => s,
             None => recipe.slot(engine)?,
@@ -180,35 +194,44 @@ impl Pool {
         Ok(slot)
     }
 
-    /// Starts, on another thread, as many containers as `recipe`'s pool lacks.
+    /// Starts, on another thread, as many containers of `recipe` as the pool lacks of them.
     fn top_up(self: &Arc<Pool>, engine: &Engine, recipe: &Recipe) {
-        let have = self.lock().get(recipe).map_or(0, Vec::len);
-        if have >= self.size {
+        let missing = {
+            let mut st = self.lock();
+            let have = st.ready.iter().filter(|(r, _)| r == recipe).count()
+                + st.starting.get(recipe).copied().unwrap_or(0);
+            let missing = self.size.saturating_sub(have);
+            *st.starting.entry(recipe.clone()).or_default() += missing;
+            missing
+        };
+        if missing == 0 {
             return;
         }
         let weak: Weak<Pool> = Arc::downgrade(self);
         let (engine, recipe) = (engine.clone(), recipe.clone());
-        let missing = self.size - have;
         std::thread::spawn(move || {
             for _ in 0..missing {
                 // A pool that is gone takes nothing more; a slot made meanwhile is dropped,
                 // which removes its container.
-                let Ok(slot) = recipe.slot(&engine) else {
-                    return;
-                };
+                let slot = recipe.slot(&engine);
                 let Some(pool) = weak.upgrade() else { return };
-                let mut ready = pool.lock();
-                let list = ready.entry(recipe.clone()).or_default();
-                if list.len() >= pool.size {
-                    return;
+                let mut st = pool.lock();
+                if let Some(n) = st.starting.get_mut(&recipe) {
+                    *n = n.saturating_sub(1);
                 }
-                list.push(slot);
+                let Ok(slot) = slot else { continue };
+                st.ready.push_back((recipe.clone(), slot));
+                while st.ready.len() > pool.size {
+                    // Room is made by the image used longest ago.
+                    let old = st.ready.iter().position(|(r, _)| r != &recipe).unwrap_or(0);
+                    st.ready.remove(old);
+                }
             }
         });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Recipe, Vec<Slot>>> {
-        self.ready.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -409,3 +409,43 @@ fn an_engine_without_descriptor_passing_reports_through_a_fifo() {
         !containers(None).contains(&id)
     });
 }
+
+#[test]
+#[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
+fn the_pool_keeps_its_size_in_all_for_the_image_used_last() {
+    // Each SWE-bench instance has an image of its own: a pool per image would keep N idle
+    // containers for every task an experiment went through. It keeps N in all.
+    let (_tmp, task) = container_task();
+    let label = own_label();
+    let images = || {
+        let out = std::process::Command::new("podman")
+            .args(["ps", "-a", "--filter", &format!("label={label}")])
+            .args(["--format", "{{.Image}}"])
+            .output()
+            .unwrap();
+        let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        v.sort();
+        v
+    };
+    let sb = sandbox(Limits::default(), 2);
+    let first = sb.with_image(image_env());
+    let base = "localhost/traparena-test-base:bookworm";
+    let second = sb.with_image(ImageEnv {
+        image: base.into(),
+        workdir: "/workspace".into(),
+        path: Vec::new(),
+    });
+    drop(Workspace::materialize(&task.repo_dir(), &first).unwrap());
+    eventually("two of the first image wait", || {
+        images() == vec![image(), image()]
+    });
+    drop(Workspace::materialize(&task.repo_dir(), &second).unwrap());
+    eventually("the two waiting are the second image's now", || {
+        images() == vec![base.to_owned(), base.to_owned()]
+    });
+    drop((sb, first, second));
+    eventually("none waits after the pool", || images().is_empty());
+}

@@ -262,7 +262,7 @@
 //! let sandbox = Sandbox::new(SandboxConfig {
 //!     backend: BackendChoice::Container,
 //!     container: ContainerConfig {
-//!         pool: 4, // containers started ahead per image
+//!         pool: 4, // containers started ahead, for the image used last
 //!         ..ContainerConfig::default()
 //!     },
 //!     ..SandboxConfig::default()
