@@ -159,7 +159,7 @@ impl Container {
 
 impl Drop for Container {
     /// Hands the container to the remover thread: an episode does not wait for its removal,
-    /// and the pool waits for every removal when it goes ([`flush_removals`]).
+    /// and the pool waits for every removal when it goes.
     fn drop(&mut self) {
         remove_later(self.engine.clone(), std::mem::take(&mut self.id));
     }
