@@ -300,16 +300,11 @@ impl Ctx<'_> {
             python: chosen.python(),
         };
         let mut sel = select_tests(inst, &plan, &repo_dir, profile);
-        let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();
-        if !sel.select.iter().any(|id| f2p.contains(id.as_str())) {
-            return skip(
-                inst,
-                "no FAIL_TO_PASS test can be found",
-                format!(
-                    "no FAIL_TO_PASS name names a test file the test patch touches: {}",
-                    inst.fail_to_pass.join(", ")
-                ),
-            );
+        if !names_a_fail_to_pass(inst, &sel) {
+            let names = inst.fail_to_pass.join(", ");
+            let why =
+                format!("no FAIL_TO_PASS name names a test file the test patch touches: {names}");
+            return skip(inst, NO_FAIL_TO_PASS, why);
         }
         let hidden_files = rels(plan.hidden.iter().map(|(p, _)| p))?;
         let public_files: Vec<String> = plan.public.iter().map(|(p, _, _)| p.clone()).collect();
@@ -509,10 +504,9 @@ impl Ctx<'_> {
             return skipped(skip("the environment fails the tests", why));
         }
         narrow(inst, &run, sel);
-        let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();
-        if !sel.select.iter().any(|id| f2p.contains(id.as_str())) {
+        if !names_a_fail_to_pass(inst, sel) {
             return skipped(skip(
-                "no FAIL_TO_PASS test can be found",
+                NO_FAIL_TO_PASS,
                 format!(
                     "the runner reports none of {} in {}",
                     inst.fail_to_pass.join(", "),
@@ -522,6 +516,15 @@ impl Ctx<'_> {
         }
         Ok(Ok(passing))
     }
+}
+
+/// Why an instance is skipped whose chosen tests hold no `FAIL_TO_PASS` test.
+const NO_FAIL_TO_PASS: &str = "no FAIL_TO_PASS test can be found";
+
+/// True when the selection names one of the instance's `FAIL_TO_PASS` tests.
+fn names_a_fail_to_pass(inst: &SweBenchInstance, sel: &Selection) -> bool {
+    let f2p: BTreeSet<&str> = inst.fail_to_pass.iter().map(String::as_str).collect();
+    sel.select.iter().any(|id| f2p.contains(id.as_str()))
 }
 
 fn rel(s: &str) -> Result<RelPath, ImportError> {
