@@ -18,6 +18,13 @@ use traparena_testkit::cli::Bin;
 
 const INSTANCE: &str = "pytest-dev__pytest-5227";
 
+/// One test at a time: each checks that no harness left a container, and another test's
+/// killed harness would have.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn bin() -> Bin {
     Bin::new(env!("CARGO_BIN_EXE_traparena"))
 }
@@ -123,6 +130,7 @@ fn evaluate(task: &Path, dir: &Path, name: &str, patch: &str) -> serde_json::Val
 #[test]
 #[ignore = "needs podman (runc), the image of .ci/swebench-image.sh and TRAPARENA_DATA_DIR: run the script (CI does)"]
 fn an_instance_image_gives_a_task_that_judges_as_the_clone_does() {
+    let _serial = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let task = import(&tmp.path().join("tasks"));
     let spec: serde_json::Value =
@@ -207,6 +215,7 @@ fn an_instance_image_gives_a_task_that_judges_as_the_clone_does() {
 #[test]
 #[ignore = "needs podman (runc), the image of .ci/swebench-image.sh and TRAPARENA_DATA_DIR: run the script (CI does)"]
 fn sigkill_of_an_experiment_then_resume_leaves_no_container() {
+    let _serial = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let task = import(&tmp.path().join("tasks"));
     let spec = tmp.path().join("spec.json");
@@ -351,6 +360,7 @@ fn episodes(dir: &Path) -> Vec<(String, String, String, u64, u64, bool)> {
 #[test]
 #[ignore = "needs kubernetes-validate (PyPI) in TRAPARENA_TEST_KUBERNETES_VALIDATE, podman (runc), the image of .ci/swebench-image.sh and TRAPARENA_DATA_DIR (CI provides them)"]
 fn the_kubernetes_job_validates_and_its_pods_commands_give_the_unsharded_results() {
+    let _serial = one_at_a_time();
     // No cluster installs from the registries this machine reaches: the manifest is checked
     // against Kubernetes' schemas (strictly: an unknown field fails), and each pod's command
     // runs here as the pod would run it, index by index, then the merge Job's.

@@ -84,6 +84,13 @@ fn passed(obs: &Observation) -> bool {
         .is_some_and(|c| c.run > 0 && c.failed == 0 && c.errored == 0)
 }
 
+/// One test at a time: they count the containers this process owns, and the tests of one
+/// binary share the process.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// This test process's owner label, as the sandbox writes it (`pid:start`).
 fn own_label() -> String {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
@@ -142,6 +149,7 @@ fn processes_of(uid: u32) -> Vec<String> {
 #[test]
 #[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
 fn tests_run_in_the_image_and_the_containment_probes_hold_inside() {
+    let _serial = one_at_a_time();
     let (_tmp, task) = container_task();
     let limits = Limits {
         processes: 64,
@@ -241,6 +249,7 @@ fn tests_run_in_the_image_and_the_containment_probes_hold_inside() {
 #[test]
 #[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
 fn a_pool_hands_out_ready_containers_to_racing_workspaces_and_none_outlives_it() {
+    let _serial = one_at_a_time();
     let (_tmp, task) = container_task();
     // Only this process's containers count: other tests' harnesses may run beside it.
     let owner_label = own_label();
@@ -300,6 +309,7 @@ fn a_pool_hands_out_ready_containers_to_racing_workspaces_and_none_outlives_it()
 #[test]
 #[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
 fn containers_that_a_killed_harness_left_are_swept_at_the_next_start() {
+    let _serial = one_at_a_time();
     // A container labelled as a dead process's (pid 2^22 exceeds pid_max's ceiling) and one
     // of a live process (this one's pid, another start time) look like a killed harness's.
     let label = |owner: &str| format!("org.traparena.owner={owner}");
@@ -331,6 +341,7 @@ fn containers_that_a_killed_harness_left_are_swept_at_the_next_start() {
 #[test]
 #[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
 fn a_task_in_an_image_is_refused_elsewhere_and_a_missing_image_fails_one_run() {
+    let _serial = one_at_a_time();
     let (_tmp, task) = container_task();
     let none = Sandbox::new(SandboxConfig {
         backend: BackendChoice::None,
@@ -360,6 +371,7 @@ fn a_task_in_an_image_is_refused_elsewhere_and_a_missing_image_fails_one_run() {
 #[test]
 #[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
 fn an_engine_without_descriptor_passing_reports_through_a_fifo() {
+    let _serial = one_at_a_time();
     // An engine named `docker` gets docker's command lines: no `exec --preserve-fds`, so the
     // report comes through a FIFO the run's shell opens as descriptor 3. podman takes every one
     // of those command lines too, which lets this machine, without docker, run that path.
@@ -413,6 +425,7 @@ fn an_engine_without_descriptor_passing_reports_through_a_fifo() {
 #[test]
 #[ignore = "needs podman (runc) and the image of .ci/swebench-image.sh: run it (CI does)"]
 fn the_pool_keeps_its_size_in_all_for_the_image_used_last() {
+    let _serial = one_at_a_time();
     // Each SWE-bench instance has an image of its own: a pool per image would keep N idle
     // containers for every task an experiment went through. It keeps N in all.
     let (_tmp, task) = container_task();
