@@ -16,6 +16,10 @@ use crate::config::EndpointConfig;
 use crate::error::ModelError;
 use crate::model::ChatModel;
 use crate::types::{ChatRequest, ChatResponse};
+use crate::wire::WireApi;
+
+/// The Anthropic API version sent to an endpoint that speaks Anthropic Messages.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// How many bytes of a body an error message quotes.
 const EXCERPT_BYTES: usize = 300;
@@ -86,7 +90,7 @@ impl ChatClient {
         let http = builder.build().map_err(client_error)?;
         Ok(ChatClient {
             inner: Arc::new(Inner {
-                url: config.chat_completions_url(),
+                url: config.url(),
                 http,
                 limiter,
                 backoff: Mutex::new(Backoff::new(&config)),
@@ -199,7 +203,20 @@ impl ChatClient {
             Value::String(self.inner.config.model.clone()),
         );
         adapted.apply(&mut body, request);
-        Ok(Value::Object(body))
+        let model = &self.inner.config.model;
+        Ok(match self.inner.config.api {
+            WireApi::ChatCompletions => Value::Object(body),
+            api => {
+                // The adapted chat body, read back, is what the other format is made of (so
+                // that a learnt rename or a dropped temperature holds there too).
+                let chat: ChatRequest = serde_json::from_value(Value::Object(body))
+                    .map_err(|source| ModelError::Encode { source })?;
+                match api {
+                    WireApi::AnthropicMessages => crate::wire::anthropic::request(&chat, model),
+                    _ => crate::wire::responses::request(&chat, model),
+                }
+            }
+        })
     }
 
     /// One attempt under the concurrency limit and the per-call timeout.
@@ -236,7 +253,12 @@ impl ChatClient {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json")
             .body(body.to_vec());
-        if let Some(key) = &inner.config.api_key {
+        if inner.config.api == WireApi::AnthropicMessages {
+            request = request.header("anthropic-version", ANTHROPIC_VERSION);
+            if let Some(key) = &inner.config.api_key {
+                request = request.header("x-api-key", key);
+            }
+        } else if let Some(key) = &inner.config.api_key {
             request = request.bearer_auth(key);
         }
         let response = request
@@ -260,7 +282,7 @@ impl ChatClient {
                 retry_after,
             });
         }
-        parse_completion(&inner.url, &bytes)
+        parse_completion(&inner.url, &bytes, inner.config.api)
     }
 }
 
@@ -358,7 +380,7 @@ fn client_error(e: impl std::error::Error + Send + Sync + 'static) -> ModelError
 }
 
 /// Parses a 2xx body as a chat completion; every failure names what was wrong.
-fn parse_completion(url: &str, bytes: &[u8]) -> Result<ChatResponse, ModelError> {
+fn parse_completion(url: &str, bytes: &[u8], api: WireApi) -> Result<ChatResponse, ModelError> {
     let malformed = |what: String, source| ModelError::Malformed {
         url: url.to_owned(),
         what,
@@ -370,6 +392,13 @@ fn parse_completion(url: &str, bytes: &[u8]) -> Result<ChatResponse, ModelError>
     let Some(object) = value.as_object() else {
         return Err(malformed("body is not a JSON object".to_owned(), None));
     };
+    if api != WireApi::ChatCompletions {
+        let read = match api {
+            WireApi::AnthropicMessages => crate::wire::anthropic::read_response(value),
+            _ => crate::wire::responses::read_response(value),
+        };
+        return read.map_err(|what| malformed(what, None));
+    }
     if !object.contains_key("choices") {
         if let Some(message) = object.get("error").map(error_text) {
             return Err(ModelError::ErrorBody {
@@ -534,22 +563,31 @@ mod tests {
 
     #[test]
     fn malformed_bodies_name_the_problem() {
-        let e = parse_completion("u", b"<html>oops</html>").unwrap_err();
+        let e = parse_completion("u", b"<html>oops</html>", WireApi::ChatCompletions).unwrap_err();
         assert!(e.to_string().contains("body is not JSON"), "{e}");
-        let e = parse_completion("u", br#"{"choices": "nope"}"#).unwrap_err();
-        assert!(e.to_string().contains("field `choices`"), "{e}");
         let e =
-            parse_completion("u", br#"{"choices": [{"message": {"tool_calls": 5}}]}"#).unwrap_err();
+            parse_completion("u", br#"{"choices": "nope"}"#, WireApi::ChatCompletions).unwrap_err();
+        assert!(e.to_string().contains("field `choices`"), "{e}");
+        let e = parse_completion(
+            "u",
+            br#"{"choices": [{"message": {"tool_calls": 5}}]}"#,
+            WireApi::ChatCompletions,
+        )
+        .unwrap_err();
         assert!(
             e.to_string().contains("choices[0].message.tool_calls"),
             "{e}"
         );
-        let e = parse_completion("u", br#"{"object": "x"}"#).unwrap_err();
+        let e = parse_completion("u", br#"{"object": "x"}"#, WireApi::ChatCompletions).unwrap_err();
         assert!(e.to_string().contains("`choices` is missing"), "{e}");
-        let e = parse_completion("u", br#"{"choices": []}"#).unwrap_err();
+        let e = parse_completion("u", br#"{"choices": []}"#, WireApi::ChatCompletions).unwrap_err();
         assert!(e.to_string().contains("`choices` is empty"), "{e}");
-        let e =
-            parse_completion("u", br#"{"error": {"message": "model overloaded"}}"#).unwrap_err();
+        let e = parse_completion(
+            "u",
+            br#"{"error": {"message": "model overloaded"}}"#,
+            WireApi::ChatCompletions,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("model overloaded"), "{e}");
         assert!(e.is_retryable(), "a 2xx error body is transient");
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ModelError;
+use crate::wire::WireApi;
 
 /// How the maximum response length is named in the request body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -57,6 +58,9 @@ pub struct EndpointConfig {
     /// An HTTP(S) proxy for every request (`http://proxy:3128`); `None` connects directly.
     /// Proxy environment variables are not consulted.
     pub proxy: Option<String>,
+    /// The API the endpoint speaks (chat completions unless set): requests are translated
+    /// into it and its answers back ([`crate::wire`]).
+    pub api: WireApi,
 }
 
 impl EndpointConfig {
@@ -77,6 +81,7 @@ impl EndpointConfig {
             max_tokens_field: MaxTokensField::MaxTokens,
             omit_temperature: false,
             proxy: None,
+            api: WireApi::ChatCompletions,
         }
     }
 
@@ -88,11 +93,22 @@ impl EndpointConfig {
 
     /// The chat-completions URL.
     pub fn chat_completions_url(&self) -> String {
+        self.url_of(WireApi::ChatCompletions)
+    }
+
+    /// The URL requests go to: the endpoint of [`EndpointConfig::api`] under the base URL
+    /// (a base URL that already ends in it is used as it is).
+    pub fn url(&self) -> String {
+        self.url_of(self.api)
+    }
+
+    fn url_of(&self, api: WireApi) -> String {
         let base = self.base_url.trim_end_matches('/');
-        if base.ends_with("/chat/completions") {
+        let path = api.path();
+        if base.ends_with(&format!("/{path}")) {
             base.to_owned()
         } else {
-            format!("{base}/chat/completions")
+            format!("{base}/{path}")
         }
     }
 
@@ -147,6 +163,7 @@ impl fmt::Debug for EndpointConfig {
             .field("max_tokens_field", &self.max_tokens_field)
             .field("omit_temperature", &self.omit_temperature)
             .field("proxy", &self.proxy)
+            .field("api", &self.api)
             .finish()
     }
 }

@@ -89,6 +89,7 @@ mod scripted;
 pub mod spec;
 mod textcalls;
 mod types;
+pub mod wire;
 
 pub use cassette::{Cassette, CassetteEntry, CassetteMode, Recorder, canonical_json, request_hash};
 pub use client::ChatClient;
@@ -104,3 +105,4 @@ pub use types::{
     JsonSchema, Message, MessageRole, ResponseFormat, ResponseMessage, TokenUsage, Tool, ToolCall,
     ToolKind, Usage,
 };
+pub use wire::WireApi;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     Cassette, CassetteMode, ChatClient, ChatModel, EndpointConfig, MaxTokensField, Recorder,
+    WireApi,
 };
 
 /// A wrong `model` or `cassette` argument: the field (`model.base_url`, `cassette.path`, ...)
@@ -79,13 +80,26 @@ pub struct ModelSpec {
     /// Send no temperature (models that take only their default).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub omit_temperature: bool,
+    /// The API the server speaks: `chat_completions` (the default), `anthropic_messages`
+    /// (Anthropic's API; the base URL ends in `/v1`) or `openai_responses`. Requests are
+    /// translated ([`crate::wire`] says what cannot be carried across).
+    #[serde(default, skip_serializing_if = "is_chat")]
+    pub api: WireApi,
+}
+
+fn is_chat(api: &WireApi) -> bool {
+    *api == WireApi::ChatCompletions
 }
 
 impl ModelSpec {
     /// The endpoint's identity: base URL, model and key variable.
     pub fn key(&self) -> String {
+        let api = match self.api {
+            WireApi::ChatCompletions => String::new(),
+            other => format!("|{}", other.name()),
+        };
         format!(
-            "{}|{}|{}",
+            "{}|{}|{}{api}",
             self.base_url,
             self.model,
             self.api_key_env.as_deref().unwrap_or("")
@@ -170,6 +184,7 @@ impl ModelPool {
             cfg.max_tokens_field = MaxTokensField::MaxCompletionTokens;
         }
         cfg.omit_temperature = model.omit_temperature;
+        cfg.api = model.api;
         let client =
             Arc::new(ChatClient::new(cfg).map_err(|e| SpecError::new("model", e.to_string()))?);
         clients.insert(model.key(), client.clone());
