@@ -258,6 +258,49 @@ impl StubServer {
         })
     }
 
+    /// A stub that behaves like Anthropic's API: `POST /v1/messages` without an
+    /// `anthropic-version` header is refused (400, Anthropic's error body), with one it is
+    /// answered with `respond(request)`; anything else is 404 in Anthropic's error shape.
+    pub fn anthropic(mut respond: impl FnMut(&Received) -> Reply + Send + 'static) -> StubServer {
+        let error = |status: u16, kind: &str, message: &str| {
+            Reply::json(
+                status,
+                json!({"type": "error", "error": {"type": kind, "message": message}}),
+            )
+        };
+        StubServer::serve(move |r| {
+            if r.method != "POST" || r.path != "/v1/messages" {
+                error(404, "not_found_error", "Not found")
+            } else if r.header("anthropic-version").is_none() {
+                error(
+                    400,
+                    "invalid_request_error",
+                    "anthropic-version: header is required",
+                )
+            } else {
+                respond(r)
+            }
+        })
+    }
+
+    /// A stub that answers OpenAI Responses requests (`POST /v1/responses`) with
+    /// `respond(request)`, and anything else with OpenAI's 404 error body.
+    pub fn openai_responses(
+        mut respond: impl FnMut(&Received) -> Reply + Send + 'static,
+    ) -> StubServer {
+        StubServer::serve(move |r| {
+            if r.method == "POST" && r.path == "/v1/responses" {
+                respond(r)
+            } else {
+                Reply::json(
+                    404,
+                    json!({"error": {"message": format!("Invalid URL ({} {})", r.method, r.path),
+                        "type": "invalid_request_error", "param": null, "code": null}}),
+                )
+            }
+        })
+    }
+
     /// A stub that behaves like llama-cpp-python's server (`python -m llama_cpp.server`):
     /// `GET /v1/models` lists [`STUB_MODEL`] with no context window, a chat completion whose
     /// `response_format.type` is not one of `formats` is refused with HTTP 500 and the
@@ -346,6 +389,15 @@ impl StubServer {
         lock(&self.state.received)
             .iter()
             .filter(|r| r.is_chat())
+            .map(|r| r.body.clone())
+            .collect()
+    }
+
+    /// The bodies of the `POST` requests to `path` (`/v1/messages`), in order.
+    pub fn bodies(&self, path: &str) -> Vec<Value> {
+        lock(&self.state.received)
+            .iter()
+            .filter(|r| r.method == "POST" && r.path == path)
             .map(|r| r.body.clone())
             .collect()
     }
