@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use traparena_agent::{Agent, AgentError, AgentView, Turn};
-use traparena_model::{ChatModel, ChatResponse, Message, MessageRole};
+use traparena_model::{ChatModel, ChatRequest, ChatResponse, Message, MessageRole};
 use traparena_task::{Action, AgentCommand, AgentExit, Observation, Usage};
 
 use crate::profile::{Placeholders, Profile, fill};
@@ -47,6 +47,8 @@ pub struct ExternalAgent {
     unanswered: Option<Unanswered>,
     /// For a fork: the parent's recorded responses, and how many steps they answer.
     replay: Option<(Arc<dyn ChatModel>, u32)>,
+    /// Side requests answered since the last step was made: their tokens and a note each.
+    side: (Usage, Vec<String>),
 }
 
 impl std::fmt::Debug for ExternalAgent {
@@ -95,6 +97,7 @@ impl ExternalAgent {
             delivered: BTreeMap::new(),
             unanswered: None,
             replay: None,
+            side: (Usage::default(), Vec::new()),
         }
     }
 
@@ -107,15 +110,78 @@ impl ExternalAgent {
         self
     }
 
-    async fn next_exchange(&mut self) -> Result<Exchange, AgentError> {
-        let proxy = self.proxy.as_mut().ok_or_else(|| {
-            AgentError::Infrastructure(
-                "the external agent was asked to act before its process was started".into(),
-            )
-        })?;
-        proxy.next().await.ok_or_else(|| {
-            AgentError::Infrastructure("the model proxy of the external agent stopped".into())
-        })
+    /// The next request of the agent that is a step; side requests before it are answered
+    /// (by the model that answers step `step`) and counted in [`ExternalAgent::side`].
+    async fn next_exchange(&mut self, step: u32) -> Result<Exchange, AgentError> {
+        loop {
+            let proxy = self.proxy.as_mut().ok_or_else(|| {
+                AgentError::Infrastructure(
+                    "the external agent was asked to act before its process was started".into(),
+                )
+            })?;
+            let exchange = proxy.next().await.ok_or_else(|| {
+                AgentError::Infrastructure("the model proxy of the external agent stopped".into())
+            })?;
+            if !self.is_side(&exchange.request) {
+                return Ok(exchange);
+            }
+            let model = self.model_for(step);
+            let Exchange { request, reply } = exchange;
+            match model.chat(&request).await {
+                Ok(response) => {
+                    let t = response.token_usage();
+                    let (usage, notes) = &mut self.side;
+                    usage.prompt_tokens += t.prompt_tokens;
+                    usage.completion_tokens += t.completion_tokens;
+                    usage.reasoning_tokens += t.reasoning_tokens;
+                    usage.calls_without_usage += u64::from(!t.reported);
+                    notes.push(format!(
+                        "a side request of the agent (not a step) was answered: {} prompt and {} completion tokens",
+                        t.prompt_tokens, t.completion_tokens
+                    ));
+                    let _ = reply.send(Reply::Completion(Box::new(response)));
+                }
+                Err(e) => {
+                    // A failed side request is the agent's to handle, as with a real server.
+                    self.side
+                        .1
+                        .push(format!("a side request of the agent failed: {e}"));
+                    let _ = reply.send(Reply::Error(502, format!("the target model failed: {e}")));
+                }
+            }
+        }
+    }
+
+    /// Whether `request` is a side request under the profile's rule.
+    fn is_side(&self, request: &ChatRequest) -> bool {
+        let Some(rule) = &self.profile.side_requests else {
+            return false;
+        };
+        let system = request
+            .messages
+            .iter()
+            .find(|m| m.role == MessageRole::System)
+            .and_then(|m| m.content.as_deref())
+            .unwrap_or("");
+        (!rule.without_tools || request.tools.is_empty())
+            && rule
+                .system_starts_with
+                .as_deref()
+                .is_none_or(|p| system.starts_with(p))
+    }
+
+    /// The model that answers step `step` (1-based): the parent's recording within a fork's
+    /// prefix, else the agent's own.
+    fn model_for(&self, step: u32) -> Arc<dyn ChatModel> {
+        match &self.replay {
+            Some((m, k)) if step <= *k => m.clone(),
+            _ => self.model.clone(),
+        }
+    }
+
+    /// The tokens and notes of the side requests since the last step, handed over once.
+    fn take_side(&mut self) -> (Usage, Vec<String>) {
+        std::mem::take(&mut self.side)
     }
 
     /// Appends every delivered message to its step's observation in `messages`; one note per
@@ -172,6 +238,11 @@ impl ExternalAgent {
         {
             return false;
         }
+        if let Some(needle) = &end.stdout_contains
+            && !exit.stdout.contains(needle.as_str())
+        {
+            return false;
+        }
         if let Some(want) = &end.equals
             && status != Some(want)
         {
@@ -181,9 +252,10 @@ impl ExternalAgent {
     }
 }
 
-/// Where step `step`'s observation is in `messages`: the last message of the run of
-/// non-assistant messages after the step's response — the `step`-th assistant message when
-/// it still reads as the response given, else the assistant message that does.
+/// Where step `step`'s observation is in `messages`: in the run of non-assistant messages
+/// after the step's response, the last tool result, else the last message — after the
+/// `step`-th assistant message when it still reads as the response given, else after the
+/// assistant message that does.
 fn observation_slot(messages: &[Message], step: usize, stated: &Stated) -> Option<usize> {
     let assistants: Vec<usize> = messages
         .iter()
@@ -204,11 +276,16 @@ fn observation_slot(messages: &[Message], step: usize, stated: &Stated) -> Optio
         .copied()
         .filter(|&i| same(i))
         .or_else(|| assistants.iter().copied().find(|&i| same(i)))?;
-    let run = messages[at + 1..]
+    let run: Vec<&Message> = messages[at + 1..]
         .iter()
         .take_while(|m| m.role != MessageRole::Assistant)
-        .count();
-    (run > 0).then_some(at + run)
+        .collect();
+    let last_tool = run.iter().rposition(|m| m.role == MessageRole::Tool);
+    match (last_tool, run.len()) {
+        (_, 0) => None,
+        (Some(i), _) => Some(at + 1 + i),
+        (None, n) => Some(at + n),
+    }
 }
 
 /// The observation an agent reports in a request: the messages after its last assistant
@@ -245,6 +322,27 @@ fn stated(response: &ChatResponse) -> (String, Stated, Option<String>) {
         },
         m.reasoning_content.clone(),
     )
+}
+
+/// Gives every tool call of `response` without an id one (`call_<step>_<i>`): the agent
+/// repeats the ids in later requests, where they find the step again, and Messages and
+/// Responses clients need them to pair a call with its result.
+fn with_call_ids(mut response: ChatResponse, step: u32) -> ChatResponse {
+    for choice in &mut response.choices {
+        for (i, c) in choice.message.tool_calls.iter_mut().enumerate() {
+            if c.id.is_empty() {
+                c.id = format!("call_{step}_{i}");
+            }
+        }
+    }
+    response
+}
+
+fn add_usage(to: &mut Usage, more: &Usage) {
+    to.prompt_tokens += more.prompt_tokens;
+    to.completion_tokens += more.completion_tokens;
+    to.reasoning_tokens += more.reasoning_tokens;
+    to.calls_without_usage += more.calls_without_usage;
 }
 
 /// True when `name` is not a plain relative path inside a folder (absolute, `..`, empty).
@@ -312,28 +410,23 @@ impl Agent for ExternalAgent {
                 self.delivered.insert(s.index, m.text.clone());
             }
         }
+        let step = view.steps_taken + 1;
         let exchange = match self.pending.take() {
             Some(e) => e,
-            None => self.next_exchange().await?,
+            None => self.next_exchange(step).await?,
         };
         let Exchange { mut request, reply } = exchange;
-        let notes = self.inject(&mut request.messages);
+        let mut notes = self.inject(&mut request.messages);
         let replayed = self
             .replay
             .as_ref()
-            .filter(|(_, k)| view.steps_taken < *k)
-            .map(|(m, _)| m.clone());
-        let answer = match &replayed {
-            Some(m) => m.chat(&request).await,
-            None => self.model.chat(&request).await,
-        };
-        let response = match answer {
+            .is_some_and(|(_, k)| view.steps_taken < *k);
+        let response = match self.model_for(step).chat(&request).await {
             Ok(r) => r,
-            Err(e) if replayed.is_some() => {
+            Err(e) if replayed => {
                 let _ = reply.send(Reply::Error(502, format!("the fork's prefix failed: {e}")));
                 return Err(AgentError::Infrastructure(format!(
-                    "step {} of the fork's prefix was not replayed from its parent's recording: {e}",
-                    view.steps_taken + 1
+                    "step {step} of the fork's prefix was not replayed from its parent's recording: {e}"
                 )));
             }
             Err(e) => {
@@ -341,13 +434,16 @@ impl Agent for ExternalAgent {
                 return Err(AgentError::Model(Box::new(e)));
             }
         };
+        let response = with_call_ids(response, step);
         let (raw, stated, reasoning) = stated(&response);
         let t = response.token_usage();
+        let (side, side_notes) = self.take_side();
+        notes.extend(side_notes);
         let usage = Usage {
-            prompt_tokens: t.prompt_tokens,
-            completion_tokens: t.completion_tokens,
-            reasoning_tokens: t.reasoning_tokens,
-            calls_without_usage: u64::from(!t.reported),
+            prompt_tokens: t.prompt_tokens + side.prompt_tokens,
+            completion_tokens: t.completion_tokens + side.completion_tokens,
+            reasoning_tokens: t.reasoning_tokens + side.reasoning_tokens,
+            calls_without_usage: u64::from(!t.reported) + side.calls_without_usage,
         };
         self.responses.push(stated);
         self.unanswered = Some(Unanswered {
@@ -358,10 +454,13 @@ impl Agent for ExternalAgent {
         });
         // The agent may have gone in the meantime; its end is the episode's business.
         let _ = reply.send(Reply::Completion(Box::new(response)));
-        let next = self.next_exchange().await?;
+        let next = self.next_exchange(step + 1).await?;
         let observation = observation_of(&next.request.messages);
         self.pending = Some(next);
-        let u = self.unanswered.take().expect("set above");
+        let mut u = self.unanswered.take().expect("set above");
+        let (side, side_notes) = self.take_side();
+        add_usage(&mut u.usage, &side);
+        u.notes.extend(side_notes);
         Ok(Turn {
             action: None,
             raw: Some(u.raw),
@@ -374,9 +473,12 @@ impl Agent for ExternalAgent {
 
     async fn process_ended(&mut self, exit: &AgentExit) -> Result<Option<Turn>, AgentError> {
         self.proxy = None;
-        let Some(u) = self.unanswered.take() else {
+        let Some(mut u) = self.unanswered.take() else {
             return Ok(None);
         };
+        let (side, side_notes) = self.take_side();
+        add_usage(&mut u.usage, &side);
+        u.notes.extend(side_notes);
         let status = self.status(exit);
         let submitted = self.submitted(exit, &u.raw, status.as_ref());
         let status = match status {

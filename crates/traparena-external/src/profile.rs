@@ -13,17 +13,53 @@ use crate::error::ExternalError;
 pub const PROFILE_FORMAT: u32 = 1;
 
 /// The profiles that ship with TrapArena: name and JSON text.
-pub const BUNDLED: &[(&str, &str)] = &[(
-    "mini-swe-agent",
-    include_str!("../profiles/mini-swe-agent.json"),
-)];
+pub const BUNDLED: &[(&str, &str)] = &[
+    (
+        "mini-swe-agent",
+        include_str!("../profiles/mini-swe-agent.json"),
+    ),
+    ("claude-code", include_str!("../profiles/claude-code.json")),
+    ("codex", include_str!("../profiles/codex.json")),
+];
 
 /// Which model API the agent speaks (the proxy speaks it to the agent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Api {
-    /// OpenAI Chat Completions: `POST {base_url}/chat/completions`, streamed or not.
+    /// OpenAI Chat Completions: `POST {base_url}/chat/completions`, streamed or not
+    /// (mini-swe-agent, Qwen Code, aider, opencode).
     OpenaiChat,
+    /// Anthropic Messages: `POST {proxy_url}/v1/messages`, streamed or not (Claude Code).
+    AnthropicMessages,
+    /// OpenAI Responses: `POST {base_url}/responses`, streamed or not, the whole conversation
+    /// each time (Codex CLI).
+    OpenaiResponses,
+}
+
+impl Api {
+    /// The wire format of the API.
+    pub fn wire(self) -> traparena_model::WireApi {
+        match self {
+            Api::OpenaiChat => traparena_model::WireApi::ChatCompletions,
+            Api::AnthropicMessages => traparena_model::WireApi::AnthropicMessages,
+            Api::OpenaiResponses => traparena_model::WireApi::OpenaiResponses,
+        }
+    }
+}
+
+/// Which of the agent's requests are side requests (a title, a summary): answered by the
+/// target model like any other, their tokens counted with the next step, but not steps
+/// themselves, and no collaborator message is placed in them. Every condition that is set
+/// must hold.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideRequests {
+    /// The request offers no tools.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub without_tools: bool,
+    /// The request's first system message starts with this text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_starts_with: Option<String>,
 }
 
 /// How to tell that the agent submitted when its process ends. Every condition that is set
@@ -47,13 +83,18 @@ pub struct EndRule {
     /// `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_contains: Option<String>,
+    /// Text the end of the agent's standard output holds when it finished its work (Claude
+    /// Code's `"subtype":"success"` result line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_contains: Option<String>,
 }
 
 /// An external agent's profile: the command that starts it on a task, its configuration, the
 /// API it speaks, how it signals the end and what it writes for itself.
 ///
 /// Strings of `command`, `env` and `files` take placeholders: `{prefix}` (the agent's
-/// installation folder), `{base_url}` (the proxy, `http://127.0.0.1:PORT/v1`), `{model}` (the
+/// installation folder), `{base_url}` (the proxy, `http://127.0.0.1:PORT/v1`), `{proxy_url}`
+/// (the same without `/v1`, for agents that add it themselves), `{model}` (the
 /// target model's name), `{api_key}` (a dummy key: the proxy holds the real one), `{budget}`
 /// (the episode's budget in model calls), `{task}` (the repair description), `{home}` (the
 /// agent's home folder, outside the workspace) and `{workspace}` (its working folder).
@@ -86,6 +127,9 @@ pub struct Profile {
     pub files: BTreeMap<String, String>,
     /// How the end of a submitting agent looks.
     pub end: EndRule,
+    /// Which requests are side requests, not steps (none unless set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side_requests: Option<SideRequests>,
     /// gitignore-style patterns of files the agent writes into the workspace for itself.
     #[serde(default)]
     pub exclude: Vec<String>,
@@ -171,9 +215,21 @@ impl Profile {
             return Err(bad("command: names no program".into()));
         }
         let e = &self.end;
-        if e.exit_code.is_none() && e.file.is_none() && e.response_contains.is_none() {
+        if e.exit_code.is_none()
+            && e.file.is_none()
+            && e.response_contains.is_none()
+            && e.stdout_contains.is_none()
+        {
             return Err(bad(
-                "end: says nothing about how a submitting agent ends (set exit_code, file with pointer and equals, or response_contains)".into(),
+                "end: says nothing about how a submitting agent ends (set exit_code, file with pointer and equals, response_contains or stdout_contains)".into(),
+            ));
+        }
+        if let Some(side) = &self.side_requests
+            && !side.without_tools
+            && side.system_starts_with.is_none()
+        {
+            return Err(bad(
+                "side_requests: sets no condition (without_tools, system_starts_with)".into(),
             ));
         }
         if e.file.is_some() != e.pointer.is_some() || e.file.is_some() != e.equals.is_some() {
@@ -235,6 +291,7 @@ pub fn fill(text: &str, p: &Placeholders<'_>) -> String {
         let value = match close {
             Some("prefix") => Some(p.prefix.display().to_string()),
             Some("base_url") => Some(p.base_url.to_owned()),
+            Some("proxy_url") => Some(p.base_url.trim_end_matches("/v1").to_owned()),
             Some("model") => Some(p.model.to_owned()),
             Some("api_key") => Some(crate::agent::DUMMY_KEY.to_owned()),
             Some("budget") => Some(p.budget.to_string()),

@@ -1,6 +1,7 @@
-//! The model proxy an external agent talks to: an OpenAI Chat Completions server on the host's
-//! loopback that hands every completion request to the episode ([`Exchange`]) and answers with
-//! what the episode replies, streamed when the agent asked for a stream.
+//! The model proxy an external agent talks to: a server on the host's loopback that speaks
+//! OpenAI Chat Completions, Anthropic Messages and OpenAI Responses, hands every request to the
+//! episode as a chat request ([`Exchange`]) and answers with what the episode replies, in the
+//! agent's format, streamed when the agent asked for a stream.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -13,6 +14,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use traparena_model::wire::{self, ReadRequest, WireApi};
 use traparena_model::{ChatRequest, ChatResponse};
 
 /// Largest request body the proxy reads (a long conversation is a few MB).
@@ -103,54 +105,89 @@ async fn handle(
         let body = json!({"object": "list", "data": [{"id": model, "object": "model", "owned_by": "traparena"}]});
         return Ok(json_response(StatusCode::OK, &body));
     }
-    if req.method() != Method::POST || !path.ends_with("/chat/completions") {
+    let api = [
+        WireApi::ChatCompletions,
+        WireApi::AnthropicMessages,
+        WireApi::OpenaiResponses,
+    ]
+    .into_iter()
+    .find(|a| path.ends_with(&format!("/{}", a.path())));
+    let Some(api) = api.filter(|_| req.method() == Method::POST) else {
         return Ok(error_response(
+            WireApi::ChatCompletions,
             404,
             &format!(
-                "the TrapArena proxy serves POST /v1/chat/completions and GET /v1/models, not {} {path}",
+                "the TrapArena proxy serves POST /v1/chat/completions, /v1/messages and /v1/responses, and GET /v1/models, not {} {path}",
                 req.method()
             ),
         ));
-    }
+    };
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => {
             return Ok(error_response(
+                api,
                 400,
                 &format!("unreadable request body: {e}"),
             ));
         }
     };
-    let (request, stream) = match read_request(&body) {
+    let read = match api {
+        WireApi::AnthropicMessages => wire::anthropic::read_request(&body),
+        WireApi::OpenaiResponses => wire::responses::read_request(&body),
+        _ => read_request(&body),
+    };
+    let read = match read {
         Ok(r) => r,
-        Err(message) => return Ok(error_response(400, &message)),
+        Err(message) => return Ok(error_response(api, 400, &message)),
     };
     let (reply_tx, reply_rx) = oneshot::channel();
     let exchange = Exchange {
-        request,
+        request: read.request.clone(),
         reply: reply_tx,
     };
     if tx.send(exchange).await.is_err() {
-        return Ok(error_response(503, "the episode is over"));
+        return Ok(error_response(api, 503, "the episode is over"));
     }
     Ok(match reply_rx.await {
-        Ok(Reply::Completion(response)) if stream => sse_response(&response),
-        Ok(Reply::Completion(response)) => {
-            let mut r = *response;
-            r.adjustments.clear();
-            json_response(
-                StatusCode::OK,
-                &serde_json::to_value(&r).unwrap_or(Value::Null),
-            )
-        }
-        Ok(Reply::Error(status, message)) => error_response(status, &message),
-        Err(_) => error_response(503, "the episode is over"),
+        Ok(Reply::Completion(response)) => answer(api, &read, *response, &model),
+        Ok(Reply::Error(status, message)) => error_response(api, status, &message),
+        Err(_) => error_response(api, 503, "the episode is over"),
     })
+}
+
+/// The completion in the format the agent asked in, whole or streamed.
+fn answer(
+    api: WireApi,
+    read: &ReadRequest,
+    mut r: ChatResponse,
+    model: &str,
+) -> Response<Full<Bytes>> {
+    r.adjustments.clear();
+    // The name the agent asked for goes back (agents check it against their own model list).
+    let named = read.model.as_deref().unwrap_or(model);
+    let custom = &read.custom_tools;
+    match (api, read.stream) {
+        (WireApi::AnthropicMessages, true) => sse(wire::anthropic::stream(&r, named)),
+        (WireApi::AnthropicMessages, false) => {
+            json_response(StatusCode::OK, &wire::anthropic::response(&r, named))
+        }
+        (WireApi::OpenaiResponses, true) => sse(wire::responses::stream(&r, named, custom)),
+        (WireApi::OpenaiResponses, false) => json_response(
+            StatusCode::OK,
+            &wire::responses::response(&r, named, custom),
+        ),
+        (_, true) => sse_response(&r),
+        (_, false) => json_response(
+            StatusCode::OK,
+            &serde_json::to_value(&r).unwrap_or(Value::Null),
+        ),
+    }
 }
 
 /// Reads a Chat Completions body: the request without `model`, `stream` and
 /// `stream_options`, content-part arrays of text joined into one text.
-pub(crate) fn read_request(body: &[u8]) -> Result<(ChatRequest, bool), String> {
+pub(crate) fn read_request(body: &[u8]) -> Result<ReadRequest, String> {
     let mut v: Value =
         serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
     let Some(obj) = v.as_object_mut() else {
@@ -192,7 +229,12 @@ pub(crate) fn read_request(body: &[u8]) -> Result<(ChatRequest, bool), String> {
             e.inner()
         )
     })?;
-    Ok((request, stream))
+    Ok(ReadRequest {
+        request,
+        stream,
+        model: None,
+        custom_tools: Vec::new(),
+    })
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
@@ -205,17 +247,30 @@ fn json_response(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
     r
 }
 
-fn error_response(status: u16, message: &str) -> Response<Full<Bytes>> {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-    let kind = if status.is_client_error() {
-        "invalid_request_error"
-    } else {
-        "server_error"
+fn error_response(api: WireApi, status: u16, message: &str) -> Response<Full<Bytes>> {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let body = match api {
+        WireApi::AnthropicMessages => wire::anthropic::error(code.as_u16(), message),
+        WireApi::OpenaiResponses => wire::responses::error(code.as_u16(), message),
+        _ => {
+            let kind = if code.is_client_error() {
+                "invalid_request_error"
+            } else {
+                "server_error"
+            };
+            json!({"error": {"message": message, "type": kind, "code": code.as_u16()}})
+        }
     };
-    json_response(
-        status,
-        &json!({"error": {"message": message, "type": kind, "code": status.as_u16()}}),
-    )
+    json_response(code, &body)
+}
+
+fn sse(text: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(text)));
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/event-stream"),
+    );
+    r
 }
 
 /// A completion as the chunks a streaming server sends: the whole message in one delta, the
@@ -272,12 +327,7 @@ fn sse_response(response: &ChatResponse) -> Response<Full<Bytes>> {
         out.push_str(&chunk(json!([]), serde_json::to_value(u).ok()));
     }
     out.push_str("data: [DONE]\n\n");
-    let mut r = Response::new(Full::new(Bytes::from(out)));
-    r.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("text/event-stream"),
-    );
-    r
+    sse(out)
 }
 
 #[cfg(test)]
@@ -294,7 +344,11 @@ mod tests {
                 {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
             ]
         });
-        let (req, stream) = read_request(body.to_string().as_bytes()).unwrap();
+        let ReadRequest {
+            request: req,
+            stream,
+            ..
+        } = read_request(body.to_string().as_bytes()).unwrap();
         assert!(stream);
         assert_eq!(req.messages[1].content.as_deref(), Some("ab"));
         assert_eq!(req.temperature, Some(0.0));

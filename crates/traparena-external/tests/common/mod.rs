@@ -2,6 +2,8 @@
 //! a repair in mini-swe-agent's text format, and one episode run through the registry.
 #![allow(dead_code)]
 
+pub mod wire;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -11,6 +13,15 @@ use traparena_testkit::stub::{Reply, StubServer, completion_body};
 
 /// The label the proxy puts before a collaborator message.
 pub const LABEL: &str = traparena::external::COLLABORATOR_LABEL;
+
+/// Where `scripts/install-agent.sh NAME` put the agent: `$TRAPARENA_TEST_AGENTS/NAME`, else
+/// `/opt/traparena/agents/NAME`.
+#[allow(clippy::disallowed_methods)] // test code: where the prepared agents lie
+pub fn agent_prefix(name: &str) -> PathBuf {
+    std::env::var_os("TRAPARENA_TEST_AGENTS")
+        .map_or_else(|| "/opt/traparena/agents".into(), PathBuf::from)
+        .join(name)
+}
 
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
