@@ -161,6 +161,9 @@ pub(crate) fn spawn(
     limits.cpu_seconds = limits
         .cpu_seconds
         .max(cmd.timeout.as_secs().saturating_add(1));
+    if let Some(bytes) = cmd.address_space_bytes {
+        limits.address_space_bytes = bytes;
+    }
     let sandbox = sandbox
         .with_read_only_paths(&cmd.read_only_paths)
         .with_limits(limits);

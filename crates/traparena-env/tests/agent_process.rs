@@ -223,6 +223,38 @@ fn an_exclude_pattern_hides_new_files_but_never_changes_to_the_original() {
 }
 
 #[test]
+fn an_agent_command_sets_its_own_address_space_limit() {
+    let _g = shared();
+    let (_tmp, task) = make_task(10);
+    // 1 GiB fits the sandbox's limit (4 GiB), not one of 256 MiB; 6 GiB fits one of 8 GiB.
+    let cases = [
+        (None, 1u64 << 30, true),
+        (Some(256 << 20), 1 << 30, false),
+        (Some(8 << 30), 6 << 30, true),
+    ];
+    for sb in every_backend() {
+        let backend = sb.backend();
+        for (limit, size, fits) in cases {
+            let mut env = Environment::new(&task, &sb, ToolLimits::default()).unwrap();
+            let cmd = AgentCommand {
+                address_space_bytes: limit,
+                ..python(&format!(
+                    "import mmap\ntry:\n    m = mmap.mmap(-1, {size})\n    print('MAPPED')\nexcept (MemoryError, OSError):\n    print('REFUSED')"
+                ))
+            };
+            let exit = run(&mut env, &cmd);
+            let want = if fits { "MAPPED" } else { "REFUSED" };
+            assert!(
+                exit.stdout.contains(want),
+                "{backend} {limit:?} {size}: {} {}",
+                exit.stdout,
+                exit.stderr
+            );
+        }
+    }
+}
+
+#[test]
 fn the_end_of_a_long_output_is_kept() {
     let _g = shared();
     let sb = isolating_sandboxes().remove(0);

@@ -47,6 +47,10 @@ pub struct AgentCommand {
     /// gitignore-style patterns of files the agent writes into the workspace for itself
     /// (caches, histories): never part of the candidate patch.
     pub exclude: Vec<String>,
+    /// The process's address-space limit in bytes instead of the sandbox's: for runtimes that
+    /// reserve far more address space than they use (Bun's JavaScriptCore, as in opencode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_space_bytes: Option<u64>,
 }
 
 /// How an agent process ended.

@@ -34,7 +34,9 @@ pub struct FunctionDefinition {
     /// What the function does (shown to the model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// A JSON schema (`{"type": "object", "properties": ...}`) for the arguments.
+    /// A JSON schema (`{"type": "object", "properties": ...}`) for the arguments; `null`
+    /// when a request left it out (a function without arguments), and then left out again.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub parameters: Value,
     /// Ask the server to enforce the schema strictly (hosted APIs); omitted when `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -362,7 +362,7 @@ pub fn request(request: &ChatRequest, model: &str) -> Value {
             .map(|t| {
                 json!({"name": t.function.name,
             "description": t.function.description.clone().unwrap_or_default(),
-            "input_schema": t.function.parameters})
+            "input_schema": super::schema_of(&t.function.parameters)})
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));

@@ -105,6 +105,16 @@ pub(crate) fn arguments_object(arguments: &str) -> Value {
     }
 }
 
+/// A tool's parameter schema for a format that requires one (`{"type": "object"}` for a tool
+/// that declared none).
+pub(crate) fn schema_of(parameters: &Value) -> Value {
+    if parameters.is_null() {
+        serde_json::json!({"type": "object", "properties": {}})
+    } else {
+        parameters.clone()
+    }
+}
+
 /// The text of a content value: a string, or the `text` of each part of a list, joined.
 /// Parts that are not text are refused with their type.
 pub(crate) fn text_of(content: &Value, at: &str) -> Result<String, String> {

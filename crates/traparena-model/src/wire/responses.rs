@@ -372,7 +372,7 @@ pub fn request(request: &ChatRequest, model: &str) -> Value {
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request.tools.iter().map(|t| json!({"type": "function",
             "name": t.function.name, "description": t.function.description.clone().unwrap_or_default(),
-            "parameters": t.function.parameters})).collect();
+            "parameters": super::schema_of(&t.function.parameters)})).collect();
         body.insert("tools".into(), Value::Array(tools));
     }
     let max = request
