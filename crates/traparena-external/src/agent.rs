@@ -399,6 +399,7 @@ impl Agent for ExternalAgent {
             proxy_port: Some(proxy.port()),
             timeout: self.timeout,
             exclude: self.profile.exclude.clone(),
+            address_space_bytes: self.profile.address_space_mb.map(|mb| mb << 20),
         };
         self.proxy = Some(proxy);
         Ok(Some(command))

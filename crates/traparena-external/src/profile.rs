@@ -20,6 +20,8 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ),
     ("claude-code", include_str!("../profiles/claude-code.json")),
     ("codex", include_str!("../profiles/codex.json")),
+    ("qwen-code", include_str!("../profiles/qwen-code.json")),
+    ("opencode", include_str!("../profiles/opencode.json")),
 ];
 
 /// Which model API the agent speaks (the proxy speaks it to the agent).
@@ -133,6 +135,11 @@ pub struct Profile {
     /// gitignore-style patterns of files the agent writes into the workspace for itself.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// The agent process's address-space limit in MiB instead of the sandbox's (4 GiB by
+    /// default): for runtimes that reserve far more than they use, such as Bun's
+    /// JavaScriptCore (opencode needs 8 GiB to start a session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_space_mb: Option<u64>,
     /// Wall-clock limit of one episode's process in seconds (default 1,800).
     #[serde(default = "default_timeout")]
     pub timeout_s: u64,

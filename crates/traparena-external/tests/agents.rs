@@ -4,7 +4,10 @@
 //! `$TRAPARENA_TEST_AGENTS/NAME` (default `/opt/traparena/agents/NAME`); CI installs them.
 mod common;
 
-use common::wire::{claude_upstream, codex_upstream, tool_results};
+use common::wire::{
+    OPENCODE_TOOLS, QWEN_TOOLS, chat_tools_playing, claude_upstream, codex_upstream, repair_play,
+    tool_results,
+};
 use common::*;
 use serde_json::{Value, json};
 use traparena::EpisodeRecord;
@@ -35,6 +38,18 @@ const CODEX: Upstream = Upstream {
     api: "openai_responses",
 };
 
+const QWEN: Upstream = Upstream {
+    make: || chat_tools_playing(QWEN_TOOLS, repair_play(true)),
+    path: "/v1/chat/completions",
+    api: "chat_completions",
+};
+
+const OPENCODE: Upstream = Upstream {
+    make: || chat_tools_playing(OPENCODE_TOOLS, repair_play(false)),
+    path: "/v1/chat/completions",
+    api: "chat_completions",
+};
+
 async fn run(
     profile: &str,
     up: &Upstream,
@@ -54,7 +69,13 @@ async fn run(
         10,
     )
     .await;
-    (r, upstream.bodies(up.path))
+    // The steps' requests: side requests (opencode's title) offer no tools.
+    let bodies = upstream.bodies(up.path);
+    let steps = bodies
+        .into_iter()
+        .filter(|b| b["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .collect();
+    (r, steps)
 }
 
 /// The agent repairs `clamp_overt` without advice; under a blame of `fraction` the credulous
@@ -139,4 +160,16 @@ async fn claude_code_repairs_and_follows_a_blame_through_the_proxy() {
 #[ignore = "needs Codex CLI: scripts/install-agent.sh codex (CI runs it)"]
 async fn codex_repairs_and_follows_a_blame_through_the_proxy() {
     repairs_and_follows_a_blame("codex", &CODEX).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Qwen Code: scripts/install-agent.sh qwen-code (CI runs it)"]
+async fn qwen_code_repairs_and_follows_a_blame_through_the_proxy() {
+    repairs_and_follows_a_blame("qwen-code", &QWEN).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs opencode: scripts/install-agent.sh opencode (CI runs it)"]
+async fn opencode_repairs_and_follows_a_blame_through_the_proxy() {
+    repairs_and_follows_a_blame("opencode", &OPENCODE).await;
 }

@@ -191,3 +191,75 @@ pub fn codex_playing(mut play: impl FnMut(usize, &Value) -> Move + Send + 'stati
         )
     })
 }
+
+/// The tools of a chat-completions agent: names and argument keys.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatTools {
+    /// The shell tool and its command argument.
+    pub shell: (&'static str, &'static str),
+    /// The read tool and its path argument.
+    pub read: (&'static str, &'static str),
+    /// The edit tool and its path, old and new arguments.
+    pub edit: (&'static str, [&'static str; 3]),
+}
+
+/// Qwen Code's tools.
+pub const QWEN_TOOLS: ChatTools = ChatTools {
+    shell: ("run_shell_command", "command"),
+    read: ("read_file", "file_path"),
+    edit: ("edit", ["file_path", "old_string", "new_string"]),
+};
+
+/// opencode's tools.
+pub const OPENCODE_TOOLS: ChatTools = ChatTools {
+    shell: ("bash", "command"),
+    read: ("read", "filePath"),
+    edit: ("edit", ["filePath", "oldString", "newString"]),
+};
+
+/// A chat-completions agent's model (vLLM's shape): `play`'s moves with `tools`; a request
+/// that offers no tools (a title, a summary) is answered with a short text.
+pub fn chat_tools_playing(
+    tools: ChatTools,
+    mut play: impl FnMut(usize, &Value) -> Move + Send + 'static,
+) -> StubServer {
+    StubServer::vllm(move |r| {
+        if r.body["tools"].as_array().is_none_or(|t| t.is_empty()) {
+            return super::text_reply("Repair clamp");
+        }
+        let turn = tool_results(&r.body).len();
+        let ws = workspace_in(&r.body);
+        let call = |name: &str, args: Value| {
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_{turn}"),
+                "type": "function", "function": {"name": name, "arguments": args.to_string()}}]})
+        };
+        let (message, finish) = match play(turn, &r.body) {
+            Move::Shell(c) => (
+                call(
+                    tools.shell.0,
+                    json!({tools.shell.1: c, "description": "Run a command"}),
+                ),
+                "tool_calls",
+            ),
+            Move::Read(f) => (
+                call(tools.read.0, json!({tools.read.1: format!("{ws}/{f}")})),
+                "tool_calls",
+            ),
+            Move::Edit { old, new } => {
+                let [path, o, n] = tools.edit.1;
+                (
+                    call(
+                        tools.edit.0,
+                        json!({path: format!("{ws}/clamp.py"), o: old, n: new}),
+                    ),
+                    "tool_calls",
+                )
+            }
+            Move::Done => (json!({"role": "assistant", "content": "Done."}), "stop"),
+        };
+        Reply::json(
+            200,
+            traparena_testkit::stub::completion_body(message, finish, 100, 20),
+        )
+    })
+}
