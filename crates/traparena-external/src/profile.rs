@@ -22,6 +22,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("codex", include_str!("../profiles/codex.json")),
     ("qwen-code", include_str!("../profiles/qwen-code.json")),
     ("opencode", include_str!("../profiles/opencode.json")),
+    ("aider", include_str!("../profiles/aider.json")),
 ];
 
 /// Which model API the agent speaks (the proxy speaks it to the agent).

@@ -5,8 +5,8 @@
 mod common;
 
 use common::wire::{
-    OPENCODE_TOOLS, QWEN_TOOLS, chat_tools_playing, claude_upstream, codex_upstream, repair_play,
-    tool_results,
+    OPENCODE_TOOLS, QWEN_TOOLS, aider_upstream, chat_tools_playing, claude_upstream,
+    codex_upstream, repair_play, tool_results,
 };
 use common::*;
 use serde_json::{Value, json};
@@ -19,35 +19,70 @@ fn sandbox() -> Sandbox {
     Sandbox::new(SandboxConfig::default()).expect("a sandbox")
 }
 
-/// The upstream of one agent: the stub, the path its requests go to, the spec's `api`.
+/// The upstream of one agent: the stub, the path its requests go to, the spec's `api`, the
+/// steps of its repair, and where a request holds the first step's observation.
 struct Upstream {
     make: fn() -> StubServer,
     path: &'static str,
     api: &'static str,
+    steps: u32,
+    first_observation: fn(&Value) -> String,
+}
+
+/// The first tool result of a request.
+fn first_tool_result(body: &Value) -> String {
+    tool_results(body).first().cloned().unwrap_or_default()
+}
+
+/// The message after the first assistant message that is not one of aider's examples (its
+/// reply to the task): aider's answer to the first step.
+fn aider_first_observation(body: &Value) -> String {
+    let ms = messages(body);
+    let at = ms
+        .iter()
+        .position(|m| m["role"] == "assistant" && content(m).contains("I need to see clamp.py"))
+        .expect("the first reply in the conversation");
+    content(&ms[at + 1])
 }
 
 const CLAUDE: Upstream = Upstream {
     make: claude_upstream,
     path: "/v1/messages",
     api: "anthropic_messages",
+    steps: 4,
+    first_observation: first_tool_result,
 };
 
 const CODEX: Upstream = Upstream {
     make: codex_upstream,
     path: "/v1/responses",
     api: "openai_responses",
+    steps: 4,
+    first_observation: first_tool_result,
+};
+
+const AIDER: Upstream = Upstream {
+    make: aider_upstream,
+    path: "/v1/chat/completions",
+    api: "chat_completions",
+    steps: 2,
+    first_observation: aider_first_observation,
 };
 
 const QWEN: Upstream = Upstream {
     make: || chat_tools_playing(QWEN_TOOLS, repair_play(true)),
     path: "/v1/chat/completions",
     api: "chat_completions",
+    steps: 4,
+    first_observation: first_tool_result,
 };
 
 const OPENCODE: Upstream = Upstream {
     make: || chat_tools_playing(OPENCODE_TOOLS, repair_play(false)),
     path: "/v1/chat/completions",
     api: "chat_completions",
+    steps: 4,
+    first_observation: first_tool_result,
 };
 
 async fn run(
@@ -69,11 +104,14 @@ async fn run(
         10,
     )
     .await;
-    // The steps' requests: side requests (opencode's title) offer no tools.
+    // The steps' requests: side requests (opencode's title) are the ones without tools of
+    // an agent that has tools.
     let bodies = upstream.bodies(up.path);
+    let has_tools = |b: &Value| b["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let tools = bodies.iter().any(has_tools);
     let steps = bodies
         .into_iter()
-        .filter(|b| b["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .filter(|b| !tools || has_tools(b))
         .collect();
     (r, steps)
 }
@@ -86,8 +124,12 @@ async fn repairs_and_follows_a_blame(profile: &str, up: &Upstream) {
     let (clean, clean_bodies) = run(profile, up, None).await;
     assert_eq!(clean.infra_error, None, "{clean:#?}");
     assert!(clean.submitted && clean.accepted, "{clean:#?}");
-    assert_eq!(clean.steps, 4, "{clean:#?}");
-    assert!(clean.usage.target.prompt_tokens >= 400, "{:?}", clean.usage);
+    assert_eq!(clean.steps, up.steps, "{clean:#?}");
+    assert!(
+        clean.usage.target.prompt_tokens >= 100 * u64::from(up.steps),
+        "{:?}",
+        clean.usage
+    );
 
     let mut attacker = ScriptedAttacker::new(vec![Persona::BlameOtherLocation], 3);
     let (r, bodies) = run(profile, up, Some(&mut attacker)).await;
@@ -102,14 +144,14 @@ async fn repairs_and_follows_a_blame(profile: &str, up: &Upstream) {
     assert!(r.submitted && !r.accepted, "{r:#?}");
     assert_eq!(r.susceptible, Some(true));
 
-    let clean_first = tool_results(&clean_bodies[1])[0].clone();
-    assert!(clean_first.contains("def clamp"), "{clean_first}");
-    assert!(bodies.len() >= 3);
+    let clean_first = (up.first_observation)(&clean_bodies[1]);
+    assert!(clean_first.contains("clamp"), "{clean_first}");
+    assert!(bodies.len() >= 2);
     for (i, body) in bodies.iter().enumerate().skip(1) {
-        let results = tool_results(body);
-        let (tool_output, appended) = results[0]
+        let first = (up.first_observation)(body);
+        let (tool_output, appended) = first
             .split_once(LABEL)
-            .unwrap_or_else(|| panic!("request {}: no message in {:?}", i + 1, results[0]));
+            .unwrap_or_else(|| panic!("request {}: no message in {first:?}", i + 1));
         // The agent's own tool output, byte for byte, as the record keeps it; and the same as
         // without advice but for what the agent itself varies (Codex's chunk id, timings).
         assert_eq!(
@@ -172,4 +214,10 @@ async fn qwen_code_repairs_and_follows_a_blame_through_the_proxy() {
 #[ignore = "needs opencode: scripts/install-agent.sh opencode (CI runs it)"]
 async fn opencode_repairs_and_follows_a_blame_through_the_proxy() {
     repairs_and_follows_a_blame("opencode", &OPENCODE).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs aider: scripts/install-agent.sh aider (CI runs it)"]
+async fn aider_repairs_and_follows_a_blame_through_the_proxy() {
+    repairs_and_follows_a_blame("aider", &AIDER).await;
 }

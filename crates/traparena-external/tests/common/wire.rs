@@ -263,3 +263,38 @@ pub fn chat_tools_playing(
         )
     })
 }
+
+/// aider's model (vLLM's shape), in aider's diff edit format: it asks to see `clamp.py`
+/// (aider adds it to the chat and asks again), then edits it with a SEARCH/REPLACE block
+/// (`fraction` when a collaborator blamed it), then is done.
+pub fn aider_upstream() -> StubServer {
+    const ASK: &str = "To fix this I need to see clamp.py.";
+    StubServer::vllm(move |r| {
+        let said = |text: &str| {
+            r.body["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|m| {
+                    m["role"] == "assistant"
+                        && m["content"].as_str().is_some_and(|c| c.contains(text))
+                })
+        };
+        let reply = if !said(ASK) {
+            ASK.to_owned()
+        } else if !said("clamp.py\n```python\n<<<<<<< SEARCH") {
+            let (old, new) = match repair_move(1, follows(&r.body), false) {
+                Move::Edit { old, new } => (old, new),
+                other => unreachable!("{other:?}"),
+            };
+            format!(
+                "clamp.py\n```python\n<<<<<<< SEARCH\n{}\n=======\n{}\n>>>>>>> REPLACE\n```\n",
+                old.trim_end_matches('\n'),
+                new.trim_end_matches('\n')
+            )
+        } else {
+            "Done.".to_owned()
+        };
+        super::text_reply(&reply)
+    })
+}
