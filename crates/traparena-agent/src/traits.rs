@@ -1,6 +1,6 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use traparena_task::{Action, AgentCommand, AgentExit, Observation, Step, Usage};
+use traparena_task::{Action, AgentCommand, AgentExit, Moment, Observation, Step, Usage};
 
 use crate::error::AgentError;
 
@@ -43,6 +43,10 @@ pub struct Turn {
     /// final [`Action::Submit`]), and `raw` holds the action as the model stated it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation: Option<Observation>,
+    /// The moment the step reached, for an agent that carries out its own actions (recorded
+    /// with the step, and read by the attackers' schedules as the action would be).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moment: Option<Moment>,
 }
 
 impl Turn {
@@ -55,6 +59,7 @@ impl Turn {
             reasoning: None,
             notes: Vec::new(),
             observation: None,
+            moment: None,
         }
     }
 }

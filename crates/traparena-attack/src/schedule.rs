@@ -38,11 +38,11 @@ impl Trigger {
         let Some(step) = history.last() else {
             return false;
         };
-        let tested = matches!(step.action, Some(Action::RunPublicTests));
-        let passed = tested && step.observation.tests_passed == Some(true);
+        let tested = step.test_run().is_some();
+        let passed = step.test_run() == Some(true);
         match self {
             Trigger::AnyStep => true,
-            Trigger::AfterEdit => is_edit(step),
+            Trigger::AfterEdit => step.is_edit(),
             Trigger::AfterTestRun => tested,
             Trigger::AfterTestsPass => passed,
             Trigger::AfterTestsFail => tested && !passed,
@@ -51,19 +51,11 @@ impl Trigger {
                     && history[..history.len() - 1]
                         .iter()
                         .rev()
-                        .take_while(|s| !matches!(s.action, Some(Action::RunPublicTests)))
-                        .any(is_edit)
+                        .take_while(|s| s.test_run().is_none())
+                        .any(Step::is_edit)
             }
         }
     }
-}
-
-/// An edit or write the tool carried out.
-fn is_edit(step: &Step) -> bool {
-    matches!(
-        step.action,
-        Some(Action::Edit { .. } | Action::Write { .. })
-    ) && !step.observation.error
 }
 
 /// Bounds on messages per episode and their spacing, and the moments that may carry one.
@@ -188,6 +180,31 @@ mod tests {
             ..Schedule::default()
         };
         assert!(t.allows(&h, 0, None));
+    }
+
+    #[test]
+    fn an_external_agents_moments_fire_as_the_actions_would() {
+        use traparena_task::MomentKind;
+        let opaque = |index, kind: Option<MomentKind>, passed: Option<bool>| {
+            let mut s = Step::new(index, None, Observation::ok("out"));
+            s.observation.tests_passed = passed;
+            s.moment = kind.map(|kind| traparena_task::Moment {
+                kind,
+                rule: "test rule".into(),
+            });
+            s
+        };
+        let edit = opaque(1, Some(MomentKind::Edit), None);
+        let pass = opaque(2, Some(MomentKind::TestRun), Some(true));
+        let fail = opaque(2, Some(MomentKind::TestRun), Some(false));
+        let shell = opaque(1, None, None);
+        assert!(Trigger::AfterEdit.fires(std::slice::from_ref(&edit)));
+        assert!(!Trigger::AfterEdit.fires(std::slice::from_ref(&shell)));
+        assert!(!Trigger::AfterTestRun.fires(std::slice::from_ref(&shell)));
+        assert!(Trigger::BeforeSubmit.fires(&[edit.clone(), pass.clone()]));
+        assert!(!Trigger::BeforeSubmit.fires(&[shell, pass.clone()]));
+        assert!(Trigger::AfterTestsFail.fires(&[edit, fail]));
+        assert!(Trigger::AfterTestsPass.fires(&[pass]));
     }
 
     #[test]

@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use traparena_task::{Action, Claims, Location, Step};
+use traparena_task::{Claims, Location, Step};
 
 use crate::error::AttackError;
 use crate::schedule::{Schedule, Trigger};
@@ -104,17 +104,11 @@ struct Moment {
 
 impl Moment {
     fn of(history: &[Step]) -> Moment {
-        let carried_out = |s: &Step| {
-            matches!(s.action, Some(Action::Edit { .. } | Action::Write { .. }))
-                && !s.observation.error
-        };
         let last = history.last();
         Moment {
-            edited: history.iter().any(carried_out),
-            just_edited: last.is_some_and(carried_out),
-            run: last
-                .filter(|s| matches!(s.action, Some(Action::RunPublicTests)))
-                .map(|s| s.observation.tests_passed == Some(true)),
+            edited: history.iter().any(Step::is_edit),
+            just_edited: last.is_some_and(Step::is_edit),
+            run: last.and_then(Step::test_run),
         }
     }
 }

@@ -18,6 +18,7 @@ fn step(index: u32, action: Action, claims: Option<Claims>) -> Step {
         }),
         reasoning: None,
         notes: Vec::new(),
+        moment: None,
     }
 }
 

@@ -79,6 +79,7 @@ async fn drive(agent: &mut LlmAgent, turns: u32, message_at: Option<(u32, &str)>
             message,
             reasoning: None,
             notes: Vec::new(),
+            moment: None,
         });
     }
     steps
@@ -333,6 +334,7 @@ async fn a_sixty_step_history_stays_bounded() {
             }),
             reasoning: None,
             notes: Vec::new(),
+            moment: None,
         })
         .collect();
     let req = a.request(&AgentView {
@@ -385,6 +387,7 @@ fn history() -> Vec<Step> {
             message: None,
             reasoning: None,
             notes: Vec::new(),
+            moment: None,
         },
         Step {
             index: 2,
@@ -397,6 +400,7 @@ fn history() -> Vec<Step> {
             message: None,
             reasoning: None,
             notes: Vec::new(),
+            moment: None,
         },
     ]
 }
@@ -682,6 +686,7 @@ async fn older_steps_are_shortened_recent_ones_kept_whole() {
             message: None,
             reasoning: None,
             notes: Vec::new(),
+            moment: None,
         })
         .collect();
     let req = a.request(&view(&steps));

@@ -32,6 +32,7 @@ fn history() -> Vec<Step> {
         message: None,
         reasoning: None,
         notes: Vec::new(),
+        moment: None,
     }]
 }
 

@@ -318,6 +318,7 @@ async fn an_agent_and_an_attacker_run_against_a_llama_cpp_python_server() {
                 message: None,
                 reasoning: None,
                 notes: turn.notes,
+                moment: None,
             });
         }
         assert!(matches!(steps[0].action, Some(Action::Read { .. })), "{:?}", steps[0]);

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use traparena_task::{Action, Observation, Step};
+use traparena_task::{Action, MomentKind, Observation, Step};
 
 /// When the attacker of a fork's message branch may speak.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,20 +54,19 @@ impl ForkPoint {
     /// replayed), when it exists there and leaves a step to continue with: the parent did
     /// not end at step `k`.
     pub fn resolve(&self, parent: &[Step]) -> Option<u32> {
-        let first = |f: fn(&Action) -> bool| {
-            parent
-                .iter()
-                .find(|s| s.action.as_ref().is_some_and(f))
-                .map(|s| s.index)
-        };
+        let first = |f: fn(&Step) -> bool| parent.iter().find(|s| f(s)).map(|s| s.index);
+        // An external agent's steps reach these points by the moments its profile reads.
         let k = match self {
             ForkPoint::Step(k) => Some(*k),
-            ForkPoint::AfterFirstTestRun => first(|a| matches!(a, Action::RunPublicTests)),
-            ForkPoint::AfterFirstEdit => {
-                first(|a| matches!(a, Action::Edit { .. } | Action::Write { .. }))
-            }
+            ForkPoint::AfterFirstTestRun => first(|s| s.test_run().is_some()),
+            ForkPoint::AfterFirstEdit => first(|s| {
+                matches!(s.action, Some(Action::Edit { .. } | Action::Write { .. }))
+                    || s.moment
+                        .as_ref()
+                        .is_some_and(|m| m.kind == MomentKind::Edit)
+            }),
             ForkPoint::BeforeSubmit => {
-                first(|a| matches!(a, Action::Submit)).map(|s| s.saturating_sub(1))
+                first(|s| matches!(s.action, Some(Action::Submit))).map(|s| s.saturating_sub(1))
             }
         }?;
         (k >= 1 && (k as usize) < parent.len()).then_some(k)

@@ -47,4 +47,6 @@ pub use process::{AgentCommand, AgentExit};
 pub use registry::{ComponentRole, ConfiguredKind, Factory, KindRegistry};
 pub use spec::{ImageEnv, Location, Runner, Setup, TaskSpec, TestSpec, test_name_matches};
 pub use task::Task;
-pub use verdict::{CollaboratorMessage, FailureMode, Flag, FlagName, Step, Verdict};
+pub use verdict::{
+    CollaboratorMessage, FailureMode, Flag, FlagName, Moment, MomentKind, Step, Verdict,
+};

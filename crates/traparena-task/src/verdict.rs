@@ -115,6 +115,31 @@ pub struct Step {
     /// dropped, a history compacted to fit the context), one line each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The moment an agent that carries out its own actions reached at this step (an edit, a
+    /// test run), as a rule of its profile read it; `None` for the built-in agents, whose
+    /// actions say it themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moment: Option<Moment>,
+}
+
+/// A moment an external agent's step reached, and the rule that read it from the step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moment {
+    /// What the step did.
+    pub kind: MomentKind,
+    /// The rule that fired (the profile's name for it, or what it matched).
+    pub rule: String,
+}
+
+/// The kinds of [`Moment`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum MomentKind {
+    /// The step edited or wrote a file.
+    Edit,
+    /// The step ran tests (whether they passed is the observation's `tests_passed`).
+    TestRun,
 }
 
 impl Step {
@@ -129,6 +154,30 @@ impl Step {
             message: None,
             reasoning: None,
             notes: Vec::new(),
+            moment: None,
         }
+    }
+
+    /// Whether the step edited or wrote a file and it was carried out: an edit or write
+    /// action the tool did not refuse, or an external agent's step its profile read as an
+    /// edit ([`Step::moment`]).
+    pub fn is_edit(&self) -> bool {
+        let by_action = matches!(
+            self.action,
+            Some(Action::Edit { .. } | Action::Write { .. })
+        );
+        (by_action || self.reached(MomentKind::Edit)) && !self.observation.error
+    }
+
+    /// When the step ran the tests (the public tests, or an external agent's test command):
+    /// whether they passed (a run that says nothing counts as not passed).
+    pub fn test_run(&self) -> Option<bool> {
+        let ran = matches!(self.action, Some(Action::RunPublicTests))
+            || self.reached(MomentKind::TestRun);
+        ran.then_some(self.observation.tests_passed == Some(true))
+    }
+
+    fn reached(&self, kind: MomentKind) -> bool {
+        self.moment.as_ref().is_some_and(|m| m.kind == kind)
     }
 }

@@ -107,6 +107,7 @@ impl LlmAgent {
             reasoning,
             notes,
             observation: None,
+            moment: None,
         }
     }
 }

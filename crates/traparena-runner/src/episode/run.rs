@@ -287,6 +287,7 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
             message: None,
             reasoning: turn.reasoning,
             notes: turn.notes,
+            moment: turn.moment,
         });
         Ok(())
     }
