@@ -84,6 +84,7 @@ mod config;
 mod error;
 mod extract;
 mod model;
+mod reading;
 mod reasoning;
 mod scripted;
 pub mod spec;
