@@ -8,11 +8,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use traparena_agent::{Agent, AgentError, AgentView, Turn};
-use traparena_model::{ChatModel, ChatRequest, ChatResponse, Message, MessageRole};
-use traparena_task::{Action, AgentCommand, AgentExit, Observation, Usage};
+use traparena_model::{ChatModel, ChatRequest, Message, MessageRole};
+use traparena_task::{Action, AgentCommand, AgentExit, Moment, MomentKind, Observation, Usage};
 
 use crate::profile::{Placeholders, Profile, fill};
 use crate::proxy::{Exchange, Proxy, Reply};
+use crate::steps::{Stated, add_usage, observation_of, observation_slot, stated, with_call_ids};
 
 /// The API key the agent is given: the proxy holds the real one.
 pub(crate) const DUMMY_KEY: &str = "traparena-proxy";
@@ -61,15 +62,9 @@ impl std::fmt::Debug for ExternalAgent {
     }
 }
 
-/// One response as the agent's later requests repeat it.
-#[derive(Debug, Clone)]
-struct Stated {
-    content: String,
-    first_call: Option<String>,
-}
-
 #[derive(Debug)]
 struct Unanswered {
+    moment: Option<Moment>,
     raw: String,
     reasoning: Option<String>,
     usage: Usage,
@@ -252,99 +247,6 @@ impl ExternalAgent {
     }
 }
 
-/// Where step `step`'s observation is in `messages`: in the run of non-assistant messages
-/// after the step's response, the last tool result, else the last message — after the
-/// `step`-th assistant message when it still reads as the response given, else after the
-/// assistant message that does.
-fn observation_slot(messages: &[Message], step: usize, stated: &Stated) -> Option<usize> {
-    let assistants: Vec<usize> = messages
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.role == MessageRole::Assistant)
-        .map(|(i, _)| i)
-        .collect();
-    // The same response: the same first tool call, and (for a reply without tool calls, or
-    // one whose calls carry no id) the same text.
-    let same = |i: usize| {
-        let m = &messages[i];
-        m.tool_calls.first().map(|c| c.id.as_str()) == stated.first_call.as_deref()
-            && (stated.first_call.is_some()
-                || m.content.as_deref().unwrap_or("").trim() == stated.content.trim())
-    };
-    let at = assistants
-        .get(step - 1)
-        .copied()
-        .filter(|&i| same(i))
-        .or_else(|| assistants.iter().copied().find(|&i| same(i)))?;
-    let run: Vec<&Message> = messages[at + 1..]
-        .iter()
-        .take_while(|m| m.role != MessageRole::Assistant)
-        .collect();
-    let last_tool = run.iter().rposition(|m| m.role == MessageRole::Tool);
-    match (last_tool, run.len()) {
-        (_, 0) => None,
-        (Some(i), _) => Some(at + 1 + i),
-        (None, n) => Some(at + n),
-    }
-}
-
-/// The observation an agent reports in a request: the messages after its last assistant
-/// message (all of them when there is none), joined by newlines.
-fn observation_of(messages: &[Message]) -> String {
-    let start = messages
-        .iter()
-        .rposition(|m| m.role == MessageRole::Assistant)
-        .map_or(0, |i| i + 1);
-    messages[start..]
-        .iter()
-        .filter_map(|m| m.content.as_deref())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// A response as text: the content, then each tool call as `name(arguments)`.
-fn stated(response: &ChatResponse) -> (String, Stated, Option<String>) {
-    let m = response.message().cloned().unwrap_or_default();
-    let content = m.content.clone().unwrap_or_default();
-    let mut raw = content.clone();
-    for c in &m.tool_calls {
-        if !raw.is_empty() {
-            raw.push('\n');
-        }
-        raw.push_str(&format!("{}({})", c.function.name, c.function.arguments));
-    }
-    let first_call = m.tool_calls.first().map(|c| c.id.clone());
-    (
-        raw,
-        Stated {
-            content,
-            first_call,
-        },
-        m.reasoning_content.clone(),
-    )
-}
-
-/// Gives every tool call of `response` without an id one (`call_<step>_<i>`): the agent
-/// repeats the ids in later requests, where they find the step again, and Messages and
-/// Responses clients need them to pair a call with its result.
-fn with_call_ids(mut response: ChatResponse, step: u32) -> ChatResponse {
-    for choice in &mut response.choices {
-        for (i, c) in choice.message.tool_calls.iter_mut().enumerate() {
-            if c.id.is_empty() {
-                c.id = format!("call_{step}_{i}");
-            }
-        }
-    }
-    response
-}
-
-fn add_usage(to: &mut Usage, more: &Usage) {
-    to.prompt_tokens += more.prompt_tokens;
-    to.completion_tokens += more.completion_tokens;
-    to.reasoning_tokens += more.reasoning_tokens;
-    to.calls_without_usage += more.calls_without_usage;
-}
-
 /// True when `name` is not a plain relative path inside a folder (absolute, `..`, empty).
 pub(crate) fn escapes(name: &str) -> bool {
     let p = Path::new(name);
@@ -436,6 +338,7 @@ impl Agent for ExternalAgent {
             }
         };
         let response = with_call_ids(response, step);
+        let moment = crate::moments::moment_of(&self.profile.moments, &response);
         let (raw, stated, reasoning) = stated(&response);
         let t = response.token_usage();
         let (side, side_notes) = self.take_side();
@@ -448,6 +351,7 @@ impl Agent for ExternalAgent {
         };
         self.responses.push(stated);
         self.unanswered = Some(Unanswered {
+            moment,
             raw,
             reasoning,
             usage,
@@ -456,9 +360,15 @@ impl Agent for ExternalAgent {
         // The agent may have gone in the meantime; its end is the episode's business.
         let _ = reply.send(Reply::Completion(Box::new(response)));
         let next = self.next_exchange(step + 1).await?;
-        let observation = observation_of(&next.request.messages);
+        let mut observation = Observation::ok(observation_of(&next.request.messages));
         self.pending = Some(next);
         let mut u = self.unanswered.take().expect("set above");
+        if u.moment
+            .as_ref()
+            .is_some_and(|m| m.kind == MomentKind::TestRun)
+        {
+            observation.tests_passed = crate::moments::tests_passed(&observation.output);
+        }
         let (side, side_notes) = self.take_side();
         add_usage(&mut u.usage, &side);
         u.notes.extend(side_notes);
@@ -468,7 +378,8 @@ impl Agent for ExternalAgent {
             usage: u.usage,
             reasoning: u.reasoning,
             notes: u.notes,
-            observation: Some(Observation::ok(observation)),
+            observation: Some(observation),
+            moment: u.moment,
         })
     }
 
@@ -497,6 +408,7 @@ impl Agent for ExternalAgent {
                 "(the agent's process ended: {}{status})",
                 exit.describe()
             ))),
+            moment: u.moment,
         }))
     }
 }
@@ -504,48 +416,6 @@ impl Agent for ExternalAgent {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn convo(observations: &[&str]) -> Vec<Message> {
-        let mut m = vec![Message::system("s"), Message::user("task")];
-        for (i, o) in observations.iter().enumerate() {
-            m.push(Message::assistant(format!("r{}", i + 1)));
-            m.push(Message::user(*o));
-        }
-        m
-    }
-
-    fn stated_text(t: &str) -> Stated {
-        Stated {
-            content: t.into(),
-            first_call: None,
-        }
-    }
-
-    #[test]
-    fn a_step_is_found_by_position_and_else_by_its_response() {
-        let m = convo(&["o1", "o2", "o3"]);
-        assert_eq!(observation_slot(&m, 2, &stated_text("r2")), Some(5));
-        // The agent dropped its first exchange: step 2 is now the first assistant message.
-        let mut dropped = m.clone();
-        dropped.drain(2..4);
-        assert_eq!(observation_slot(&dropped, 2, &stated_text("r2")), Some(3));
-        assert_eq!(observation_slot(&m, 2, &stated_text("gone")), None);
-        // A response not yet followed by an observation has no slot.
-        let mut open = convo(&["o1"]);
-        open.push(Message::assistant("r2"));
-        assert_eq!(observation_slot(&open, 2, &stated_text("r2")), None);
-    }
-
-    #[test]
-    fn the_observation_is_what_follows_the_last_response() {
-        let mut m = convo(&["o1"]);
-        assert_eq!(observation_of(&m), "o1");
-        m.push(Message::assistant("r2"));
-        m.push(Message::tool("c1", "out a"));
-        m.push(Message::tool("c2", "out b"));
-        assert_eq!(observation_of(&m), "out a\nout b");
-        assert_eq!(observation_of(&convo(&[])), "s\ntask");
-    }
 
     #[test]
     fn names_that_leave_a_folder_are_caught() {

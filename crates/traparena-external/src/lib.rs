@@ -8,7 +8,8 @@
 //!
 //! - a [`Profile`] says how to start the agent on a task (command, configuration files,
 //!   environment, the model API it speaks, how it signals the end, what it writes for itself);
-//!   [`BUNDLED`] holds the reference profile, `mini-swe-agent`;
+//!   [`BUNDLED`] holds one per agent: `claude-code`, `codex`, `qwen-code`, `opencode`, `aider`
+//!   and `mini-swe-agent`;
 //! - the episode starts the process in its sandbox ([`traparena_task::AgentCommand`]): the
 //!   workspace as its working folder, no network but the proxy, nothing of the task but the
 //!   workspace;
@@ -19,16 +20,23 @@
 //!   step's observation, in that request and again in every later one;
 //! - [`register`] adds the `external` kind (`external:mini-swe-agent`) to an agent registry.
 //!
-//! The proxy speaks OpenAI Chat Completions, streamed or not.
+//! The proxy speaks OpenAI Chat Completions, Anthropic Messages (Claude Code) and OpenAI
+//! Responses (Codex CLI), streamed or not, and reads every request as a chat request
+//! (`traparena_model::wire`); the target model's client speaks whatever its server speaks.
+//! Profile rules ([`MomentRule`]) read an edit or a test run from the agent's tool calls, so that
+//! the personas that wait for those moments speak to external agents too.
 #![deny(missing_docs)]
 
 mod agent;
 mod error;
 mod kind;
+pub mod moments;
 pub mod profile;
 mod proxy;
+mod steps;
 
 pub use agent::{COLLABORATOR_LABEL, ExternalAgent};
 pub use error::ExternalError;
 pub use kind::{ExternalArgs, ExternalKind, register, register_with};
-pub use profile::{Api, BUNDLED, EndRule, PROFILE_FORMAT, Profile};
+pub use moments::MomentRule;
+pub use profile::{Api, BUNDLED, EndRule, PROFILE_FORMAT, Profile, SideRequests};

@@ -130,6 +130,11 @@ pub struct Profile {
     pub files: BTreeMap<String, String>,
     /// How the end of a submitting agent looks.
     pub end: EndRule,
+    /// The rules that read a step's moment (an edit, a test run) from the model's response,
+    /// first match first, for the attackers' schedules; without rules an external agent's
+    /// steps reach no moment but `any_step`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moments: Vec<crate::moments::MomentRule>,
     /// Which requests are side requests, not steps (none unless set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub side_requests: Option<SideRequests>,

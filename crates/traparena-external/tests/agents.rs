@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use traparena::EpisodeRecord;
 use traparena::attack::{Persona, ScriptedAttacker};
 use traparena::env::{Sandbox, SandboxConfig};
+use traparena::task::MomentKind;
 use traparena_testkit::stub::StubServer;
 
 fn sandbox() -> Sandbox {
@@ -220,4 +221,143 @@ async fn opencode_repairs_and_follows_a_blame_through_the_proxy() {
 #[ignore = "needs aider: scripts/install-agent.sh aider (CI runs it)"]
 async fn aider_repairs_and_follows_a_blame_through_the_proxy() {
     repairs_and_follows_a_blame("aider", &AIDER).await;
+}
+
+/// The moments the profile's rules read: the edit and the test run of the repair, and a
+/// persona that speaks only after a test run speaks there, in the next request's tool result.
+async fn a_persona_speaks_at_its_moment(profile: &str, up: &Upstream, edit: &str, test: &str) {
+    let mut attacker = ScriptedAttacker::new(vec![Persona::ClaimTestsWrong], 3);
+    let (r, bodies) = run(profile, up, Some(&mut attacker)).await;
+    assert_eq!(r.infra_error, None, "{r:#?}");
+    let moments: Vec<Option<(MomentKind, &str)>> = r
+        .trajectory
+        .iter()
+        .map(|s| s.moment.as_ref().map(|m| (m.kind, m.rule.as_str())))
+        .collect();
+    assert_eq!(
+        moments,
+        [
+            None,
+            Some((MomentKind::Edit, edit)),
+            Some((MomentKind::TestRun, test)),
+            None
+        ],
+        "{r:#?}"
+    );
+    assert_eq!(r.trajectory[2].observation.tests_passed, Some(true));
+    let spoke: Vec<u32> = r
+        .trajectory
+        .iter()
+        .filter(|s| s.message.is_some())
+        .map(|s| s.index)
+        .collect();
+    assert_eq!(spoke, [3], "only after the test run: {r:#?}");
+    let message = &r.trajectory[2].message.as_ref().unwrap().text;
+    let last = bodies.last().unwrap();
+    let results = tool_results(last);
+    assert!(
+        results[2].ends_with(&format!("{LABEL}{message}")),
+        "{:?}",
+        results[2]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Claude Code: scripts/install-agent.sh claude-code (CI runs it)"]
+async fn claude_code_steps_reach_the_moments_personas_wait_for() {
+    a_persona_speaks_at_its_moment("claude-code", &CLAUDE, "Edit tool", "test command in Bash")
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Codex CLI: scripts/install-agent.sh codex (CI runs it)"]
+async fn codex_steps_reach_the_moments_personas_wait_for() {
+    a_persona_speaks_at_its_moment(
+        "codex",
+        &CODEX,
+        "apply_patch tool",
+        "test command in exec_command",
+    )
+    .await;
+}
+
+/// Record and replay work whatever API the agent speaks: Claude Code's episode, recorded
+/// through a Messages upstream, runs again with the upstream gone, to the same record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Claude Code: scripts/install-agent.sh claude-code (CI runs it)"]
+async fn claude_code_replays_its_recording_without_the_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("calls.jsonl");
+    let mut upstream = claude_upstream();
+    let model = json!({"model": "stub-model", "base_url": upstream.base_url(),
+        "max_retries": 0, "api": "anthropic_messages"});
+    let with = |mode: &str| json!({"path": cassette, "mode": mode});
+    let recorded = cassette_episode("claude-code", model.clone(), with("record")).await;
+    assert!(recorded.accepted, "{recorded:#?}");
+    upstream.stop();
+    let replayed = cassette_episode("claude-code", model, with("replay")).await;
+    assert_eq!(replayed.infra_error, None, "{replayed:#?}");
+    assert_eq!(replayed.trajectory, recorded.trajectory);
+    assert_eq!(replayed.patch, recorded.patch);
+    assert_eq!(replayed.usage, recorded.usage);
+}
+
+async fn cassette_episode(profile: &str, model: Value, cassette: Value) -> EpisodeRecord {
+    let spec = traparena::ComponentSpec::new("external").with_args(json!({
+        "profile": profile, "prefix": agent_prefix(profile), "model": model, "cassette": cassette,
+    }));
+    let setup = traparena::registry()
+        .agents
+        .configure(&spec, &traparena::ConfigContext::new(root()))
+        .unwrap();
+    let task = clamp_task();
+    let mut agent = setup
+        .build(&traparena::EpisodeContext {
+            task: &task,
+            seed: 1,
+            scope: "replay",
+            defence: false,
+            fork: None,
+        })
+        .unwrap();
+    traparena::Episode::builder(&task)
+        .budget(10)
+        .sandbox(sandbox())
+        .build()
+        .unwrap()
+        .run(&mut *agent, None)
+        .await
+        .unwrap()
+}
+
+/// Claude Code through the proxy against the real small model server CI starts (llama.cpp,
+/// chat completions only): its Messages requests are translated, the episode runs to its end
+/// with the server's token counts, and nothing fails as infrastructure. The model is far too
+/// small to repair anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Claude Code (scripts/install-agent.sh claude-code) and a model server in TRAPARENA_TEST_LLM_BASE_URL (.ci/llama-server.sh start)"]
+async fn claude_code_runs_against_the_real_model_server() {
+    #[allow(clippy::disallowed_methods)] // test code: the server CI started
+    let base_url = std::env::var("TRAPARENA_TEST_LLM_BASE_URL")
+        .expect("TRAPARENA_TEST_LLM_BASE_URL (the model server CI starts)");
+    let model = json!({"model": "smollm2-135m-instruct", "base_url": base_url,
+        "max_retries": 1, "timeout_s": 900});
+    let mut attacker = ScriptedAttacker::new(vec![Persona::BlameOtherLocation], 3);
+    let r = episode_with(
+        &clamp_task(),
+        "claude-code",
+        &agent_prefix("claude-code"),
+        model,
+        Some(&mut attacker),
+        &sandbox(),
+        3,
+    )
+    .await;
+    assert_eq!(r.infra_error, None, "{r:#?}");
+    assert!(r.steps >= 1 && r.steps <= 3, "{r:#?}");
+    assert!(r.usage.target.prompt_tokens > 1000, "{:?}", r.usage);
+    assert!(r.usage.target.completion_tokens > 0, "{:?}", r.usage);
+    assert!(r.trajectory.iter().all(|s| s.raw.is_some()));
+    let exit = r.agent_process.as_ref().expect("the process is recorded");
+    assert!(exit.killed || exit.exit_code.is_some(), "{exit:?}");
 }

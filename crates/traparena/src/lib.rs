@@ -21,7 +21,7 @@
 //! | [`results`] | `traparena-results` | the results folder's format: the lines of `episodes.jsonl` and `trajectories.jsonl`, the manifest, versioned reading and writing |
 //! | [`model`] | `traparena-model` | the OpenAI-compatible model client, record and replay, reading replies |
 //! | [`llm`] | `traparena-llm` | the model-backed agent, attacker and curator, their prompts and registry kinds |
-//! | [`external`] | `traparena-external` | external agents (mini-swe-agent, ...) as black-box processes behind the injecting model proxy; agent profiles |
+//! | [`external`] | `traparena-external` | external agents (Claude Code, Codex CLI, Qwen Code, opencode, aider, mini-swe-agent) as black-box processes behind the injecting model proxy, which speaks chat completions, Anthropic Messages and OpenAI Responses; agent profiles |
 //! | [`stats`] | `traparena-stats` | paired effects with bootstrap intervals, rates, power |
 //! | [`report`] | `traparena-report` | the paper-style tables from a results folder |
 //! | [`import`] | `traparena-import` | HumanEvalFix and SWE-bench importers, predictions export |
@@ -346,12 +346,12 @@ pub use traparena_stats::StatsError;
 pub use traparena_task::{
     Action, ArgsError, Claims, CollaboratorMessage, ComponentRole, ComponentSpec, ConfigContext,
     ConfiguredKind, EpisodeContext, Factory, FailureMode, ForkContext, ImageEnv, KindRegistry,
-    Location, ModelUse, NoArgs, Observation, RelPath, Step, Task, TaskError, TestCounts, Usage,
-    Verdict,
+    Location, ModelUse, Moment, MomentKind, NoArgs, Observation, RelPath, Step, Task, TaskError,
+    TestCounts, Usage, Verdict,
 };
 
 /// Every built-in kind: the agents `gold`, `credulous`, `hardcoder`, `replay`, `llm` and
-/// `external` (`external:mini-swe-agent`); the attackers `scripted`, `truthful`, `offline`
+/// `external` (`external:claude-code`, `external:mini-swe-agent`, ...); the attackers `scripted`, `truthful`, `offline`
 /// and `adaptive`; the curators `tally` and `llm`. Register your own on the result
 /// (`registry.attackers.register("mine", MyKind)`).
 pub fn registry() -> Registry {
