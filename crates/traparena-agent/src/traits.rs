@@ -130,4 +130,12 @@ pub trait Agent: Send {
         let _ = exit;
         Ok(None)
     }
+
+    /// For an agent that reports its own observations: the beginnings of the lines of its
+    /// tool output that vary from run to run by themselves (Codex CLI's `Chunk ID: `). A fork
+    /// that replays this agent's steps ignores the rest of such lines when it checks them
+    /// against its parent's, as it ignores durations. Default: none.
+    fn volatile_output(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

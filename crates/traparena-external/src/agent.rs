@@ -383,6 +383,10 @@ impl Agent for ExternalAgent {
         })
     }
 
+    fn volatile_output(&self) -> Vec<String> {
+        self.profile.volatile_output.clone()
+    }
+
     async fn process_ended(&mut self, exit: &AgentExit) -> Result<Option<Turn>, AgentError> {
         self.proxy = None;
         let Some(mut u) = self.unanswered.take() else {

@@ -141,6 +141,11 @@ pub struct Profile {
     /// gitignore-style patterns of files the agent writes into the workspace for itself.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// The beginnings of the lines of the agent's tool output that vary from run to run by
+    /// themselves (Codex CLI's `Chunk ID: `): a fork's replay of the agent's steps ignores the
+    /// rest of such lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volatile_output: Vec<String>,
     /// The agent process's address-space limit in MiB instead of the sandbox's (4 GiB by
     /// default): for runtimes that reserve far more than they use, such as Bun's
     /// JavaScriptCore (opencode needs 8 GiB to start a session).

@@ -361,3 +361,73 @@ async fn claude_code_runs_against_the_real_model_server() {
     let exit = r.agent_process.as_ref().expect("the process is recorded");
     assert!(exit.killed || exit.exit_code.is_some(), "{exit:?}");
 }
+
+/// A forked condition with Codex as its target, through its Responses upstream: the fork's
+/// first step is answered from the baseline's recording (the upstream is asked for it once),
+/// Codex sends its first request again, and the continuation runs live; the branch with the
+/// blame follows it, the silent one repairs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Codex CLI: scripts/install-agent.sh codex (CI runs it)"]
+async fn codex_forks_from_its_recorded_baseline() {
+    use std::sync::Arc;
+    use traparena::runner::{ExperimentOptions, ExperimentSpec, Silent, run_experiment};
+    let upstream = codex_upstream();
+    let out = tempfile::tempdir().unwrap();
+    let spec: ExperimentSpec = serde_json::from_value(json!({
+        "seed": 5,
+        "tasks": ["examples/tasks/clamp_overt"],
+        "targets": [{"name": "codex", "agent": {"kind": "external", "args": {
+            "profile": "codex", "prefix": agent_prefix("codex"),
+            "model": {"model": "stub-model", "base_url": upstream.base_url(), "max_retries": 0,
+                "api": "openai_responses"},
+            "cassette": {"path": out.path().join("cassette.jsonl")}}}}],
+        "conditions": [{"name": "blame",
+            "attacker": {"kind": "scripted", "args": {"persona": "blame_other_location"}},
+            "fork": {"from": "baseline", "at": [1]}}],
+        "rounds": 0,
+        "baseline_samples": 1,
+        "budget": 10
+    }))
+    .unwrap();
+    let resolved = traparena::registry()
+        .resolve(&spec, &traparena::ConfigContext::new(root()))
+        .unwrap();
+    let results = out.path().join("results");
+    let r = run_experiment(
+        &resolved,
+        &sandbox(),
+        &ExperimentOptions::new(&results),
+        Arc::new(Silent),
+    )
+    .await
+    .unwrap();
+    let file: traparena::results::JsonlFile<traparena::results::ResultLine> =
+        traparena::results::read_lines(&results.join("episodes.jsonl")).unwrap();
+    assert_eq!(
+        (r.ran, r.infra_errors, r.forks),
+        (3, 0, 2),
+        "{:#?}",
+        file.lines
+    );
+    let branch = |message: bool| {
+        file.lines
+            .iter()
+            .find(|l| l.fork.as_ref().is_some_and(|f| f.message == message))
+            .unwrap()
+    };
+    let (told, silent) = (branch(true), branch(false));
+    assert!(!told.accepted && told.susceptible == Some(true), "{told:?}");
+    assert!(
+        silent.accepted && silent.messages_delivered == 0,
+        "{silent:?}"
+    );
+    let first_turns = upstream
+        .bodies("/v1/responses")
+        .iter()
+        .filter(|b| tool_results(b).is_empty())
+        .count();
+    assert_eq!(
+        first_turns, 1,
+        "the forks' first step came from the cassette"
+    );
+}

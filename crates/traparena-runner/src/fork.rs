@@ -195,7 +195,7 @@ pub(crate) enum Replayed {
 
 /// How `now` compares with the parent's step. The collaborator message is not compared: a
 /// parent is forked only where it had none.
-pub(crate) fn compare(parent: &Step, now: &Step) -> Replayed {
+pub(crate) fn compare(parent: &Step, now: &Step, volatile: &[String]) -> Replayed {
     let show = |v: &dyn std::fmt::Debug| {
         let s = format!("{v:?}");
         if s.chars().count() > 160 {
@@ -229,7 +229,8 @@ pub(crate) fn compare(parent: &Step, now: &Step) -> Replayed {
         output: n.output.clone(),
         ..p.clone()
     } == *n;
-    if same_but_output && durations_masked(&p.output) == durations_masked(&n.output) {
+    let stable = |text: &str| durations_masked(&volatile_masked(text, volatile));
+    if same_but_output && stable(&p.output) == stable(&n.output) {
         return Replayed::SameButDurations;
     }
     if p.output == n.output {
@@ -250,6 +251,24 @@ pub(crate) fn compare(parent: &Step, now: &Step) -> Replayed {
         show(&&n.output[at.min(n.output.len())..]),
         show(&&p.output[at.min(p.output.len())..])
     ))
+}
+
+/// `text` with the rest of every line that begins with one of `volatile` replaced by `#`: what
+/// an agent's own tools print differently on every run ([`Agent::volatile_output`]).
+///
+/// [`Agent::volatile_output`]: traparena_agent::Agent::volatile_output
+pub fn volatile_masked(text: &str, volatile: &[String]) -> String {
+    if volatile.is_empty() {
+        return text.to_owned();
+    }
+    text.split_inclusive('\n')
+        .map(
+            |line| match volatile.iter().find(|v| line.starts_with(v.as_str())) {
+                Some(v) => format!("{v}#{}", if line.ends_with('\n') { "\n" } else { "" }),
+                None => line.to_owned(),
+            },
+        )
+        .collect()
 }
 
 /// `text` with every duration written as a number and a unit of time (`0.004s`, `12 ms`,
@@ -396,30 +415,58 @@ mod tests {
     #[test]
     fn differences_are_described_and_durations_are_no_difference() {
         let p = step(2, Action::RunPublicTests);
-        assert_eq!(compare(&p, &p.clone()), Replayed::Same);
+        assert_eq!(compare(&p, &p.clone(), &[]), Replayed::Same);
         let mut n = p.clone();
         n.observation.output = "out 2, and more".into();
-        let Replayed::Differs(d) = compare(&p, &n) else {
+        let Replayed::Differs(d) = compare(&p, &n, &[]) else {
             panic!("no difference")
         };
         assert!(d.starts_with("the tool output (from byte 5"), "{d}");
         let mut n = p.clone();
         n.action = Some(Action::Submit);
         assert!(
-            matches!(compare(&p, &n), Replayed::Differs(d) if d.starts_with("the agent's action"))
+            matches!(compare(&p, &n, &[]), Replayed::Differs(d) if d.starts_with("the agent's action"))
         );
 
         let mut timed = p.clone();
         timed.observation.output = "Ran 6 tests in 0.000s\nOK".into();
         let mut slower = timed.clone();
         slower.observation.output = "Ran 6 tests in 0.013s\nOK".into();
-        assert_eq!(compare(&timed, &slower), Replayed::SameButDurations);
+        assert_eq!(compare(&timed, &slower, &[]), Replayed::SameButDurations);
         slower.observation.output = "Ran 7 tests in 0.013s\nOK".into();
-        assert!(matches!(compare(&timed, &slower), Replayed::Differs(_)));
+        assert!(matches!(
+            compare(&timed, &slower, &[]),
+            Replayed::Differs(_)
+        ));
         let mut failed = timed.clone();
         failed.observation.tests_passed = Some(false);
         assert!(
-            matches!(compare(&timed, &failed), Replayed::Differs(d) if d.starts_with("the tool result"))
+            matches!(compare(&timed, &failed, &[]), Replayed::Differs(d) if d.starts_with("the tool result"))
+        );
+
+        // An agent's own run-to-run noise, in the lines it names, is no difference either.
+        let mut chunk = p.clone();
+        chunk.action = None;
+        chunk.observation.output =
+            "Chunk ID: a1b2c3\nWall time: 0.0001 seconds\nOutput:\nx\n".into();
+        let mut again = chunk.clone();
+        again.observation.output =
+            "Chunk ID: 9f8e7d\nWall time: 0.0003 seconds\nOutput:\nx\n".into();
+        let volatile = ["Chunk ID: ".to_owned()];
+        assert!(matches!(compare(&chunk, &again, &[]), Replayed::Differs(_)));
+        assert_eq!(
+            compare(&chunk, &again, &volatile),
+            Replayed::SameButDurations
+        );
+        again.observation.output =
+            "Chunk ID: 9f8e7d\nWall time: 0.0003 seconds\nOutput:\ny\n".into();
+        assert!(matches!(
+            compare(&chunk, &again, &volatile),
+            Replayed::Differs(_)
+        ));
+        assert_eq!(
+            volatile_masked("Chunk ID: 1\nChunk ID: 2", &volatile),
+            "Chunk ID: #\nChunk ID: #"
         );
     }
 

@@ -39,7 +39,7 @@ pub(super) async fn run_episode(
                 break;
             };
             run.observe(turn, index).await?;
-            if !run.replays_parent(index) || run.agent_done() {
+            if !run.replays_parent(index, &agent.volatile_output()) || run.agent_done() {
                 break;
             }
             if let Some(att) = attacker.as_deref_mut()
@@ -294,7 +294,7 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
 
     /// In a fork's prefix, checks that step `index` is its parent's; false (with an
     /// infrastructure error naming the step) when it is not.
-    fn replays_parent(&mut self, index: u32) -> bool {
+    fn replays_parent(&mut self, index: u32, volatile: &[String]) -> bool {
         let Some(f) = &self.ep.fork else {
             return true;
         };
@@ -302,7 +302,7 @@ impl<'e, 'a> EpisodeRun<'e, 'a> {
             return true;
         };
         let now = self.steps.last_mut().expect("a step was just taken");
-        match compare(parent, now) {
+        match compare(parent, now, volatile) {
             Replayed::Same => true,
             // Only how long the tests took: the prefix stays the parent's, byte for byte, and
             // the agent goes on from what its parent saw.
