@@ -431,3 +431,32 @@ async fn codex_forks_from_its_recorded_baseline() {
         "the forks' first step came from the cassette"
     );
 }
+
+/// The ready experiment of `examples/experiments/agents.json` resolves, and targets every
+/// bundled agent profile, baseline against scripted and adaptive conditions.
+#[test]
+#[ignore = "needs every bundled agent: scripts/install-agent.sh NAME and scripts/install-mini-swe-agent.sh (CI runs them)"]
+fn the_agents_experiment_targets_every_bundled_profile() {
+    let dir = root().join("examples/experiments");
+    let text = std::fs::read_to_string(dir.join("agents.json")).unwrap();
+    let spec: traparena::runner::ExperimentSpec = serde_json::from_str(&text).unwrap();
+    let resolved = traparena::registry()
+        .resolve(
+            &spec,
+            &traparena::ConfigContext::new(&dir)
+                .with_agents_dir(agent_prefix("claude-code").parent().unwrap()),
+        )
+        .unwrap_or_else(|e| panic!("agents.json does not resolve: {e}"));
+    let mut targets: Vec<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
+    let mut bundled: Vec<&str> = traparena::external::BUNDLED
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    targets.sort_unstable();
+    bundled.sort_unstable();
+    assert_eq!(targets, bundled);
+    let conditions: Vec<&str> = spec.conditions.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(conditions, ["personas", "adaptive", "truthful"]);
+    assert_eq!(resolved.agents.len(), bundled.len());
+    assert_eq!(resolved.attackers.len(), 3);
+}
