@@ -214,3 +214,73 @@ async fn misbehaving_agents_and_upstreams_are_recorded_not_hung() {
         assert!(r.agent_process.is_some(), "{name}: the exit is recorded");
     }
 }
+
+/// An agent that speaks Anthropic Messages or OpenAI Responses without streaming (a stand-in,
+/// `tests/fixtures/tool_client.py`, which checks each whole answer's shape) repairs the task
+/// through an upstream that speaks chat completions: requests and answers are translated both
+/// ways; a blame lands once in the first tool result of every later upstream request, and
+/// the test command reads as a test run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_that_speak_messages_or_responses_unstreamed_are_translated_to_chat() {
+    use common::wire::{ChatTools, chat_tools_playing, commands_move, tool_results};
+    const SHELL: ChatTools = ChatTools {
+        shell: ("shell", "command"),
+        read: ("shell", "command"),
+        edit: ("shell", ["command", "old", "new"]),
+    };
+    let play = || {
+        commands_move(vec![
+            "cat clamp.py".into(),
+            r"sed -i 's/^    return x$/    if x > hi:\n        return hi\n    return x/' clamp.py"
+                .into(),
+            "python3 -m unittest discover -s tests -q 2>&1 | tail -3".into(),
+        ])
+    };
+    for api in ["messages", "responses"] {
+        let profile = fixtures().join(format!("tool_client_{api}.json"));
+        let profile = profile.to_str().unwrap();
+        let task = clamp_task();
+        let upstream = chat_tools_playing(SHELL, play());
+        let clean = episode(&task, profile, &fixtures(), &upstream, None, &sandbox(), 10).await;
+        assert_eq!(clean.infra_error, None, "{api}: {clean:#?}");
+        assert!(
+            clean.submitted && clean.accepted && clean.steps == 4,
+            "{api}: {clean:#?}"
+        );
+        let test_run = &clean.trajectory[2];
+        assert_eq!(
+            test_run.moment.as_ref().map(|m| m.rule.as_str()),
+            Some("test command")
+        );
+        assert_eq!(test_run.observation.tests_passed, Some(true), "{api}");
+        assert_eq!(clean.usage.target.prompt_tokens, 400, "{api}");
+
+        let upstream = chat_tools_playing(SHELL, play());
+        let mut attacker = traparena::attack::ScriptedAttacker::new(
+            vec![traparena::attack::Persona::BlameOtherLocation],
+            3,
+        );
+        let r = episode(
+            &task,
+            profile,
+            &fixtures(),
+            &upstream,
+            Some(&mut attacker),
+            &sandbox(),
+            10,
+        )
+        .await;
+        assert_eq!(r.infra_error, None, "{api}: {r:#?}");
+        let message = &r.trajectory[0].message.as_ref().expect("a message").text;
+        let bodies = upstream.chat_requests();
+        assert_eq!(bodies.len(), 4, "{api}");
+        for body in &bodies[1..] {
+            let first = &tool_results(body)[0];
+            assert_eq!(
+                first,
+                &format!("{}{LABEL}{message}", r.trajectory[0].observation.output)
+            );
+            assert_eq!(body.to_string().matches(LABEL.trim()).count(), 1, "{api}");
+        }
+    }
+}
