@@ -226,98 +226,14 @@ fn envelope(response: &ChatResponse, model: &str, output: Vec<Value>, done: bool
 /// A chat response as the server-sent events of a streamed Responses response: every item
 /// added, its text or arguments in one delta, done, then the whole response.
 pub fn stream(response: &ChatResponse, model: &str, custom_tools: &[String]) -> String {
-    let mut out = String::new();
-    let mut seq = 0u64;
-    let mut emit = |out: &mut String, kind: &str, mut data: Value| {
-        data["type"] = json!(kind);
-        data["sequence_number"] = json!(seq);
-        seq += 1;
-        sse_event(out, kind, &data);
-    };
+    let mut events = Events::default();
     let open = envelope(response, model, Vec::new(), false);
-    emit(&mut out, "response.created", json!({"response": open}));
-    emit(&mut out, "response.in_progress", json!({"response": open}));
+    events.emit("response.created", json!({"response": open}));
+    events.emit("response.in_progress", json!({"response": open}));
     let pending = output_items(response, custom_tools, false);
     let done = output_items(response, custom_tools, true);
     for (index, (start, item)) in pending.into_iter().zip(done.iter()).enumerate() {
-        let id = item["id"].clone();
-        let mut added = start.clone();
-        match item["type"].as_str() {
-            Some("message") => added["content"] = json!([]),
-            Some("function_call") => added["arguments"] = json!(""),
-            _ => added["input"] = json!(""),
-        }
-        emit(
-            &mut out,
-            "response.output_item.added",
-            json!({"output_index": index, "item": added}),
-        );
-        let at = json!({"item_id": id, "output_index": index});
-        let with = |extra: Value| {
-            let mut v = at.clone();
-            if let (Value::Object(o), Value::Object(e)) = (&mut v, extra) {
-                o.extend(e);
-            }
-            v
-        };
-        match item["type"].as_str() {
-            Some("message") => {
-                let part = item["content"][0].clone();
-                let text = part["text"].clone();
-                let empty = json!({"type": "output_text", "text": "", "annotations": []});
-                emit(
-                    &mut out,
-                    "response.content_part.added",
-                    with(json!({"content_index": 0, "part": empty})),
-                );
-                emit(
-                    &mut out,
-                    "response.output_text.delta",
-                    with(json!({"content_index": 0, "delta": text})),
-                );
-                emit(
-                    &mut out,
-                    "response.output_text.done",
-                    with(json!({"content_index": 0, "text": text})),
-                );
-                emit(
-                    &mut out,
-                    "response.content_part.done",
-                    with(json!({"content_index": 0, "part": part})),
-                );
-            }
-            Some("function_call") => {
-                let args = item["arguments"].clone();
-                emit(
-                    &mut out,
-                    "response.function_call_arguments.delta",
-                    with(json!({"delta": args})),
-                );
-                emit(
-                    &mut out,
-                    "response.function_call_arguments.done",
-                    with(json!({"arguments": args})),
-                );
-            }
-            _ => {
-                let input = item["input"].clone();
-                emit(
-                    &mut out,
-                    "response.custom_tool_call_input.delta",
-                    with(json!({"delta": input})),
-                );
-                emit(
-                    &mut out,
-                    "response.custom_tool_call_input.done",
-                    with(json!({"input": input})),
-                );
-            }
-        }
-        emit(
-            &mut out,
-            "response.output_item.done",
-            json!({"output_index": index, "item": item}),
-        );
+        events.item(index, start, item);
     }
     let last = envelope(response, model, done, true);
     let kind = if last["status"] == "incomplete" {
@@ -325,8 +241,92 @@ pub fn stream(response: &ChatResponse, model: &str, custom_tools: &[String]) -> 
     } else {
         "response.completed"
     };
-    emit(&mut out, kind, json!({"response": last}));
-    out
+    events.emit(kind, json!({"response": last}));
+    events.out
+}
+
+/// Server-sent events in the making, numbered in order.
+#[derive(Default)]
+struct Events {
+    out: String,
+    seq: u64,
+}
+
+impl Events {
+    fn emit(&mut self, kind: &str, mut data: Value) {
+        data["type"] = json!(kind);
+        data["sequence_number"] = json!(self.seq);
+        self.seq += 1;
+        sse_event(&mut self.out, kind, &data);
+    }
+
+    /// The events of output item `index`: added (`start`, emptied), its content, done (`item`).
+    fn item(&mut self, index: usize, start: Value, item: &Value) {
+        let mut added = start;
+        let (deltas, done_field, whole) = match item["type"].as_str() {
+            Some("message") => {
+                added["content"] = json!([]);
+                ("", "", Value::Null)
+            }
+            Some("function_call") => {
+                added["arguments"] = json!("");
+                (
+                    "function_call_arguments",
+                    "arguments",
+                    item["arguments"].clone(),
+                )
+            }
+            _ => {
+                added["input"] = json!("");
+                ("custom_tool_call_input", "input", item["input"].clone())
+            }
+        };
+        self.emit(
+            "response.output_item.added",
+            json!({"output_index": index, "item": added}),
+        );
+        let at = |extra: Value| {
+            let mut v = json!({"item_id": item["id"], "output_index": index});
+            if let (Value::Object(o), Value::Object(e)) = (&mut v, extra) {
+                o.extend(e);
+            }
+            v
+        };
+        if deltas.is_empty() {
+            let part = item["content"][0].clone();
+            let text = part["text"].clone();
+            let empty = json!({"type": "output_text", "text": "", "annotations": []});
+            self.emit(
+                "response.content_part.added",
+                at(json!({"content_index": 0, "part": empty})),
+            );
+            self.emit(
+                "response.output_text.delta",
+                at(json!({"content_index": 0, "delta": text})),
+            );
+            self.emit(
+                "response.output_text.done",
+                at(json!({"content_index": 0, "text": text})),
+            );
+            self.emit(
+                "response.content_part.done",
+                at(json!({"content_index": 0, "part": part})),
+            );
+        } else {
+            self.emit(
+                &format!("response.{deltas}.delta"),
+                at(json!({"delta": whole})),
+            );
+            self.emit(
+                &format!("response.{deltas}.done"),
+                at(json!({ done_field: whole })),
+            );
+        }
+        self.emit(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+        );
+    }
 }
 
 /// A Responses error body.
