@@ -26,6 +26,18 @@ pub enum ProtocolArg {
     Text,
 }
 
+/// The API the target model's server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ModelApiArg {
+    /// OpenAI Chat Completions (vLLM, llama.cpp, SGLang, Ollama, OpenAI, OpenRouter).
+    #[default]
+    ChatCompletions,
+    /// Anthropic Messages (Anthropic's API; the base URL ends in `/v1`).
+    AnthropicMessages,
+    /// OpenAI Responses.
+    OpenaiResponses,
+}
+
 /// How a cassette is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum CassetteModeArg {
@@ -92,6 +104,10 @@ pub struct LlmArgs {
     /// recorded with one, since it shapes the requests.
     #[arg(long)]
     pub context_window: Option<u32>,
+    /// The API the target model's server speaks; requests are translated into it (what an
+    /// external agent speaks to the proxy is its own business).
+    #[arg(long, value_enum, default_value = "chat-completions")]
+    pub model_api: ModelApiArg,
 }
 
 impl LlmArgs {
@@ -133,9 +149,22 @@ impl LlmArgs {
     }
 }
 
+impl LlmArgs {
+    /// The target model: the `LLM` endpoint, in the API `--model-api` names.
+    fn target(&self) -> Result<Value, String> {
+        let mut model = self.model(endpoint("LLM", self.replay())?);
+        match self.model_api {
+            ModelApiArg::ChatCompletions => {}
+            ModelApiArg::AnthropicMessages => model["api"] = json!("anthropic_messages"),
+            ModelApiArg::OpenaiResponses => model["api"] = json!("openai_responses"),
+        }
+        Ok(model)
+    }
+}
+
 /// The `llm` agent's arguments from the flags and `TRAPARENA_LLM_*`.
 pub fn agent_args(args: &LlmArgs) -> Result<Value, String> {
-    let mut model = args.model(endpoint("LLM", args.replay())?);
+    let mut model = args.target()?;
     if let Some(n) = args.context_window {
         model["context_window"] = json!(n);
     }
@@ -159,7 +188,7 @@ pub fn agent_args(args: &LlmArgs) -> Result<Value, String> {
 /// The `external` agent's model (the one its proxy forwards to) from the flags and
 /// `TRAPARENA_LLM_*`, as for the `llm` agent.
 pub fn external_args(args: &LlmArgs) -> Result<Value, String> {
-    let mut out = json!({"model": args.model(endpoint("LLM", args.replay())?)});
+    let mut out = json!({"model": args.target()?});
     if let Some(c) = args.cassette() {
         out["cassette"] = c;
     }
