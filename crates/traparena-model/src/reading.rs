@@ -52,6 +52,14 @@ pub(crate) fn parse_completion(
         return Err(malformed("body is not a JSON object".to_owned(), None));
     };
     if api != WireApi::ChatCompletions {
+        // An error in a 2xx body is transient, as for chat completions (a Responses answer
+        // holds `"error": null`).
+        if let Some(message) = object.get("error").filter(|e| !e.is_null()).map(error_text) {
+            return Err(ModelError::ErrorBody {
+                url: url.to_owned(),
+                message,
+            });
+        }
         let read = match api {
             WireApi::AnthropicMessages => crate::wire::anthropic::read_response(value),
             _ => crate::wire::responses::read_response(value),
