@@ -15,6 +15,7 @@ mod import;
 mod llm;
 mod report;
 mod run;
+mod show;
 use traparena::env::{BackendChoice, ContainerConfig, Sandbox, SandboxConfig};
 use traparena::eval::{Evaluator, ValidateOptions, ValidationReport, validate};
 use traparena::task::{ComponentSpec, ConfigContext, ModelUse, Task};
@@ -154,6 +155,9 @@ enum Cmd {
     Merge(experiment::MergeArgs),
     /// Turn a results folder into the paper-style tables (Markdown, JSON, HTML).
     Report(report::ReportArgs),
+    /// Print one episode of a results folder step by step: actions, tool outputs, the
+    /// collaborator's messages, the verdict.
+    Show(show::ShowArgs),
     /// Import tasks from a public benchmark format.
     #[command(subcommand)]
     Import(import::ImportCmd),
@@ -299,6 +303,7 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
         Cmd::Experiment(args) => experiment::run(args, sandbox(&cli.sandbox)?),
         Cmd::Merge(args) => experiment::merge(args),
         Cmd::Report(args) => report::run(args),
+        Cmd::Show(args) => show::run(args),
         Cmd::Import(cmd) => import::run_import(cmd, sandbox(&cli.sandbox)?),
         Cmd::Export(cmd) => import::run_export(cmd),
         Cmd::Evaluate { task, patch, json } => evaluate_cmd(&cli.sandbox, &task, &patch, json),

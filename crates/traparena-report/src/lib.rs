@@ -65,6 +65,7 @@ use std::path::Path;
 
 mod build;
 mod charts;
+mod episode;
 mod error;
 mod format;
 mod html;
@@ -75,6 +76,7 @@ mod view;
 mod wire;
 
 pub use build::{ReportOptions, build_report, condition_kind};
+pub use episode::{EpisodeView, ShowOptions, episode_text, find_episode};
 pub use error::ReportError;
 pub use input::{Cell, CuratorNotes, Episodes, ResultsFolder};
 pub use model::{
