@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use traparena_agent::{Agent, AgentError, AgentView, Turn};
-use traparena_model::{ChatModel, ChatRequest, Message, MessageRole};
+use traparena_model::{ChatModel, ChatRequest, Message, MessageRole, ModelError};
 use traparena_task::{Action, AgentCommand, AgentExit, Moment, MomentKind, Observation, Usage};
 
 use crate::profile::{Placeholders, Profile, fill};
@@ -324,7 +324,27 @@ impl Agent for ExternalAgent {
             .replay
             .as_ref()
             .is_some_and(|(_, k)| view.steps_taken < *k);
-        let response = match self.model_for(step).chat(&request).await {
+        let model = self.model_for(step);
+        let mut answer = model.chat(&request).await;
+        // Agents ask for as much as their own model allows (Claude Code: 32,000 tokens and
+        // more); a server with a smaller context refuses that. Asked again once without it,
+        // the server answers with what is left of its context. (A recording, or a fork's
+        // prefix, may hold such a second request: a request it lacks is looked up without
+        // `max_tokens` too.)
+        let not_recorded = |e: &ModelError| matches!(e, ModelError::NotRecorded { .. });
+        if let Err(e) = &answer
+            && (e.is_context_overflow() || replayed || not_recorded(e))
+            && let Some(asked) = request.max_tokens.take()
+        {
+            let again = model.chat(&request).await;
+            if again.is_ok() || e.is_context_overflow() {
+                notes.push(format!(
+                    "max_tokens {asked} did not fit the server's context: asked again without max_tokens"
+                ));
+                answer = again;
+            }
+        }
+        let response = match answer {
             Ok(r) => r,
             Err(e) if replayed => {
                 let _ = reply.send(Reply::Error(502, format!("the fork's prefix failed: {e}")));

@@ -96,6 +96,16 @@ async fn episode_cassette(
     model: serde_json::Value,
     cassette: serde_json::Value,
 ) -> traparena::EpisodeRecord {
+    episode_cassette_with(task, profile, prefix, model, cassette).await
+}
+
+async fn episode_cassette_with(
+    task: &traparena::Task,
+    profile: &str,
+    prefix: &std::path::Path,
+    model: serde_json::Value,
+    cassette: serde_json::Value,
+) -> traparena::EpisodeRecord {
     let spec = traparena::ComponentSpec::new("external").with_args(serde_json::json!({
         "profile": profile, "prefix": prefix, "model": model, "cassette": cassette,
     }));
@@ -283,4 +293,90 @@ async fn agents_that_speak_messages_or_responses_unstreamed_are_translated_to_ch
             assert_eq!(body.to_string().matches(LABEL.trim()).count(), 1, "{api}");
         }
     }
+}
+
+/// An agent that asks for more tokens than the server's context leaves (Claude Code asks for
+/// 32,000) is asked again once without `max_tokens`, with a note on the step; the recording of
+/// such an episode replays without the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_max_tokens_beyond_the_servers_context_is_dropped_and_replays() {
+    use common::wire::{ChatTools, chat_tools_playing, commands_move};
+    use traparena_testkit::stub::Reply;
+    const SHELL: ChatTools = ChatTools {
+        shell: ("shell", "command"),
+        read: ("shell", "command"),
+        edit: ("shell", ["command", "old", "new"]),
+    };
+    let mut play = chat_tools_playing(
+        SHELL,
+        commands_move(vec![
+            "cat clamp.py".into(),
+            r"sed -i 's/^    return x$/    if x > hi:\n        return hi\n    return x/' clamp.py"
+                .into(),
+        ]),
+    );
+    // vLLM's refusal of a completion that does not fit, in front of the playing stub.
+    let playing = play.base_url();
+    let mut upstream = traparena_testkit::stub::StubServer::vllm(move |r| {
+        if r.body.get("max_tokens").is_some() {
+            return Reply::json(
+                400,
+                serde_json::json!({"object": "error", "type": "BadRequestError", "code": 400,
+                "message": "This model's maximum context length is 2048 tokens. However, you requested 2100 tokens (1076 in the messages, 1024 in the completion). Please reduce the length of the messages or completion."}),
+            );
+        }
+        let body = reqwest_free_post(&playing, &r.body);
+        Reply::json(200, body)
+    });
+    let task = clamp_task();
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("calls.jsonl");
+    let profile = fixtures().join("tool_client_messages.json");
+    let model =
+        |url: &str| serde_json::json!({"model": "stub-model", "base_url": url, "max_retries": 0});
+    let with = |mode: &str| serde_json::json!({"path": cassette, "mode": mode});
+    let recorded = episode_cassette_with(
+        &task,
+        profile.to_str().unwrap(),
+        &fixtures(),
+        model(&upstream.base_url()),
+        with("record"),
+    )
+    .await;
+    assert_eq!(recorded.infra_error, None, "{recorded:#?}");
+    assert!(recorded.accepted, "{recorded:#?}");
+    assert!(
+        recorded.trajectory.iter().all(|s| s
+            .notes
+            .iter()
+            .any(|n| n.contains("asked again without max_tokens"))),
+        "{recorded:#?}"
+    );
+    let url = upstream.base_url();
+    upstream.stop();
+    play.stop();
+    let replayed = episode_cassette_with(
+        &task,
+        profile.to_str().unwrap(),
+        &fixtures(),
+        model(&url),
+        with("replay"),
+    )
+    .await;
+    assert_eq!(replayed.infra_error, None, "{replayed:#?}");
+    assert_eq!(replayed.trajectory, recorded.trajectory);
+}
+
+/// POSTs `body` to `{base}/chat/completions` over a plain TCP connection and returns the JSON
+/// answer (the stub's responder runs on its own thread, where no async client is at hand).
+fn reqwest_free_post(base: &str, body: &serde_json::Value) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://").trim_end_matches("/v1");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    let text = body.to_string();
+    write!(s, "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}", text.len()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (_, body) = out.split_once("\r\n\r\n").unwrap();
+    serde_json::from_str(body).unwrap()
 }
