@@ -11,8 +11,8 @@ pub struct ShowArgs {
     /// The results folder (it needs `trajectories.jsonl`; `episodes.jsonl` adds the verdict).
     pub results: PathBuf,
     /// The episode, as results name it: TARGET/CONDITION/TASK/rROUND/sSAMPLE
-    /// (credulous/scripted/clamp_overt/r0/s0), or a fork's .../step-K/message or
-    /// .../step-K/silent.
+    /// (credulous/scripted/clamp_overt/r0/s0), or a fork's .../fork@K/message or
+    /// .../fork@K/silent.
     pub key: String,
     /// Show every line of long tool outputs (by default each is folded after 20 lines).
     #[arg(long)]

@@ -18,8 +18,12 @@ fn results(dir: &Path) -> String {
         &spec,
         serde_json::json!({
             "seed": 3, "tasks": [tasks], "targets": [{"name": "credulous", "agent": "credulous"}],
-            "conditions": [{"name": "blame", "attacker": {"kind": "scripted",
-                "args": {"persona": "blame_other_location"}}}],
+            "conditions": [
+                {"name": "blame", "attacker": {"kind": "scripted",
+                    "args": {"persona": "blame_other_location"}}},
+                {"name": "forked", "attacker": {"kind": "scripted",
+                    "args": {"persona": "blame_other_location"}},
+                    "fork": {"from": "baseline", "at": [1]}}],
             "rounds": 1, "baseline_samples": 1, "budget": 10
         })
         .to_string(),
@@ -64,6 +68,19 @@ fn an_episode_is_shown_step_by_step_with_the_injected_message_and_the_verdict() 
     let base = traparena(&["show", &out, "credulous/baseline/clamp_overt/r0/s0"]);
     assert_eq!(base.code, 0, "{}", base.stderr);
     assert!(base.stdout.contains("accepted: yes") && !base.stdout.contains("collaborator"));
+    // A fork's two branches, by their keys.
+    for (branch, told) in [("message", true), ("silent", false)] {
+        let key = format!("credulous/forked/clamp_overt/r0/s0/fork@1/{branch}");
+        let run = traparena(&["show", &out, &key]);
+        assert_eq!(run.code, 0, "{key}: {}", run.stderr);
+        assert!(run.stdout.starts_with(&key), "{}", run.stdout);
+        assert_eq!(
+            run.stdout.contains("collaborator message (injected)"),
+            told,
+            "{}",
+            run.stdout
+        );
+    }
 }
 
 #[test]
@@ -73,7 +90,7 @@ fn unknown_keys_and_broken_folders_are_bad_input_with_a_reason() {
     let run = traparena(&["show", &out, "credulous/blame/clamp/r0/s0"]);
     assert_eq!(run.code, 2);
     assert!(
-        run.stderr.contains("no episode credulous/blame/clamp/r0/s0 (2 episodes; for example credulous/blame/clamp_overt/r0/s0"),
+        run.stderr.contains("no episode credulous/blame/clamp/r0/s0 (5 episodes; for example credulous/blame/clamp_overt/r0/s0"),
         "{}",
         run.stderr
     );

@@ -33,7 +33,7 @@ pub struct EpisodeView {
 }
 
 /// The episode `key` (as results name episodes: `target/condition/task/rROUND/sSAMPLE`, or a
-/// fork's `.../step-K/message` and `.../step-K/silent`) of the results folder `dir`. An unknown
+/// fork's `.../fork@K/message` and `.../fork@K/silent`) of the results folder `dir`. An unknown
 /// key is [`ReportError::InvalidFile`] naming a few of the keys there are, those that share the
 /// most parts with it first.
 pub fn find_episode(dir: &Path, key: &str) -> Result<EpisodeView, ReportError> {
