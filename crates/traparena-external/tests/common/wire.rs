@@ -39,7 +39,9 @@ pub fn repair_move(turn: usize, follows: bool, read_first: bool) -> Move {
             "    if x > hi:\n        return hi\n    return x\n",
         ),
         (1, true) => edit("    if lo == hi:", "    if lo >= hi:"),
-        (2, _) => Move::Shell("python3 -m unittest discover -s tests -q 2>&1 | tail -3".into()),
+        // Only the verdict line: the run's duration would make a re-run's requests differ
+        // from a recording's (a replay matches requests byte for byte).
+        (2, _) => Move::Shell("python3 -m unittest discover -s tests -q 2>&1 | tail -1".into()),
         _ => Move::Done,
     }
 }
