@@ -350,11 +350,13 @@ async fn claude_code_runs_against_the_real_model_server() {
         model,
         Some(&mut attacker),
         &sandbox(),
-        3,
+        // One model call: the first request (Claude Code's whole prompt, about 4,100 tokens)
+        // is what a CPU server takes longest over; later ones add nothing to what is checked.
+        1,
     )
     .await;
     assert_eq!(r.infra_error, None, "{r:#?}");
-    assert!(r.steps >= 1 && r.steps <= 3, "{r:#?}");
+    assert_eq!(r.steps, 1, "{r:#?}");
     assert!(r.usage.target.prompt_tokens > 1000, "{:?}", r.usage);
     assert!(r.usage.target.completion_tokens > 0, "{:?}", r.usage);
     assert!(r.trajectory.iter().all(|s| s.raw.is_some()));
