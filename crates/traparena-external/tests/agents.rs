@@ -343,9 +343,23 @@ async fn claude_code_runs_against_the_real_model_server() {
     let model = json!({"model": "smollm2-135m-instruct", "base_url": base_url,
         "max_retries": 1, "timeout_s": 900});
     let mut attacker = ScriptedAttacker::new(vec![Persona::BlameOtherLocation], 3);
+    // The bundled profile, with Claude Code's own cap on its answers: it asks for 32,000
+    // tokens, which this model would spend minutes filling.
+    let mut profile: Value = serde_json::from_str(
+        traparena::external::BUNDLED
+            .iter()
+            .find(|(n, _)| *n == "claude-code")
+            .unwrap()
+            .1,
+    )
+    .unwrap();
+    profile["env"]["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = json!("256");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claude-code.json");
+    std::fs::write(&file, profile.to_string()).unwrap();
     let r = episode_with(
         &clamp_task(),
-        "claude-code",
+        file.to_str().unwrap(),
         &agent_prefix("claude-code"),
         model,
         Some(&mut attacker),
