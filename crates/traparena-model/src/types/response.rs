@@ -162,7 +162,11 @@ impl ChatResponse {
         )
     }
 
-    fn from_message(model: impl Into<String>, message: ResponseMessage, finish: &str) -> Self {
+    pub(crate) fn from_message(
+        model: impl Into<String>,
+        message: ResponseMessage,
+        finish: &str,
+    ) -> Self {
         ChatResponse {
             model: model.into(),
             choices: vec![Choice {

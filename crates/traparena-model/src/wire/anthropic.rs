@@ -9,7 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{ReadRequest, arguments_object, sse_event, take_common, text_of};
-use crate::types::{ChatRequest, ChatResponse, Choice, Message, ResponseMessage, Tool, ToolCall};
+use crate::types::{ChatRequest, ChatResponse, Message, ResponseMessage, Tool, ToolCall};
 use crate::types::{MessageRole, Usage};
 
 /// The `max_tokens` sent when a chat request sets none (Messages requires one).
@@ -34,7 +34,7 @@ pub fn read_request(body: &[u8]) -> Result<ReadRequest, String> {
     };
     let mut messages = Vec::new();
     if let Some(system) = body.remove("system") {
-        let text = blocks_text(&system, "system")?;
+        let text = blocks_text(&system, "system", "\n\n")?;
         if !text.is_empty() {
             messages.push(Message::system(text));
         }
@@ -78,8 +78,9 @@ pub fn read_request(body: &[u8]) -> Result<ReadRequest, String> {
     })
 }
 
-/// The text of a `system` value or a text-only block list, blocks joined by a blank line.
-fn blocks_text(v: &Value, at: &str) -> Result<String, String> {
+/// The text of a string or a text-only block list, the blocks joined by `separator` (a blank
+/// line for a `system` value, a newline for a tool result's content).
+fn blocks_text(v: &Value, at: &str, separator: &str) -> Result<String, String> {
     match v {
         Value::Array(blocks) => {
             let mut texts = Vec::new();
@@ -89,7 +90,7 @@ fn blocks_text(v: &Value, at: &str) -> Result<String, String> {
                     &format!("{at}[{i}]"),
                 )?);
             }
-            Ok(texts.join("\n\n"))
+            Ok(texts.join(separator))
         }
         other => text_of(other, at),
     }
@@ -111,7 +112,11 @@ fn read_turn(turn: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), Strin
             (_, "text") => texts.push(text_of(&Value::Array(vec![b.clone()]), &at)?),
             ("user", "tool_result") => out.push(Message::tool(
                 b.get("tool_use_id").and_then(Value::as_str).unwrap_or(""),
-                tool_result_text(b.get("content").unwrap_or(&Value::Null), &at)?,
+                blocks_text(
+                    b.get("content").unwrap_or(&Value::Null),
+                    &format!("{at}.content"),
+                    "\n",
+                )?,
             )),
             ("assistant", "tool_use") => calls.push(ToolCall::function(
                 b.get("id").and_then(Value::as_str).unwrap_or(""),
@@ -146,23 +151,6 @@ fn read_turn(turn: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), Strin
         }
     }
     Ok(())
-}
-
-/// A tool result's content: a string, or text blocks joined by newlines.
-fn tool_result_text(content: &Value, at: &str) -> Result<String, String> {
-    match content {
-        Value::Array(blocks) => {
-            let mut texts = Vec::new();
-            for (i, b) in blocks.iter().enumerate() {
-                texts.push(text_of(
-                    &Value::Array(vec![b.clone()]),
-                    &format!("{at}.content[{i}]"),
-                )?);
-            }
-            Ok(texts.join("\n"))
-        }
-        other => text_of(other, at),
-    }
 }
 
 fn tool_choice_to_chat(choice: &Value) -> Option<Value> {
@@ -436,14 +424,7 @@ pub fn read_response(v: Value) -> Result<ChatResponse, String> {
     });
     Ok(ChatResponse {
         id: v["id"].as_str().unwrap_or("").to_owned(),
-        model: v["model"].as_str().unwrap_or("").to_owned(),
-        choices: vec![Choice {
-            index: 0,
-            message,
-            finish_reason: Some(finish.into()),
-            extra: Map::new(),
-        }],
         usage,
-        ..ChatResponse::default()
+        ..ChatResponse::from_message(v["model"].as_str().unwrap_or(""), message, finish)
     })
 }

@@ -9,7 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{CUSTOM_INPUT, ReadRequest, arguments_object, sse_event, take_common, text_of};
-use crate::types::{ChatRequest, ChatResponse, Choice, Message, MessageRole, ResponseMessage};
+use crate::types::{ChatRequest, ChatResponse, Message, MessageRole, ResponseMessage};
 use crate::types::{CompletionTokensDetails, Tool, ToolCall, Usage};
 
 /// Reads a Responses request body as a chat request.
@@ -465,14 +465,7 @@ pub fn read_response(v: Value) -> Result<ChatResponse, String> {
     });
     Ok(ChatResponse {
         id: v["id"].as_str().unwrap_or("").to_owned(),
-        model: v["model"].as_str().unwrap_or("").to_owned(),
-        choices: vec![Choice {
-            index: 0,
-            message,
-            finish_reason: Some(finish.into()),
-            extra: Map::new(),
-        }],
         usage,
-        ..ChatResponse::default()
+        ..ChatResponse::from_message(v["model"].as_str().unwrap_or(""), message, finish)
     })
 }
