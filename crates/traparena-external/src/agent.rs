@@ -13,7 +13,7 @@ use traparena_task::{Action, AgentCommand, AgentExit, Moment, MomentKind, Observ
 
 use crate::profile::{Placeholders, Profile, fill};
 use crate::proxy::{Exchange, Proxy, Reply};
-use crate::steps::{Stated, add_usage, observation_of, observation_slot, stated, with_call_ids};
+use crate::steps::{Stated, observation_of, observation_slot, stated, task_usage, with_call_ids};
 
 /// The API key the agent is given: the proxy holds the real one.
 pub(crate) const DUMMY_KEY: &str = "traparena-proxy";
@@ -126,10 +126,7 @@ impl ExternalAgent {
                 Ok(response) => {
                     let t = response.token_usage();
                     let (usage, notes) = &mut self.side;
-                    usage.prompt_tokens += t.prompt_tokens;
-                    usage.completion_tokens += t.completion_tokens;
-                    usage.reasoning_tokens += t.reasoning_tokens;
-                    usage.calls_without_usage += u64::from(!t.reported);
+                    *usage += task_usage(t);
                     notes.push(format!(
                         "a side request of the agent (not a step) was answered: {} prompt and {} completion tokens",
                         t.prompt_tokens, t.completion_tokens
@@ -363,12 +360,8 @@ impl Agent for ExternalAgent {
         let t = response.token_usage();
         let (side, side_notes) = self.take_side();
         notes.extend(side_notes);
-        let usage = Usage {
-            prompt_tokens: t.prompt_tokens + side.prompt_tokens,
-            completion_tokens: t.completion_tokens + side.completion_tokens,
-            reasoning_tokens: t.reasoning_tokens + side.reasoning_tokens,
-            calls_without_usage: u64::from(!t.reported) + side.calls_without_usage,
-        };
+        let mut usage = task_usage(t);
+        usage += side;
         self.responses.push(stated);
         self.unanswered = Some(Unanswered {
             moment,
@@ -390,7 +383,7 @@ impl Agent for ExternalAgent {
             observation.tests_passed = crate::moments::tests_passed(&observation.output);
         }
         let (side, side_notes) = self.take_side();
-        add_usage(&mut u.usage, &side);
+        u.usage += side;
         u.notes.extend(side_notes);
         Ok(Turn {
             action: None,
@@ -413,7 +406,7 @@ impl Agent for ExternalAgent {
             return Ok(None);
         };
         let (side, side_notes) = self.take_side();
-        add_usage(&mut u.usage, &side);
+        u.usage += side;
         u.notes.extend(side_notes);
         let status = self.status(exit);
         let submitted = self.submitted(exit, &u.raw, status.as_ref());

@@ -1,7 +1,7 @@
 //! An external agent's steps as its requests show them: where a step's observation is, what
 //! the agent reports after a response, and a response as the record states it.
 
-use traparena_model::{ChatResponse, Message, MessageRole};
+use traparena_model::{ChatResponse, Message, MessageRole, TokenUsage};
 use traparena_task::Usage;
 
 /// One response as the agent's later requests repeat it.
@@ -103,11 +103,15 @@ pub(crate) fn with_call_ids(mut response: ChatResponse, step: u32) -> ChatRespon
     response
 }
 
-pub(crate) fn add_usage(to: &mut Usage, more: &Usage) {
-    to.prompt_tokens += more.prompt_tokens;
-    to.completion_tokens += more.completion_tokens;
-    to.reasoning_tokens += more.reasoning_tokens;
-    to.calls_without_usage += more.calls_without_usage;
+/// One call's counts as the task model's [`Usage`]; a response without `usage` counts as one
+/// call without usage (the `llm` agent has the same reading, which this crate cannot share).
+pub(crate) fn task_usage(t: TokenUsage) -> Usage {
+    Usage {
+        prompt_tokens: t.prompt_tokens,
+        completion_tokens: t.completion_tokens,
+        reasoning_tokens: t.reasoning_tokens,
+        calls_without_usage: u64::from(!t.reported),
+    }
 }
 
 #[cfg(test)]
