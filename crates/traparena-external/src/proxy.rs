@@ -137,13 +137,15 @@ async fn handle(
         WireApi::OpenaiResponses => wire::responses::read_request(&body),
         _ => read_request(&body),
     };
-    let read = match read {
+    let mut read = match read {
         Ok(r) => r,
         Err(message) => return Ok(error_response(api, 400, &message)),
     };
     let (reply_tx, reply_rx) = oneshot::channel();
+    // The conversation goes to the episode; what the answer needs (stream, model, custom
+    // tools) stays here.
     let exchange = Exchange {
-        request: read.request.clone(),
+        request: std::mem::take(&mut read.request),
         reply: reply_tx,
     };
     if tx.send(exchange).await.is_err() {
