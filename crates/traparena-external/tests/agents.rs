@@ -292,42 +292,28 @@ async fn claude_code_replays_its_recording_without_the_upstream() {
     let model = json!({"model": "stub-model", "base_url": upstream.base_url(),
         "max_retries": 0, "api": "anthropic_messages"});
     let with = |mode: &str| json!({"path": cassette, "mode": mode});
-    let recorded = cassette_episode("claude-code", model.clone(), with("record")).await;
+    let recorded = episode_cassette(
+        &clamp_task(),
+        "claude-code",
+        &agent_prefix("claude-code"),
+        model.clone(),
+        with("record"),
+    )
+    .await;
     assert!(recorded.accepted, "{recorded:#?}");
     upstream.stop();
-    let replayed = cassette_episode("claude-code", model, with("replay")).await;
+    let replayed = episode_cassette(
+        &clamp_task(),
+        "claude-code",
+        &agent_prefix("claude-code"),
+        model,
+        with("replay"),
+    )
+    .await;
     assert_eq!(replayed.infra_error, None, "{replayed:#?}");
     assert_eq!(replayed.trajectory, recorded.trajectory);
     assert_eq!(replayed.patch, recorded.patch);
     assert_eq!(replayed.usage, recorded.usage);
-}
-
-async fn cassette_episode(profile: &str, model: Value, cassette: Value) -> EpisodeRecord {
-    let spec = traparena::ComponentSpec::new("external").with_args(json!({
-        "profile": profile, "prefix": agent_prefix(profile), "model": model, "cassette": cassette,
-    }));
-    let setup = traparena::registry()
-        .agents
-        .configure(&spec, &traparena::ConfigContext::new(root()))
-        .unwrap();
-    let task = clamp_task();
-    let mut agent = setup
-        .build(&traparena::EpisodeContext {
-            task: &task,
-            seed: 1,
-            scope: "replay",
-            defence: false,
-            fork: None,
-        })
-        .unwrap();
-    traparena::Episode::builder(&task)
-        .budget(10)
-        .sandbox(sandbox())
-        .build()
-        .unwrap()
-        .run(&mut *agent, None)
-        .await
-        .unwrap()
 }
 
 /// Claude Code through the proxy against the real small model server CI starts (llama.cpp,

@@ -89,49 +89,6 @@ async fn a_recorded_episode_replays_without_the_model_server() {
     assert_eq!(replayed.usage, recorded.usage);
 }
 
-async fn episode_cassette(
-    task: &traparena::Task,
-    profile: &str,
-    prefix: &std::path::Path,
-    model: serde_json::Value,
-    cassette: serde_json::Value,
-) -> traparena::EpisodeRecord {
-    episode_cassette_with(task, profile, prefix, model, cassette).await
-}
-
-async fn episode_cassette_with(
-    task: &traparena::Task,
-    profile: &str,
-    prefix: &std::path::Path,
-    model: serde_json::Value,
-    cassette: serde_json::Value,
-) -> traparena::EpisodeRecord {
-    let spec = traparena::ComponentSpec::new("external").with_args(serde_json::json!({
-        "profile": profile, "prefix": prefix, "model": model, "cassette": cassette,
-    }));
-    let setup = traparena::registry()
-        .agents
-        .configure(&spec, &traparena::ConfigContext::new(root()))
-        .unwrap();
-    let mut agent = setup
-        .build(&traparena::EpisodeContext {
-            task,
-            seed: 1,
-            scope: "replay",
-            defence: false,
-            fork: None,
-        })
-        .unwrap();
-    traparena::Episode::builder(task)
-        .budget(10)
-        .sandbox(sandbox())
-        .build()
-        .unwrap()
-        .run(&mut *agent, None)
-        .await
-        .unwrap()
-}
-
 /// Agents and upstreams that misbehave end the episode with a clear record, never a hang or a
 /// panic: an agent that dies before its first model call or never calls is an infrastructure
 /// error (it never ran), one that dies later is its own failure, an upstream that fails makes
@@ -335,7 +292,7 @@ async fn a_max_tokens_beyond_the_servers_context_is_dropped_and_replays() {
     let model =
         |url: &str| serde_json::json!({"model": "stub-model", "base_url": url, "max_retries": 0});
     let with = |mode: &str| serde_json::json!({"path": cassette, "mode": mode});
-    let recorded = episode_cassette_with(
+    let recorded = episode_cassette(
         &task,
         profile.to_str().unwrap(),
         &fixtures(),
@@ -355,7 +312,7 @@ async fn a_max_tokens_beyond_the_servers_context_is_dropped_and_replays() {
     let url = upstream.base_url();
     upstream.stop();
     play.stop();
-    let replayed = episode_cassette_with(
+    let replayed = episode_cassette(
         &task,
         profile.to_str().unwrap(),
         &fixtures(),

@@ -262,3 +262,38 @@ pub async fn blame_pair(
     .await;
     (clean, clean_upstream, r, upstream)
 }
+
+/// One episode of the external agent `profile` at `prefix` against `model` (`ModelSpec`
+/// JSON), its calls recorded or replayed through `cassette` (`{"path", "mode"}`).
+pub async fn episode_cassette(
+    task: &Task,
+    profile: &str,
+    prefix: &Path,
+    model: Value,
+    cassette: Value,
+) -> EpisodeRecord {
+    let spec = ComponentSpec::new("external").with_args(json!({
+        "profile": profile, "prefix": prefix, "model": model, "cassette": cassette,
+    }));
+    let setup = traparena::registry()
+        .agents
+        .configure(&spec, &ConfigContext::new(root()))
+        .unwrap();
+    let mut agent = setup
+        .build(&EpisodeContext {
+            task,
+            seed: 1,
+            scope: "replay",
+            defence: false,
+            fork: None,
+        })
+        .unwrap();
+    traparena::Episode::builder(task)
+        .budget(10)
+        .sandbox(Sandbox::new(SandboxConfig::default()).expect("a sandbox"))
+        .build()
+        .unwrap()
+        .run(&mut *agent, None)
+        .await
+        .unwrap()
+}
