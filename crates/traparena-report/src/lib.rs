@@ -73,6 +73,7 @@ mod input;
 mod markdown;
 mod model;
 mod view;
+mod viewer;
 mod wire;
 
 pub use build::{ReportOptions, build_report, condition_kind};
@@ -83,6 +84,10 @@ pub use model::{
     BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, ForkPointRow,
     ForkRow, MainRow, PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source,
     TargetSummary, TaskRow, TokenRow, Trend,
+};
+pub use viewer::{
+    VIEWER_FORMAT, VIEWER_PAGE, ViewerOptions, ViewerSummary, viewer_dir_for, viewer_link,
+    write_viewer,
 };
 
 /// Reads a results folder and computes its report.
@@ -111,7 +116,15 @@ impl Report {
 
     /// [`Report::to_html`], with a template engine's error as [`ReportError::Render`].
     pub fn try_to_html(&self) -> Result<String, ReportError> {
-        html::render(self)
+        html::render(self, None)
+    }
+
+    /// [`Report::to_html`] with the rows of the main table, the controls, the forks, the fork
+    /// points and the per-task tables linking to the episode viewer (see [`write_viewer`]) at
+    /// `viewer`, the viewer's page relative to the report page
+    /// (`report-viewer/viewer.html`).
+    pub fn to_html_with_viewer(&self, viewer: &str) -> Result<String, ReportError> {
+        html::render(self, Some(viewer))
     }
 
     /// The report as pretty-printed JSON (`traparena report --json`).

@@ -10,288 +10,13 @@
 // This test code drives real processes and reads where its prepared data lies.
 #![allow(clippy::disallowed_methods)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use traparena_report::{ReportOptions, report_folder};
+use traparena_testkit::browser::{Cdp, FLAGS, Page, chromium};
 use traparena_testkit::synthetic::SyntheticConfig;
-
-const FLAGS: [&str; 9] = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-];
-
-/// The browser: `TRAPARENA_CHROMIUM`, or `chromium` on `PATH`; a test that needs it and finds
-/// none fails here, saying how to get it.
-fn chromium() -> PathBuf {
-    if let Some(p) = std::env::var_os("TRAPARENA_CHROMIUM") {
-        let p = PathBuf::from(p);
-        assert!(
-            p.is_file(),
-            "TRAPARENA_CHROMIUM={} is not a file",
-            p.display()
-        );
-        return p;
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("chromium"))
-        .find(|p| p.is_file())
-        .expect(
-            "this test needs chromium, and none is on PATH: apt-get install chromium \
-             (or set TRAPARENA_CHROMIUM to a browser binary)",
-        )
-}
-
-/// A minimal WebSocket client (RFC 6455): text frames out (masked), frames in.
-struct Ws {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
-impl Ws {
-    fn connect(url: &str) -> Ws {
-        let rest = url.strip_prefix("ws://").expect("a ws:// URL");
-        let (host, path) = rest.split_at(rest.find('/').expect("a path"));
-        let stream = TcpStream::connect(host).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        let mut writer = stream.try_clone().unwrap();
-        write!(
-            writer,
-            "GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        )
-        .unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut status = String::new();
-        reader.read_line(&mut status).unwrap();
-        assert!(status.contains(" 101 "), "no WebSocket upgrade: {status}");
-        loop {
-            let mut l = String::new();
-            reader.read_line(&mut l).unwrap();
-            if l == "\r\n" || l.is_empty() {
-                break;
-            }
-        }
-        Ws { reader, writer }
-    }
-
-    fn send_frame(&mut self, opcode: u8, payload: &[u8]) {
-        let mut f = vec![0x80 | opcode];
-        let n = payload.len();
-        if n < 126 {
-            f.push(0x80 | n as u8);
-        } else if n < 65536 {
-            f.push(0x80 | 126);
-            f.extend_from_slice(&(n as u16).to_be_bytes());
-        } else {
-            f.push(0x80 | 127);
-            f.extend_from_slice(&(n as u64).to_be_bytes());
-        }
-        let mask = [0x37, 0xfa, 0x21, 0x3d];
-        f.extend_from_slice(&mask);
-        f.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-        self.writer.write_all(&f).unwrap();
-    }
-
-    fn send(&mut self, text: &str) {
-        self.send_frame(0x1, text.as_bytes());
-    }
-
-    /// The next text message.
-    fn recv(&mut self) -> String {
-        let mut message = Vec::new();
-        loop {
-            let mut h = [0u8; 2];
-            self.reader.read_exact(&mut h).unwrap();
-            let (fin, opcode) = (h[0] & 0x80 != 0, h[0] & 0x0f);
-            let masked = h[1] & 0x80 != 0;
-            let mut len = u64::from(h[1] & 0x7f);
-            if len == 126 {
-                let mut b = [0u8; 2];
-                self.reader.read_exact(&mut b).unwrap();
-                len = u64::from(u16::from_be_bytes(b));
-            } else if len == 127 {
-                let mut b = [0u8; 8];
-                self.reader.read_exact(&mut b).unwrap();
-                len = u64::from_be_bytes(b);
-            }
-            let mut mask = [0u8; 4];
-            if masked {
-                self.reader.read_exact(&mut mask).unwrap();
-            }
-            let mut payload = vec![0u8; len as usize];
-            self.reader.read_exact(&mut payload).unwrap();
-            if masked {
-                for (i, b) in payload.iter_mut().enumerate() {
-                    *b ^= mask[i % 4];
-                }
-            }
-            match opcode {
-                0x8 => panic!("the browser closed the DevTools connection"),
-                0x9 => self.send_frame(0xA, &payload),
-                0xA => {}
-                _ => {
-                    message.extend_from_slice(&payload);
-                    if fin {
-                        return String::from_utf8(message).unwrap();
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// A Chrome DevTools Protocol session on one page (flattened target sessions).
-struct Cdp {
-    ws: Ws,
-    next_id: u64,
-    session: Option<String>,
-    events: Vec<Value>,
-}
-
-impl Cdp {
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        let mut msg = json!({"id": id, "method": method, "params": params});
-        if let Some(s) = &self.session {
-            msg["sessionId"] = json!(s);
-        }
-        self.ws.send(&msg.to_string());
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            let v: Value = serde_json::from_str(&self.ws.recv()).unwrap();
-            if v["id"] == json!(id) {
-                assert!(v.get("error").is_none(), "{method} failed: {v}");
-                return v["result"].clone();
-            }
-            self.events.push(v);
-        }
-        panic!("no answer to {method}");
-    }
-
-    fn wait_event(&mut self, method: &str) {
-        if let Some(i) = self.events.iter().position(|e| e["method"] == method) {
-            self.events.remove(i);
-            return;
-        }
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            let v: Value = serde_json::from_str(&self.ws.recv()).unwrap();
-            if v["method"] == method {
-                return;
-            }
-        }
-        panic!("no {method} event");
-    }
-
-    fn eval(&mut self, expression: &str) -> Value {
-        let r = self.call(
-            "Runtime.evaluate",
-            json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
-        );
-        assert!(r.get("exceptionDetails").is_none(), "{expression}: {r}");
-        r["result"]["value"].clone()
-    }
-
-    fn click(&mut self, x: f64, y: f64) {
-        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
-            self.call(
-                "Input.dispatchMouseEvent",
-                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
-            );
-        }
-    }
-
-    fn screenshot(&mut self, params: Value, path: &Path) {
-        let r = self.call("Page.captureScreenshot", params);
-        let png = base64_decode(r["data"].as_str().unwrap());
-        assert!(png.starts_with(b"\x89PNG"), "not a PNG");
-        std::fs::write(path, png).unwrap();
-    }
-}
-
-fn base64_decode(s: &str) -> Vec<u8> {
-    let val = |c: u8| -> u32 {
-        match c {
-            b'A'..=b'Z' => u32::from(c - b'A'),
-            b'a'..=b'z' => u32::from(c - b'a') + 26,
-            b'0'..=b'9' => u32::from(c - b'0') + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => panic!("not base64: {c}"),
-        }
-    };
-    let bytes: Vec<u8> = s.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
-    for chunk in bytes.chunks(4) {
-        let data: Vec<u8> = chunk.iter().copied().filter(|&c| c != b'=').collect();
-        let mut acc = 0u32;
-        for (i, &c) in data.iter().enumerate() {
-            acc |= val(c) << (18 - 6 * i);
-        }
-        let n = data.len().saturating_sub(1);
-        for i in 0..n {
-            out.push((acc >> (16 - 8 * i)) as u8);
-        }
-    }
-    out
-}
-
-/// The browser process; closed (then killed if need be) on drop.
-struct Browser(Child);
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn launch(chromium: &Path, profile: &Path) -> (Browser, String) {
-    let mut child = Command::new(chromium)
-        .args(FLAGS)
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--remote-debugging-port=0")
-        .arg("--window-size=1400,1000")
-        .arg("about:blank")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if !sent && let Some(url) = line.strip_prefix("DevTools listening on ") {
-                let _ = tx.send(url.trim().to_owned());
-                sent = true;
-            }
-        }
-    });
-    let browser = Browser(child);
-    let url = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("chromium did not print its DevTools address");
-    (browser, url)
-}
 
 fn row_keys(cdp: &mut Cdp) -> Vec<String> {
     let v = cdp.eval(
@@ -325,28 +50,10 @@ fn clicking_a_header_sorts_the_table_in_chromium() {
     let url = format!("file://{}", page.canonicalize().unwrap().display());
 
     let profile = tempfile::tempdir().unwrap();
-    let (_browser, ws_url) = launch(&chromium, profile.path());
-    let mut cdp = Cdp {
-        ws: Ws::connect(&ws_url),
-        next_id: 0,
-        session: None,
-        events: Vec::new(),
-    };
-    let target = cdp.call("Target.createTarget", json!({"url": "about:blank"}));
-    let attached = cdp.call(
-        "Target.attachToTarget",
-        json!({"targetId": target["targetId"], "flatten": true}),
-    );
-    cdp.session = Some(attached["sessionId"].as_str().unwrap().to_owned());
-    cdp.call(
-        "Emulation.setDeviceMetricsOverride",
-        json!({"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false}),
-    );
-    cdp.call("Page.enable", json!({}));
-    cdp.call("Page.navigate", json!({"url": url}));
-    cdp.wait_event("Page.loadEventFired");
+    let mut page = Page::open(&chromium, profile.path(), &url, 1400, 1000);
+    let cdp = &mut page.cdp;
 
-    let before = row_keys(&mut cdp);
+    let before = row_keys(cdp);
     assert_eq!(before.len(), report.main.len());
     assert_eq!(before[0], "model-a / adaptive");
 
@@ -361,7 +68,7 @@ fn clicking_a_header_sorts_the_table_in_chromium() {
     assert!(x > 0.0 && y > 0.0 && y < 1000.0, "header off screen: {pos}");
 
     cdp.click(x, y);
-    let after = row_keys(&mut cdp);
+    let after = row_keys(cdp);
     assert_ne!(
         before, after,
         "clicking the header did not reorder the rows"
@@ -371,7 +78,7 @@ fn clicking_a_header_sorts_the_table_in_chromium() {
     let mut sorted_after = after.clone();
     sorted_after.sort();
     assert_eq!(same, sorted_after, "sorting lost or duplicated rows");
-    let deltas = delta_values(&mut cdp);
+    let deltas = delta_values(cdp);
     assert!(
         deltas.windows(2).all(|w| w[0] <= w[1]),
         "not ascending by Δ: {deltas:?}"
@@ -385,7 +92,7 @@ fn clicking_a_header_sorts_the_table_in_chromium() {
 
     // A second click sorts descending.
     cdp.click(x, y);
-    let deltas = delta_values(&mut cdp);
+    let deltas = delta_values(cdp);
     assert!(
         deltas.windows(2).all(|w| w[0] >= w[1]),
         "not descending by Δ: {deltas:?}"
@@ -484,7 +191,7 @@ fn clicking_a_header_sorts_the_table_in_chromium() {
     let legend = cdp.eval("document.querySelectorAll('#rounds .legend > span').length");
     assert_eq!(legend, json!(attacks));
     let _ = cdp.call("Browser.close", json!({}));
-    drop(cdp);
+    drop(page);
 
     // Chromium's own --screenshot of the page, as loaded.
     let profile2 = tempfile::tempdir().unwrap();

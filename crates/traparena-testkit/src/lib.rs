@@ -6,12 +6,14 @@
 //! - [`stub`]: a scripted OpenAI-compatible model server on loopback, that answers like vLLM
 //!   and records every request;
 //! - [`cli`]: running the `traparena` binary from its tests;
-//! - [`procs`]: the machine's processes, to check that nothing outlives a sandboxed run.
+//! - [`procs`]: the machine's processes, to check that nothing outlives a sandboxed run;
+//! - [`browser`]: headless Chromium through the DevTools Protocol, for the HTML pages.
 
 // This test code reads where its prepared data lies.
 #![allow(clippy::disallowed_methods)]
 #![deny(missing_docs)]
 
+pub mod browser;
 pub mod cli;
 pub mod folder;
 pub mod procs;
