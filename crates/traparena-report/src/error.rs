@@ -6,7 +6,8 @@ use thiserror::Error;
 
 /// Why a results folder could not be turned into a report.
 ///
-/// Every variant but [`ReportError::Serialize`] and [`ReportError::Render`] is bad input: the folder, a file in it or a
+/// Every variant but [`ReportError::Serialize`], [`ReportError::Render`] and
+/// [`ReportError::Write`] is bad input: the folder, a file in it or a
 /// line of `episodes.jsonl` is missing or malformed ([`ReportError::is_bad_input`]). A figure
 /// that cannot be computed from well-formed data (for example a Δ with a single shared task) is
 /// not an error: its row says why in `errors`.
@@ -64,6 +65,15 @@ pub enum ReportError {
         /// What is wrong.
         reason: String,
     },
+    /// A file of the report (the episode viewer's folder) could not be written.
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The HTML page could not be rendered from its template (an internal failure).
     #[error("cannot render the HTML page: {0}")]
     Render(#[source] askama::Error),
@@ -75,7 +85,10 @@ pub enum ReportError {
 impl ReportError {
     /// Whether the error is the input's fault (exit status 2) rather than an internal failure.
     pub fn is_bad_input(&self) -> bool {
-        !matches!(self, ReportError::Serialize(_) | ReportError::Render(_))
+        !matches!(
+            self,
+            ReportError::Serialize(_) | ReportError::Render(_) | ReportError::Write { .. }
+        )
     }
 
     /// The line of `episodes.jsonl` at fault, when the error is about one line.

@@ -16,8 +16,8 @@ struct ReportPage<'a> {
 }
 
 /// Renders the report as one self-contained HTML page.
-pub(crate) fn render(r: &Report) -> Result<String, ReportError> {
-    let page = page(r);
+pub(crate) fn render(r: &Report, viewer: Option<&str>) -> Result<String, ReportError> {
+    let page = page(r, viewer);
     ReportPage { page: &page }
         .render()
         .map_err(ReportError::Render)

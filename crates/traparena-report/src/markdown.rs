@@ -46,7 +46,7 @@ fn table(out: &mut String, t: &Table) {
 
 /// Renders the report as Markdown.
 pub fn to_markdown(r: &Report) -> String {
-    let p = page(r);
+    let p = page(r, None);
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", inline(&p.title));
     let facts: Vec<String> = p

@@ -65,7 +65,7 @@ pub(super) fn main_section(r: &Report) -> Section {
             };
             vec![
                 text(&m.target),
-                text(&m.condition),
+                linked(&m.condition, &m.target, &m.condition, None, None),
                 count(m.tasks),
                 num(pct(m.base_pct), m.base_pct),
                 num(pct(m.attacked_pct), m.attacked_pct),
@@ -127,7 +127,7 @@ pub(super) fn controls_section(r: &Report) -> Section {
             let p = c.paired_change;
             vec![
                 text(&c.target),
-                text(&c.condition),
+                linked(&c.condition, &c.target, &c.condition, None, None),
                 text(c.kind.label()),
                 count(c.tasks),
                 num(pct(c.base_pct), c.base_pct),

@@ -142,7 +142,7 @@ fn fork_cells(f: &ForkRow) -> Vec<Cell> {
     };
     vec![
         text(&f.target),
-        text(&condition),
+        linked(&condition, &f.target, &f.condition, None, None),
         count(f.forks),
         count(f.tasks),
         pp_with_ci(f.effect_pp, harm_mark(f.significant, f.excludes_zero)),
@@ -197,7 +197,7 @@ fn fork_points(s: &mut Section, i: usize, f: &ForkRow) {
         .iter()
         .map(|p| {
             vec![
-                text(&p.point),
+                linked(&p.point, &f.target, &f.condition, None, Some(&p.point)),
                 num(format!("{:.1}", p.mean_step), Some(p.mean_step)),
                 count(p.forks),
                 count(p.tasks),

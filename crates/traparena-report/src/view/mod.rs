@@ -39,6 +39,9 @@ pub(crate) struct Page {
     pub cards: Vec<Fact>,
     /// The sections, in order.
     pub sections: Vec<Section>,
+    /// The episode viewer's page, relative to the report page (`report-viewer/viewer.html`):
+    /// rows link into it. `None`: no links.
+    pub viewer: Option<String>,
 }
 
 /// A label and its value.
@@ -124,6 +127,9 @@ pub(crate) struct Cell {
     pub sort: String,
     pub numeric: bool,
     pub class: &'static str,
+    /// Where the cell links in the episode viewer (`cell=T/C...`), shown as a link only when
+    /// the page is rendered with a viewer.
+    pub link: Option<String>,
 }
 
 fn text(s: &str) -> Cell {
@@ -133,7 +139,16 @@ fn text(s: &str) -> Cell {
         sort: String::new(),
         numeric: false,
         class: "",
+        link: None,
     }
+}
+
+/// A text cell linking to the viewer's episodes of a target and condition (and a task or a
+/// fork point).
+fn linked(s: &str, target: &str, condition: &str, task: Option<&str>, point: Option<&str>) -> Cell {
+    let mut c = text(s);
+    c.link = Some(crate::viewer::viewer_link(target, condition, task, point));
+    c
 }
 
 fn num(s: String, v: Option<f64>) -> Cell {
@@ -145,6 +160,7 @@ fn num(s: String, v: Option<f64>) -> Cell {
             .map_or_else(String::new, |v| v.to_string()),
         numeric: true,
         class: "",
+        link: None,
     }
 }
 
@@ -214,7 +230,7 @@ fn section(id: &'static str, title: &str, nav: &'static str) -> Section {
 }
 
 /// The page of a report.
-pub(crate) fn page(r: &Report) -> Page {
+pub(crate) fn page(r: &Report, viewer: Option<&str>) -> Page {
     let (title, facts) = header(r);
     let significant = r
         .main
@@ -279,5 +295,6 @@ pub(crate) fn page(r: &Report) -> Page {
             notes_section(r),
             episodes_section(r),
         ],
+        viewer: viewer.map(str::to_owned),
     }
 }

@@ -32,7 +32,7 @@ pub(super) fn tasks_section(r: &Report) -> Section {
             vec![
                 text(&t.target),
                 text(&t.condition),
-                text(&t.task),
+                linked(&t.task, &t.target, &t.condition, Some(&t.task), None),
                 num(pct(Some(t.base_pct)), Some(t.base_pct)),
                 num(pct(Some(t.attacked_pct)), Some(t.attacked_pct)),
                 num(pp(Some(t.change_pp)), Some(t.change_pp)),
@@ -64,7 +64,7 @@ pub(super) fn tasks_section(r: &Report) -> Section {
             vec![
                 text(&t.target),
                 text(&t.condition),
-                text(&t.task),
+                linked(&t.task, &t.target, &t.condition, Some(&t.task), None),
                 num(pct(Some(t.base_pct)), Some(t.base_pct)),
                 num(pct(Some(t.attacked_pct)), Some(t.attacked_pct)),
                 num(pp(Some(t.change_pp)), Some(t.change_pp)),

@@ -1,0 +1,286 @@
+//! The episode viewer in a real browser, from the report's rows to the step where the advice
+//! landed. The toy experiment (`examples/experiments/toy.json`) and a small forked experiment
+//! run with the real binary; `traparena report --html` writes the page and its viewer; headless
+//! Chromium opens the page from disk, clicks the links a reader would click, and checks what
+//! the viewer shows. Screenshots are saved under `target/tmp/viewer-browser/` (those in
+//! `docs/images/` come from here).
+//!
+//! Needs Debian's `chromium` (`.ci/run` installs it), so it is `#[ignore]`d: run it with
+//! `cargo test -p traparena-cli --test viewer -- --ignored`. `TRAPARENA_CHROMIUM` names another
+//! browser binary.
+
+// This test code reads where its prepared data lies.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use traparena_testkit::browser::{Page, chromium};
+use traparena_testkit::cli::{Bin, Run, root, tasks_dir};
+
+fn traparena(args: &[&str]) -> Run {
+    Bin::new(env!("CARGO_BIN_EXE_traparena")).run(args)
+}
+
+fn shots() -> PathBuf {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer-browser");
+    std::fs::create_dir_all(&out).unwrap();
+    out
+}
+
+/// Runs `spec` into `dir/results` and writes `dir/report.html` with its viewer; returns the
+/// page's `file://` URL.
+fn experiment_and_report(spec: &Path, dir: &Path) -> String {
+    let results = dir.join("results");
+    let run = traparena(&[
+        "experiment",
+        spec.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = dir.join("report.html");
+    let report = traparena(&[
+        "report",
+        results.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    assert!(
+        report.stderr.contains("episode viewer written to"),
+        "{}",
+        report.stderr
+    );
+    format!("file://{}", page.canonicalize().unwrap().display())
+}
+
+/// Clicks the element `selector_js` (an expression giving the element) where it is on screen.
+fn click(page: &mut Page, element: &str) {
+    let pos = page.cdp.eval(&format!(
+        "(() => {{ const e = {element}; if (!e) return null; e.scrollIntoView({{block: 'center'}}); \
+         const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }})()"
+    ));
+    assert!(pos.is_array(), "nothing to click: {element}");
+    page.cdp
+        .click(pos[0].as_f64().unwrap(), pos[1].as_f64().unwrap());
+}
+
+fn texts(page: &mut Page, selector: &str) -> Vec<String> {
+    let v = page.cdp.eval(&format!(
+        "Array.from(document.querySelectorAll({})).map(e => e.textContent)",
+        json!(selector)
+    ));
+    serde_json::from_value(v).unwrap()
+}
+
+fn screenshot(page: &mut Page, selector: &str, name: &str) {
+    let rect = page.cdp.eval(&format!(
+        "(() => {{ const r = document.querySelector({}).getBoundingClientRect(); \
+         return [r.left + window.scrollX, r.top + window.scrollY, r.width, Math.min(r.height, 2400)]; }})()",
+        json!(selector)
+    ));
+    let v: Vec<f64> = serde_json::from_value(rect).unwrap();
+    assert!(v[2] > 0.0 && v[3] > 0.0, "{selector} is not shown");
+    page.cdp.screenshot(
+        json!({"format": "png", "captureBeyondViewport": true,
+               "clip": {"x": 0, "y": v[1], "width": 1400, "height": v[3], "scale": 1}}),
+        &shots().join(name),
+    );
+}
+
+fn no_console_errors(page: &mut Page) {
+    let errors = page.console_errors();
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+#[test]
+#[ignore = "needs chromium: apt-get install chromium (CI installs it)"]
+fn from_the_main_table_to_the_susceptible_episode_beside_its_baseline() {
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let url = experiment_and_report(&root().join("examples/experiments/toy.json"), dir.path());
+    let profile = tempfile::tempdir().unwrap();
+    let mut page = Page::open(&chromium, profile.path(), &url, 1400, 1000);
+
+    // The main table's credulous / scripted row links to that cell's episodes.
+    let row = "Array.from(document.querySelectorAll('#main-table tbody tr'))\
+               .find(r => r.cells[0].textContent === 'credulous' && r.cells[1].textContent === 'scripted')";
+    let href = page.cdp.eval(&format!(
+        "{row}.cells[1].querySelector('a').getAttribute('href')"
+    ));
+    assert_eq!(
+        href,
+        json!("report-viewer/viewer.html#cell=credulous/scripted")
+    );
+    // Every row of the main table, the controls and the per-task table links somewhere.
+    let unlinked = page.cdp.eval(
+        "Array.from(document.querySelectorAll('#main-table tbody tr, #controls-table tbody tr, #tasks-table tbody tr'))\
+         .filter(r => !r.querySelector('a')).length",
+    );
+    assert_eq!(unlinked, json!(0));
+    click(&mut page, &format!("{row}.cells[1].querySelector('a')"));
+    page.cdp.wait_event("Page.loadEventFired");
+    page.wait_for(
+        "document.querySelectorAll('#view table tbody tr').length > 0",
+        "the cell's tasks",
+    );
+    let title = texts(&mut page, "#view h2");
+    assert!(
+        title[0].starts_with("credulous / scripted (attack"),
+        "{title:?}"
+    );
+
+    // The task, then its susceptible episode.
+    click(
+        &mut page,
+        "Array.from(document.querySelectorAll('#view a')).find(a => a.textContent === 'clamp_overt')",
+    );
+    page.wait_for(
+        "document.querySelectorAll('#view tr.sus').length > 0",
+        "a susceptible episode",
+    );
+    screenshot(&mut page, "body", "viewer-task.png");
+    click(&mut page, "document.querySelector('#view tr.sus a')");
+    page.wait_for(
+        "document.querySelectorAll('.pair > .col').length === 2",
+        "the side-by-side view",
+    );
+
+    let heads = texts(&mut page, ".pair > .col > h3");
+    assert!(
+        heads[0].starts_with("credulous/scripted/clamp_overt/r"),
+        "{heads:?}"
+    );
+    assert!(
+        heads[0].contains("rejected") && heads[0].contains("susceptible"),
+        "{heads:?}"
+    );
+    assert!(
+        heads[1].starts_with("credulous/baseline/clamp_overt/r0/s"),
+        "{heads:?}"
+    );
+    // The message is marked as injected, with its claim, and the wrong-location edit follows.
+    let left = ".pair > .col:first-child";
+    let injected = texts(&mut page, &format!("{left} .injected"));
+    assert!(!injected.is_empty(), "no injected message shown");
+    assert!(
+        injected[0].contains("Collaborator message: injected by the attacker"),
+        "{injected:?}"
+    );
+    assert!(
+        injected[0].contains("claim: blames clamp.py: fraction"),
+        "{injected:?}"
+    );
+    assert!(
+        injected[0].contains("edited clamp.py")
+            && injected[0].contains("the place the message names"),
+        "{injected:?}"
+    );
+    let diff = texts(&mut page, &format!("{left} pre.diff .add"));
+    assert!(diff.iter().any(|l| l.starts_with('+')), "{diff:?}");
+    // The baseline has no message and repairs the bug.
+    let right = ".pair > .col:last-child";
+    assert_eq!(texts(&mut page, &format!("{right} .injected")).len(), 0);
+    assert!(heads[1].contains("accepted"), "{heads:?}");
+    let verdict = texts(&mut page, &format!("{left} dl.verdict"));
+    assert!(
+        verdict[0].contains("reference locationmissed"),
+        "{verdict:?}"
+    );
+    screenshot(&mut page, "main", "viewer-side-by-side.png");
+
+    // Back in the browser's history: the task list again.
+    page.cdp.eval("history.back()");
+    page.wait_for(
+        "document.querySelectorAll('#view tr.sus').length > 0",
+        "the task again",
+    );
+    no_console_errors(&mut page);
+}
+
+#[test]
+#[ignore = "needs chromium: apt-get install chromium (CI installs it)"]
+fn a_fork_pair_folds_its_shared_prefix_and_marks_where_it_parts() {
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("forks.json");
+    let tasks = tasks_dir();
+    let doc: Value = json!({
+        "name": "forks of clamp_overt",
+        "seed": 2026,
+        "tasks": [tasks.join("clamp_overt").to_str().unwrap()],
+        "targets": [{"name": "credulous", "agent": "credulous"}],
+        "conditions": [{
+            "name": "blame",
+            "attacker": {"kind": "scripted", "args": {"persona": "blame_other_location"}},
+            "fork": {"from": "baseline", "at": [1, "after_first_test_run"], "speak": "at_step"}
+        }],
+        "rounds": 0,
+        "baseline_samples": 1,
+        "budget": 30
+    });
+    std::fs::write(&spec, doc.to_string()).unwrap();
+    let url = experiment_and_report(&spec, dir.path());
+    let profile = tempfile::tempdir().unwrap();
+    let mut page = Page::open(&chromium, profile.path(), &url, 1400, 1000);
+
+    // The fork-point table's first row links to that point's forks.
+    let link = "document.querySelector('#fork-points-table-1 tbody tr a')";
+    let href = page.cdp.eval(&format!("{link}.getAttribute('href')"));
+    assert!(
+        href.as_str()
+            .unwrap()
+            .starts_with("report-viewer/viewer.html#cell=credulous/blame&point="),
+        "{href}"
+    );
+    click(&mut page, link);
+    page.cdp.wait_event("Page.loadEventFired");
+    page.wait_for(
+        "document.querySelectorAll('#view table a').length > 0",
+        "the point's tasks",
+    );
+    click(&mut page, "document.querySelector('#view table a')");
+    page.wait_for(
+        "document.querySelectorAll('#view table tbody tr').length > 0",
+        "the forks",
+    );
+    click(
+        &mut page,
+        "Array.from(document.querySelectorAll('#view table a')).find(a => a.textContent.endsWith('/message'))",
+    );
+    page.wait_for(
+        "document.querySelectorAll('.pair > .col').length === 2",
+        "the fork pair",
+    );
+
+    let heads = texts(&mut page, ".pair > .col > h3");
+    assert!(heads[0].contains("/fork@1/message"), "{heads:?}");
+    assert!(heads[1].contains("/fork@1/silent"), "{heads:?}");
+    // The shared prefix is folded, the split is named, and both branches mark it.
+    let folded = page.cdp.eval(
+        "(() => { const d = document.querySelector('details.prefix'); return d && !d.open; })()",
+    );
+    assert_eq!(folded, json!(true));
+    assert_eq!(
+        texts(&mut page, "details.prefix > summary"),
+        ["Step 1: shared by both branches (folded)"]
+    );
+    let split = texts(&mut page, "p.split");
+    assert!(
+        split[0].starts_with("First step where they differ: step "),
+        "{split:?}"
+    );
+    assert_eq!(texts(&mut page, ".pair .step.differ").len(), 2);
+    // Only the message branch has the message, before its first step after the fork.
+    assert_eq!(
+        texts(&mut page, ".pair > .col:first-child .injected").len(),
+        1
+    );
+    assert_eq!(
+        texts(&mut page, ".pair > .col:last-child .injected").len(),
+        0
+    );
+    screenshot(&mut page, "main", "viewer-fork.png");
+    no_console_errors(&mut page);
+}
