@@ -92,6 +92,74 @@ fn html_is_written_to_the_given_file() {
 }
 
 #[test]
+fn html_has_the_episode_viewer_beside_it_unless_asked_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let out = traparena(&[
+        "report",
+        toy().to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let viewer = dir.path().join("report-viewer");
+    assert!(
+        out.stderr.contains(&format!(
+            "episode viewer written to {} (598 episodes, 0 with trajectories",
+            viewer.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    for f in ["viewer.html", "index.js", "f/0-0.js"] {
+        assert!(viewer.join(f).is_file(), "no {f}");
+    }
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<a href=\"report-viewer/viewer.html#cell=credulous/scripted\">scripted</a>"),
+        "the main table does not link to the viewer"
+    );
+    // The viewer page itself loads nothing from elsewhere.
+    let v = std::fs::read_to_string(viewer.join("viewer.html")).unwrap();
+    assert!(!v.contains("http://") && !v.contains("https://"));
+
+    let bare = dir.path().join("bare.html");
+    let out = traparena(&[
+        "report",
+        toy().to_str().unwrap(),
+        "--html",
+        bare.to_str().unwrap(),
+        "--no-viewer",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!dir.path().join("bare-viewer").exists());
+    let html = std::fs::read_to_string(&bare).unwrap();
+    assert!(!html.contains("viewer.html"));
+}
+
+#[test]
+fn a_malformed_trajectory_line_is_exit_2_and_no_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    traparena_testkit::cli::copy_dir(&toy(), &results);
+    std::fs::write(results.join("trajectories.jsonl"), "{\"target\": 1}\n").unwrap();
+    let page = dir.path().join("report.html");
+    let out = traparena(&[
+        "report",
+        results.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("trajectories.jsonl: line 1"),
+        "{}",
+        out.stderr
+    );
+    assert!(!page.exists() && !dir.path().join("report-viewer").exists());
+}
+
+#[test]
 fn bad_input_exits_2_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");

@@ -409,11 +409,11 @@
     var words = 'Next: ' + first[0];
     var followed = first[1];
     var a0 = after[0].action;
-    var decisive = a0 && ['edit', 'write', 'run_public_tests', 'submit'].indexOf(a0.action) >= 0;
+    var decisive = (a0 && ['edit', 'write', 'run_public_tests', 'submit'].indexOf(a0.action) >= 0) || (!a0 && after[0].moment);
     if (!decisive) {
       for (var i = 1; i < after.length; i++) {
         var a = after[i].action;
-        if (a && ['edit', 'write', 'run_public_tests', 'submit'].indexOf(a.action) >= 0) {
+        if ((a && ['edit', 'write', 'run_public_tests', 'submit'].indexOf(a.action) >= 0) || (!a && after[i].moment)) {
           var w = stepWords(m, after[i]);
           words += '; then ' + w[0];
           followed = followed || w[1];

@@ -36,6 +36,9 @@ use traparena_stats::BASELINE;
 use traparena_task::{FailureMode, Flag, FlagName, Usage, Verdict};
 
 mod draw;
+mod trajectories;
+
+pub use trajectories::write_trajectories;
 
 /// One target of a synthetic experiment.
 #[derive(Debug, Clone, PartialEq)]
