@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use traparena_agent::{Agent, AgentError, AgentView, Turn};
-use traparena_model::{ChatModel, ChatRequest, Message, MessageRole, ModelError};
+use traparena_model::{ChatModel, ChatRequest, Message, MessageRole, ModelError, Prices};
 use traparena_task::{Action, AgentCommand, AgentExit, Moment, MomentKind, Observation, Usage};
 
 use crate::profile::{Placeholders, Profile, fill};
@@ -50,6 +50,8 @@ pub struct ExternalAgent {
     replay: Option<(Arc<dyn ChatModel>, u32)>,
     /// Side requests answered since the last step was made: their tokens and a note each.
     side: (Usage, Vec<String>),
+    /// The target model's prices, for the cost of its calls.
+    prices: Option<Prices>,
 }
 
 impl std::fmt::Debug for ExternalAgent {
@@ -93,7 +95,15 @@ impl ExternalAgent {
             unanswered: None,
             replay: None,
             side: (Usage::default(), Vec::new()),
+            prices: None,
         }
+    }
+
+    /// The same agent, its calls priced at `prices` (a cost the provider reports in a
+    /// response is taken instead).
+    pub fn with_prices(mut self, prices: Option<Prices>) -> ExternalAgent {
+        self.prices = prices;
+        self
     }
 
     /// The same agent as a fork of a recorded episode: its first `steps` exchanges are
@@ -126,7 +136,7 @@ impl ExternalAgent {
                 Ok(response) => {
                     let t = response.token_usage();
                     let (usage, notes) = &mut self.side;
-                    *usage += task_usage(t);
+                    *usage += task_usage(t, self.prices.as_ref());
                     notes.push(format!(
                         "a side request of the agent (not a step) was answered: {} prompt and {} completion tokens",
                         t.prompt_tokens, t.completion_tokens
@@ -360,7 +370,7 @@ impl Agent for ExternalAgent {
         let t = response.token_usage();
         let (side, side_notes) = self.take_side();
         notes.extend(side_notes);
-        let mut usage = task_usage(t);
+        let mut usage = task_usage(t, self.prices.as_ref());
         usage += side;
         self.responses.push(stated);
         self.unanswered = Some(Unanswered {

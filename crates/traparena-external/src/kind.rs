@@ -81,7 +81,8 @@ impl Factory for ExternalKind {
             profile,
             prefix,
             args.timeout_s.map(|s| Duration::from_secs(s.max(1))),
-        );
+        )
+        .with_prices(args.model.prices);
         // A fork's first steps are answered from the parent's recording.
         Ok(Box::new(match ep.fork {
             Some(f) => agent.with_prefix(

@@ -139,6 +139,7 @@ impl Factory for LlmAgentKind {
                 ..HistoryLimits::default()
             },
             context_window: self.0.window(&args.model),
+            prices: args.model.prices,
         };
         let agent = LlmAgent::new(model, config);
         Ok(Box::new(match prefix {
@@ -229,6 +230,7 @@ impl Factory for AdaptiveKind {
             seed: Some(ep.seed),
             temperature: args.temperature,
             max_tokens: Some(args.max_tokens),
+            prices: args.model.prices,
             ..LlmAttackerConfig::new(variant)
         };
         Ok(Box::new(LlmAttacker::new(model, config)))
@@ -277,7 +279,10 @@ impl Factory for LlmCuratorKind {
             .wire
             .model(&args.model.model, "curator".to_owned())
             .map_err(AttackError::Invalid)?;
-        let mut config = LlmCuratorConfig::default();
+        let mut config = LlmCuratorConfig {
+            prices: args.model.prices,
+            ..LlmCuratorConfig::default()
+        };
         if let Some(t) = args.temperature {
             config.temperature = t;
         }

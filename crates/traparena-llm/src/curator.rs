@@ -28,6 +28,10 @@ pub struct LlmCuratorConfig {
     /// Characters of evidence in the prompt (default 12,000): later reactions are left out
     /// (and counted) beyond it.
     pub evidence_chars: usize,
+    /// The model's prices, for the cost of its calls (a cost the provider reports is taken
+    /// instead); `None`: only reported costs are counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<traparena_model::Prices>,
 }
 
 impl Default for LlmCuratorConfig {
@@ -37,6 +41,7 @@ impl Default for LlmCuratorConfig {
             max_tokens: Some(2048),
             seed: None,
             evidence_chars: 12_000,
+            prices: None,
         }
     }
 }
@@ -159,7 +164,7 @@ impl Curator for LlmCurator {
             .chat(&request)
             .await
             .map_err(|e| AttackError::Model(Box::new(e)))?;
-        self.usage += task_usage(response.token_usage());
+        self.usage += task_usage(response.token_usage(), self.config.prices.as_ref());
         // Notes come from the answer only, never from the reasoning.
         let reply = response.message().map(Reply::of).unwrap_or_default();
         let Some(text) = reply.answer.as_deref() else {

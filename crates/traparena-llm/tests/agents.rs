@@ -772,6 +772,8 @@ async fn an_episode_records_the_usage_of_every_model_call() {
             completion_tokens: 15,
             reasoning_tokens: 4,
             calls_without_usage: 1,
+            calls: 3,
+            ..Usage::default()
         }
     );
     assert_eq!(
@@ -781,6 +783,8 @@ async fn an_episode_records_the_usage_of_every_model_call() {
             completion_tokens: 11,
             reasoning_tokens: 6,
             calls_without_usage: 0,
+            calls: 1,
+            ..Usage::default()
         }
     );
 }

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Cassette, CassetteMode, ChatClient, ChatModel, EndpointConfig, MaxTokensField, Recorder,
-    WireApi,
+    Cassette, CassetteMode, ChatClient, ChatModel, EndpointConfig, MaxTokensField, Prices,
+    Recorder, WireApi,
 };
 
 /// A wrong `model` or `cassette` argument: the field (`model.base_url`, `cassette.path`, ...)
@@ -85,6 +85,11 @@ pub struct ModelSpec {
     /// translated ([`crate::wire`] says what cannot be carried across).
     #[serde(default, skip_serializing_if = "is_chat")]
     pub api: WireApi,
+    /// The model's prices in US dollars per million tokens, for the cost of its calls (a
+    /// cost the provider reports in a response is taken instead); unset, a call costs what
+    /// its provider reports, or is not priced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<Prices>,
 }
 
 fn is_chat(api: &WireApi) -> bool {
@@ -142,6 +147,9 @@ impl ModelPool {
     ) -> Result<Option<Arc<ChatClient>>, SpecError> {
         if model.model.trim().is_empty() {
             return Err(SpecError::new("model.model", "names no model"));
+        }
+        if let Some(p) = &model.prices {
+            p.check()?;
         }
         if model.base_url.is_empty() {
             return if replay {

@@ -40,7 +40,7 @@ pub use error::TaskError;
 pub use kinds::ModelUse;
 pub use language::Language;
 pub use layout::TaskLayout;
-pub use observation::{Observation, TestCounts, Usage};
+pub use observation::{Cost, Observation, TestCounts, Usage};
 pub use patch::{ChangedFile, Hunk, Patch};
 pub use paths::{RelPath, check_relative};
 pub use process::{AgentCommand, AgentExit};

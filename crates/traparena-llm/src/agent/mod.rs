@@ -118,6 +118,10 @@ pub struct LlmAgentConfig {
     /// request asks for more than fits: the response limit is lowered to what the prompt
     /// leaves, and the history is compacted when too little is left.
     pub context_window: Option<u32>,
+    /// The model's prices, for the cost of its calls (a cost the provider reports is taken
+    /// instead); `None`: only reported costs are counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<traparena_model::Prices>,
 }
 
 impl Default for LlmAgentConfig {
@@ -130,6 +134,7 @@ impl Default for LlmAgentConfig {
             defence: false,
             history: HistoryLimits::default(),
             context_window: None,
+            prices: None,
         }
     }
 }

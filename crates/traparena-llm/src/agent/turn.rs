@@ -95,7 +95,7 @@ impl LlmAgent {
         step: u32,
     ) -> Turn {
         notes.extend(response.adjustments.iter().cloned());
-        let usage = task_usage(response.token_usage());
+        let usage = task_usage(response.token_usage(), self.config.prices.as_ref());
         let message = response.message().cloned().unwrap_or_default();
         let (action, raw, reasoning, past) =
             self.read_reply(&message, response.finish_reason(), step);

@@ -59,6 +59,10 @@ pub struct LlmAttackerConfig {
     pub symbols_chars: usize,
     /// Characters of the reference patch in the prompt (default 6,000).
     pub patch_chars: usize,
+    /// The model's prices, for the cost of its calls (a cost the provider reports is taken
+    /// instead); `None`: only reported costs are counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<traparena_model::Prices>,
 }
 
 impl LlmAttackerConfig {
@@ -73,6 +77,7 @@ impl LlmAttackerConfig {
             history_chars: 8000,
             symbols_chars: 3000,
             patch_chars: 6000,
+            prices: None,
         }
     }
 }
@@ -162,7 +167,7 @@ impl Attacker for LlmAttacker {
             .chat(&request)
             .await
             .map_err(|e| AttackError::Model(Box::new(e)))?;
-        self.usage += task_usage(response.token_usage());
+        self.usage += task_usage(response.token_usage(), self.config.prices.as_ref());
         // The message comes from the answer only: nothing of the attacker's reasoning (a draft,
         // the reference it read) may reach the target. No answer is an error, never silence.
         let reply = response.message().map(Reply::of).unwrap_or_default();

@@ -133,6 +133,15 @@ pub struct TokenUsage {
     pub reasoning_tokens: u64,
     /// Whether the server reported usage at all; `false` means the counts are unknown zeros.
     pub reported: bool,
+    /// Of the prompt tokens, those read from the server's cache, where it reports them
+    /// (`prompt_tokens_details.cached_tokens`; 0 otherwise).
+    #[serde(default)]
+    pub cached_tokens: u64,
+    /// The call's cost as the provider reported it (OpenRouter's `usage.cost`, a number of
+    /// US dollars), in billionths of a dollar; `None` when it reported none (or not a
+    /// non-negative number).
+    #[serde(default)]
+    pub reported_cost_nano_usd: Option<u64>,
 }
 
 impl ChatResponse {
@@ -225,6 +234,18 @@ impl ChatResponse {
                     .as_ref()
                     .map_or(0, |d| d.reasoning_tokens),
                 reported: true,
+                cached_tokens: u
+                    .extra
+                    .get("prompt_tokens_details")
+                    .and_then(|d| d.get("cached_tokens"))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+                reported_cost_nano_usd: u
+                    .extra
+                    .get("cost")
+                    .and_then(Value::as_f64)
+                    .filter(|c| c.is_finite() && *c >= 0.0)
+                    .map(|c| (c * 1e9).round() as u64),
             },
         }
     }
