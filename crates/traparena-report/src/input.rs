@@ -42,6 +42,10 @@ pub struct Cell {
     pub target_prompt_tokens: u64,
     /// Target completion tokens over the episodes run.
     pub target_completion_tokens: u64,
+    /// The target's cost over the episodes run, where known.
+    pub target_cost: Option<traparena_task::Cost>,
+    /// The attacker's cost over the episodes run, where known.
+    pub attacker_cost: Option<traparena_task::Cost>,
     /// The `agent` names on these lines, in the order first seen.
     pub agents: Vec<String>,
 }
@@ -133,6 +137,9 @@ impl Episodes {
             cell.attacker_completion_tokens += l.attacker_usage.completion_tokens;
             cell.target_prompt_tokens += l.usage.prompt_tokens;
             cell.target_completion_tokens += l.usage.completion_tokens;
+            cell.target_cost = traparena_task::Cost::sum(cell.target_cost, l.usage.cost);
+            cell.attacker_cost =
+                traparena_task::Cost::sum(cell.attacker_cost, l.attacker_usage.cost);
         }
         if let Some(f) = l.fork {
             self.forks.push(ForkOutcome {

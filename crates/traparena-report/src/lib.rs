@@ -81,9 +81,9 @@ pub use episode::{EpisodeView, ShowOptions, episode_text, find_episode};
 pub use error::ReportError;
 pub use input::{Cell, CuratorNotes, Episodes, ResultsFolder};
 pub use model::{
-    BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, DateSource, Flip, ForkPointRow,
-    ForkRow, MainRow, PairRow, PairedChange, REPORT_VERSION, Report, RoundRow, SeedSource, Source,
-    TargetSummary, TaskRow, TokenRow, Trend,
+    BootstrapSettings, ConditionKind, ConditionSummary, ControlRow, CostRow, DateSource, Flip,
+    ForkPointRow, ForkRow, MainRow, PairRow, PairedChange, REPORT_VERSION, Report, RoundRow,
+    SeedSource, Source, TargetSummary, TaskRow, TokenRow, Trend,
 };
 pub use viewer::{
     VIEWER_FORMAT, VIEWER_PAGE, ViewerOptions, ViewerSummary, viewer_dir_for, viewer_link,

@@ -54,6 +54,10 @@ pub struct Report {
     pub failure_modes: Vec<FailureModeShares>,
     /// Target tokens under attack relative to the baseline, and attacker tokens.
     pub tokens: Vec<TokenRow>,
+    /// What each target and condition cost, per role, where some cost is known (empty, and
+    /// not written, otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<CostRow>,
     /// Per-task acceptance in the baseline and under attack (the flip table).
     pub tasks: Vec<TaskRow>,
     /// The curator's final notes per target and condition (from `notes/`, when present).
@@ -427,6 +431,35 @@ pub struct TokenRow {
     pub attacker_completion_tokens: u64,
     /// Figures that could not be computed, and why.
     pub errors: Vec<String>,
+}
+
+/// What one target and condition cost, in US dollars, per role: the target, the attacker
+/// (summed over the episodes run) and the curator (over its steps).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostRow {
+    /// The target.
+    pub target: String,
+    /// The condition (`baseline` included; a forked condition's fork episodes are
+    /// `CONDITION forks`).
+    pub condition: String,
+    /// Episodes run (infrastructure errors excluded).
+    pub episodes: usize,
+    /// The target's cost (`None`: unknown).
+    pub target_usd: Option<f64>,
+    /// The attacker's cost (`None`: unknown, or no attacker).
+    pub attacker_usd: Option<f64>,
+    /// The curator's cost (`None`: unknown, or no curator).
+    pub curator_usd: Option<f64>,
+    /// The three together (what is known of them).
+    pub total_usd: f64,
+    /// `total_usd` per episode run.
+    pub usd_per_episode: Option<f64>,
+    /// Where the costs came from: `provider` (reported in the responses), `prices` (the
+    /// model spec's) or `provider+prices`.
+    pub source: String,
+    /// Calls of a priced model whose cost is unknown (no usage reported): the costs are
+    /// then a lower bound.
+    pub unknown_calls: u64,
 }
 
 /// Whether a task's majority outcome flipped under attack.

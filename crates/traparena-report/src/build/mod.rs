@@ -19,6 +19,7 @@ use crate::model::{
     TargetSummary, TaskRow, TokenRow, Trend,
 };
 
+mod costs;
 mod forks;
 mod target;
 
@@ -255,6 +256,7 @@ pub fn build_report(folder: &ResultsFolder, opts: &ReportOptions) -> Report {
             .failure_modes
             .push(failure_mode_shares(&all, None, condition));
     }
+    report.costs = costs::cost_rows(folder);
     report
 }
 
@@ -358,6 +360,7 @@ fn empty_report(folder: &ResultsFolder, cfg: &BootstrapConfig, seed_source: Seed
         rounds: Vec::new(),
         failure_modes: Vec::new(),
         tokens: Vec::new(),
+        costs: Vec::new(),
         tasks: Vec::new(),
         notes: folder.notes.clone(),
         warnings: Vec::new(),

@@ -158,10 +158,17 @@ pub(super) fn tokens_section(r: &Report) -> Section {
         })
         .collect();
     if shown.is_empty() {
-        s.empty = Some(match why.len() {
+        let empty = match why.len() {
             0 => "No attack, so no tokens under attack to compare with the baseline.".to_owned(),
             _ => why.join(" "),
-        });
+        };
+        // The cost table stands even without token rows.
+        if r.costs.is_empty() {
+            s.empty = Some(empty);
+        } else {
+            s.intro.push(empty);
+            s.blocks.extend(cost_blocks(r));
+        }
         return s;
     }
     s.intro.push(
@@ -206,7 +213,63 @@ pub(super) fn tokens_section(r: &Report) -> Section {
     if !lines.is_empty() {
         s.blocks.push(Block::List(lines));
     }
+    s.blocks.extend(cost_blocks(r));
     s
+}
+
+/// The cost table of the Tokens section, per target, condition and role; nothing when no
+/// cost is known.
+fn cost_blocks(r: &Report) -> Vec<Block> {
+    if r.costs.is_empty() {
+        return Vec::new();
+    }
+    let usd = |v: Option<f64>| num(v.map_or_else(|| NONE.to_owned(), |v| format!("${v:.4}")), v);
+    let cols = [
+        ("target", false),
+        ("condition", false),
+        ("episodes", true),
+        ("target $", true),
+        ("attacker $", true),
+        ("curator $", true),
+        ("total $", true),
+        ("$ / episode", true),
+        ("cost from", false),
+    ];
+    let rows = r
+        .costs
+        .iter()
+        .map(|c| {
+            vec![
+                text(&c.target),
+                text(&c.condition),
+                count(c.episodes),
+                usd(c.target_usd),
+                usd(c.attacker_usd),
+                usd(c.curator_usd),
+                usd(Some(c.total_usd)),
+                usd(c.usd_per_episode),
+                text(&c.source),
+            ]
+        })
+        .collect();
+    let mut blocks = vec![
+        Block::Heading("Cost".to_owned()),
+        Block::Para(
+            "US dollars per role over the episodes run (the curator over its steps): the cost \
+             the provider reported with each response where it did, else computed from the \
+             model's prices (`cost from`)."
+                .to_owned(),
+        ),
+        Block::Table(table("cost-table", &cols, rows)),
+    ];
+    let unknown: u64 = r.costs.iter().map(|c| c.unknown_calls).sum();
+    if unknown > 0 {
+        blocks.push(Block::List(vec![format!(
+            "{unknown} model calls of priced models reported no usage, so their cost is \
+             unknown and the costs above are a lower bound."
+        )]));
+    }
+    blocks
 }
 
 /// Why each target without tokens has none (the Tokens section's line instead of its rows).
