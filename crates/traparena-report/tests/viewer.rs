@@ -161,6 +161,11 @@ fn malformed_lines_are_errors_that_name_the_line_and_write_nothing() {
     for (file, bad) in [
         (TRAJECTORIES_FILE, "{\"target\": \"a\"}\n"),
         (TRAJECTORIES_FILE, "not json\n"),
+        // A key the first pass reads, and steps the second pass refuses.
+        (
+            TRAJECTORIES_FILE,
+            "{\"format\":3,\"target\":\"model-a\",\"condition\":\"baseline\",\"task\":\"task-000\",\"round\":0,\"sample\":0,\"accepted\":true,\"susceptible\":null,\"trajectory\":5,\"rejected_messages\":[],\"attacker_errors\":[],\"prompt_hashes\":{}}\n",
+        ),
         (EPISODES_FILE, "[1, 2]\n"),
     ] {
         let results = tempfile::tempdir().unwrap();
@@ -242,4 +247,30 @@ fn writers_racing_for_one_folder_all_succeed_and_leave_one_whole_viewer() {
         expected
     );
     assert!(leftovers(out.path()).is_empty());
+}
+
+#[test]
+fn lines_of_an_older_format_are_written_in_the_current_one() {
+    let results = tempfile::tempdir().unwrap();
+    toy_with_trajectories(results.path());
+    // The first trajectory line as format 2 wrote it.
+    let path = results.path().join(TRAJECTORIES_FILE);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let old = first.replacen("{\"format\":3,", "{\"format\":2,", 1);
+    assert_ne!(old, first);
+    std::fs::write(&path, format!("{old}\n{rest}")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let viewer = out.path().join("v");
+    write_viewer(results.path(), &viewer, &ViewerOptions::default()).unwrap();
+    // Every fragment, the one with the changed line among them.
+    let mut formats = Vec::new();
+    for e in std::fs::read_dir(viewer.join("f")).unwrap() {
+        let data = script_json(&std::fs::read_to_string(e.unwrap().path()).unwrap(), "fragment");
+        for t in data["trajectories"].as_array().unwrap() {
+            formats.push(t["format"].clone());
+        }
+    }
+    assert_eq!(formats.len(), text.lines().count());
+    assert!(formats.iter().all(|f| *f == 3), "{formats:?}");
 }

@@ -267,12 +267,8 @@ impl Readers {
     }
 
     /// The line at `span` of the episodes file (`trajectories: false`) or the trajectories
-    /// file, parsed as `T`.
-    fn read<T: serde::de::DeserializeOwned>(
-        &mut self,
-        trajectories: bool,
-        span: Span,
-    ) -> Result<T, ReportError> {
+    /// file, and the file's path.
+    fn read(&mut self, trajectories: bool, span: Span) -> Result<(&[u8], &Path), ReportError> {
         let (path, file) = if trajectories {
             self.trajectories
                 .as_mut()
@@ -287,11 +283,35 @@ impl Readers {
         file.seek(SeekFrom::Start(span.offset)).map_err(io)?;
         self.buf.resize(span.len, 0);
         file.read_exact(&mut self.buf).map_err(io)?;
-        serde_json::from_slice(self.buf.trim_ascii()).map_err(|source| ReportError::InvalidFile {
-            path: path.clone(),
-            reason: format!("changed while the viewer was written: {source}"),
-        })
+        Ok((self.buf.trim_ascii(), path))
     }
+}
+
+/// Appends a line to a fragment: as it is when it is in the current format (with `</`
+/// escaped, which JSON allows only inside strings), else parsed in its own format and written
+/// in the current one. A trajectory line is parsed either way, so that a malformed one is an
+/// error here, not in the reader's browser.
+fn push_line<T: serde::de::DeserializeOwned + Serialize>(
+    text: &mut String,
+    readers: &mut Readers,
+    trajectories: bool,
+    span: Span,
+) -> Result<(), ReportError> {
+    let (raw, path) = readers.read(trajectories, span)?;
+    let raw = std::str::from_utf8(raw).map_err(|e| ReportError::InvalidFile {
+        path: path.to_path_buf(),
+        reason: format!("line {}: not UTF-8: {e}", span.line),
+    })?;
+    // A result line in the current format was parsed whole by the first pass.
+    if trajectories || !span.current {
+        let line: T = serde_json::from_str(raw).map_err(|e| scan::malformed(path, span.line, e))?;
+        if !span.current {
+            text.push_str(&script_json(&line)?);
+            return Ok(());
+        }
+    }
+    text.push_str(&raw.replace("</", "<\\/"));
+    Ok(())
 }
 
 /// One group's fragment: its result lines and trajectories in the current format.
@@ -305,19 +325,17 @@ fn write_fragment(
     let mut w = BufWriter::new(file);
     let mut text = format!("TrapViewer.fragment({},{{\"results\":[", script_json(&id)?);
     for (i, (_, span)) in g.results.iter().enumerate() {
-        let line: ResultLine = readers.read(false, *span)?;
         if i > 0 {
             text.push(',');
         }
-        text.push_str(&script_json(&line)?);
+        push_line::<ResultLine>(&mut text, readers, false, *span)?;
     }
     text.push_str("],\"trajectories\":[");
     for (i, (_, span)) in g.trajectories.iter().enumerate() {
-        let line: TrajectoryLine = readers.read(true, *span)?;
         if i > 0 {
             text.push(',');
         }
-        text.push_str(&script_json(&line)?);
+        push_line::<TrajectoryLine>(&mut text, readers, true, *span)?;
     }
     text.push_str("]});\n");
     w.write_all(text.as_bytes())

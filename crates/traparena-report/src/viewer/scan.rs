@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use serde::Deserialize;
-use traparena_results::{ConditionInfo, EpisodeKey, ForkKey, ResultLine, ResultsError};
+use traparena_results::{ConditionInfo, ForkKey, ResultLine, ResultsError};
 
 use crate::error::ReportError;
 
@@ -17,15 +17,24 @@ use crate::error::ReportError;
 pub(super) struct Span {
     pub offset: u64,
     pub len: usize,
+    /// Its line number, from 1.
+    pub line: usize,
+    /// Whether it is written in the current results format (`{"format":N,` first, as the
+    /// results writer puts it), so that it can be copied as it is.
+    pub current: bool,
 }
+
+/// An episode within its group (the group fixes target, condition and task): round, sample
+/// and fork, in key order.
+pub(super) type Slot = (u32, u32, Option<ForkKey>);
 
 /// The lines of one target, condition and task, in key order.
 #[derive(Debug, Default)]
 pub(super) struct Group {
     /// Result lines.
-    pub results: Vec<(EpisodeKey, Span)>,
+    pub results: Vec<(Slot, Span)>,
     /// Trajectory lines.
-    pub trajectories: Vec<(EpisodeKey, Span)>,
+    pub trajectories: Vec<(Slot, Span)>,
     /// Episodes that are not infrastructure errors.
     pub usable: u32,
     /// Accepted episodes.
@@ -89,6 +98,7 @@ fn each_line(
         }
     };
     let mut reader = BufReader::with_capacity(1 << 16, file);
+    let current_prefix = format!("{{\"format\":{},", traparena_results::FORMAT_VERSION);
     let mut buf = Vec::with_capacity(4096);
     let (mut offset, mut number) = (0u64, 0usize);
     loop {
@@ -105,13 +115,20 @@ fn each_line(
         number += 1;
         let text = buf.trim_ascii();
         if !text.is_empty() {
-            f(text, number, Span { offset, len: n })?;
+            let current = text.starts_with(current_prefix.as_bytes());
+            let span = Span {
+                offset,
+                len: n,
+                line: number,
+                current,
+            };
+            f(text, number, span)?;
         }
         offset += n as u64;
     }
 }
 
-fn malformed(path: &Path, line: usize, source: serde_json::Error) -> ReportError {
+pub(super) fn malformed(path: &Path, line: usize, source: serde_json::Error) -> ReportError {
     ReportError::Results(ResultsError::Line {
         path: path.to_path_buf(),
         line,
@@ -149,7 +166,10 @@ pub(super) fn scan(dir: &Path) -> Result<Scan, ReportError> {
         if let Some(f) = &line.fork {
             g.points.extend(f.points.iter().cloned());
         }
-        g.results.push((line.key(), span));
+        g.results.push((
+            (line.round, line.sample, line.fork.as_ref().map(|f| f.key())),
+            span,
+        ));
         Ok(())
     })?;
     let trajectories = dir.join(traparena_results::TRAJECTORIES_FILE);
@@ -157,28 +177,20 @@ pub(super) fn scan(dir: &Path) -> Result<Scan, ReportError> {
         let k: TrajectoryKey =
             serde_json::from_slice(text).map_err(|e| malformed(&trajectories, number, e))?;
         s.trajectories += 1;
-        let key = EpisodeKey {
-            target: k.target,
-            condition: k.condition,
-            task: k.task,
-            round: k.round,
-            sample: k.sample,
-            fork: k.fork,
-        };
         let group = s
             .cells
-            .get_mut(&(key.target.clone(), key.condition.clone()))
-            .and_then(|c| c.tasks.get_mut(&key.task));
+            .get_mut(&(k.target, k.condition))
+            .and_then(|c| c.tasks.get_mut(&k.task));
         match group {
-            Some(g) => g.trajectories.push((key, span)),
+            Some(g) => g.trajectories.push(((k.round, k.sample, k.fork), span)),
             None => s.orphans += 1,
         }
         Ok(())
     })?;
     for cell in s.cells.values_mut() {
         for g in cell.tasks.values_mut() {
-            g.results.sort_by(|a, b| a.0.cmp(&b.0));
-            g.trajectories.sort_by(|a, b| a.0.cmp(&b.0));
+            g.results.sort_by_key(|a| a.0);
+            g.trajectories.sort_by_key(|a| a.0);
         }
     }
     Ok(s)
