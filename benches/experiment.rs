@@ -133,6 +133,7 @@ fn main() {
                     test_processes: 2,
                     curate_only: false,
                     created: None,
+                    limits: Default::default(),
                 };
                 let t = Instant::now();
                 let r = rt
@@ -175,6 +176,7 @@ fn main() {
         test_processes: 2,
         curate_only: false,
         created: None,
+        limits: Default::default(),
     };
     let t = Instant::now();
     let r = rt

@@ -5,8 +5,10 @@
 
 mod episode;
 mod error;
+pub mod estimate;
 mod experiment;
 pub mod fork;
+mod limits;
 mod merge;
 mod record;
 mod registry;
@@ -20,6 +22,7 @@ pub use experiment::{
     ExperimentOptions, ExperimentReport, Progress, Shard, Silent, episode_seed, run_experiment,
 };
 pub use fork::{Fork, ForkPoint, ForkSpec, Speak};
+pub use limits::{Limits, Spent};
 pub use merge::merge_results;
 pub use record::{
     AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, ForkOrigin, RECORD_FORMAT,

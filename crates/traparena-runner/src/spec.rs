@@ -10,7 +10,9 @@ use traparena_task::ComponentSpec;
 use traparena_results::ConditionInfo;
 
 use crate::error::RunError;
+use crate::estimate::PerEpisode;
 use crate::fork::ForkSpec;
+use crate::limits::Limits;
 
 /// A target: the agent under test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,6 +106,16 @@ pub struct ExperimentSpec {
     /// Bounds of curator notes.
     #[serde(default)]
     pub note_limits: NoteLimits,
+    /// Spending limits (`max_cost` in US dollars, `max_tokens`); the command's `--max-cost`
+    /// and `--max-tokens` override them. Not part of the spec's identity: a resume may raise
+    /// them.
+    #[serde(default, skip_serializing_if = "Limits::is_unset")]
+    pub limits: Limits,
+    /// Per-episode averages for `traparena experiment --estimate` without a pilot (calls,
+    /// tokens and cost of the target and the attacker per episode, the curator per step).
+    /// Not part of the spec's identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<PerEpisode>,
 }
 
 fn default_rounds() -> u32 {
@@ -221,7 +233,23 @@ impl ExperimentSpec {
         if self.samples_per_round == 0 {
             return err("samples_per_round", "must be at least 1");
         }
+        if let Err((field, message)) = self.limits.check() {
+            return err(&format!("limits.{field}"), &message);
+        }
+        if let Some(Err((field, message))) = self.estimate.as_ref().map(PerEpisode::check) {
+            return err(&field, &message);
+        }
         Ok(())
+    }
+
+    /// The spec as it identifies an experiment (the manifest's `spec_sha256`): without its
+    /// spending limits, which a resume may change, and its estimate's averages.
+    pub fn identity(&self) -> ExperimentSpec {
+        ExperimentSpec {
+            limits: Limits::default(),
+            estimate: None,
+            ..self.clone()
+        }
     }
 
     /// The task folders the spec names, in a stable order (globs expanded against `base`).

@@ -56,6 +56,10 @@ pub(super) async fn run_jobs(
                 .acquire_owned()
                 .await
                 .map_err(|e| RunError::Join(e.to_string()))?;
+            // A reached spending limit starts no more episodes; those in flight finish.
+            if s.limit_hit() {
+                return Ok(());
+            }
             let Job {
                 task_index,
                 key,
@@ -178,6 +182,8 @@ pub(super) async fn run_one(
         .await
         .map_err(|e| RunError::Join(e.to_string()))??;
     s.done.lock().unwrap_or_else(|p| p.into_inner()).insert(k);
+    s.spend(&line.usage);
+    s.spend(&line.attacker_usage);
     {
         let mut rep = s.report.lock().unwrap_or_else(|p| p.into_inner());
         rep.ran += 1;

@@ -18,6 +18,7 @@ use traparena_task::{EpisodeContext, ModelUse, Task};
 
 use crate::episode::{Episode, EpisodeConfig, TestSlots};
 use crate::error::RunError;
+use crate::limits::{Limits, Spent};
 use crate::registry::ResolvedSpec;
 use crate::single::{ForkSource, SingleEpisode, SingleOutcome};
 use crate::spec::{ConditionSpec, ExperimentSpec};
@@ -76,6 +77,8 @@ pub struct ExperimentOptions {
     /// When the experiment started (RFC 3339), for the manifest of a new results folder; the
     /// library reads no clock. `None` leaves it out.
     pub created: Option<String>,
+    /// Spending limits over the spec's own (each set limit replaces the spec's).
+    pub limits: Limits,
 }
 
 impl ExperimentOptions {
@@ -90,6 +93,7 @@ impl ExperimentOptions {
             test_processes: 2,
             curate_only: false,
             created: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -130,6 +134,12 @@ pub struct ExperimentReport {
     pub waiting_for_notes: Vec<String>,
     /// Fork episodes planned (included in `planned` and `already_done`).
     pub forks: u64,
+    /// The spending limit that stopped the run, said in one phrase (`the cost limit of $0.5
+    /// ($0.51 spent)`); `None` when no limit was reached. Episodes not started then are
+    /// `planned − already_done − ran`; `--resume` with a higher limit runs them.
+    pub limit_reached: Option<String>,
+    /// What the results folder holds spent at the end (earlier runs' lines included).
+    pub spent: Spent,
 }
 
 struct Shared {
@@ -144,6 +154,29 @@ struct Shared {
     done: Mutex<BTreeSet<EpisodeKey>>,
     report: Mutex<ExperimentReport>,
     opts: ExperimentOptions,
+    limits: Limits,
+    spent: Mutex<Spent>,
+}
+
+impl Shared {
+    /// Counts what a finished episode or curator step spent.
+    pub(super) fn spend(&self, u: &traparena_task::Usage) {
+        self.spent.lock().unwrap_or_else(|p| p.into_inner()).add(u);
+    }
+
+    /// True when a spending limit is reached, which stops the experiment from starting more
+    /// (the first time, the report says which limit).
+    pub(super) fn limit_hit(&self) -> bool {
+        let spent = *self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(why) = self.limits.reached(&spent) else {
+            return false;
+        };
+        let mut rep = self.report.lock().unwrap_or_else(|p| p.into_inner());
+        if rep.limit_reached.is_none() {
+            rep.limit_reached = Some(why);
+        }
+        true
+    }
 }
 
 /// The seed of one episode: derived from the experiment's seed and the episode's key, so it does
@@ -206,7 +239,7 @@ pub async fn run_experiment(
     }
     let manifest = Manifest {
         harness_version: crate::HARNESS_VERSION.to_owned(),
-        spec_sha256: sha256_json(spec),
+        spec_sha256: sha256_json(&spec.identity()),
         tasks: hashes,
         prompt_hashes: tasks
             .first()
@@ -220,6 +253,18 @@ pub async fn run_experiment(
     let all = plan(spec, &tasks);
     let mine: Vec<&EpisodeKey> = all.iter().filter(|k| owned(k)).collect();
     let already = mine.iter().filter(|k| done.contains(*k)).count() as u64;
+    let mut spent = Spent::default();
+    for l in &done_lines {
+        spent.add(&l.usage);
+        spent.add(&l.attacker_usage);
+    }
+    for t in &spec.targets {
+        for c in &spec.conditions {
+            if let Some(u) = traparena_results::read_curator_usage(&opts.out, &t.name, &c.name)? {
+                spent.add(&u);
+            }
+        }
+    }
     let shared = Arc::new(Shared {
         spec: spec.clone(),
         tasks,
@@ -236,6 +281,8 @@ pub async fn run_experiment(
             ..Default::default()
         }),
         opts: opts.clone(),
+        limits: opts.limits.or(spec.limits),
+        spent: Mutex::new(spent),
     });
     if !opts.curate_only {
         progress.planned(mine.len() as u64, already);
@@ -257,11 +304,12 @@ pub async fn run_experiment(
     while let Some(r) = sequences.join_next().await {
         r.map_err(|e| RunError::Join(e.to_string()))??;
     }
-    let report = shared
+    let mut report = shared
         .report
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
+    report.spent = *shared.spent.lock().unwrap_or_else(|p| p.into_inner());
     Ok(report)
 }
 

@@ -25,7 +25,7 @@ pub(super) async fn forks(s: Arc<Shared>, ti: usize) -> Result<(), RunError> {
     let forked: Vec<usize> = (0..s.spec.conditions.len())
         .filter(|&ci| s.spec.conditions[ci].fork.is_some())
         .collect();
-    if forked.is_empty() {
+    if forked.is_empty() || s.limit_hit() {
         return Ok(());
     }
     let parents: BTreeSet<EpisodeKey> = s
@@ -119,6 +119,10 @@ pub(super) async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Re
     let mut notes = Notes::empty(s.spec.note_limits);
     let curator_setup = s.components.curators[ci].clone();
     for round in 0..s.spec.rounds {
+        // A reached spending limit starts no more rounds (nor the curator step before one).
+        if s.limit_hit() {
+            return Ok(());
+        }
         if let (Some(setup), true) = (&curator_setup, round > 0) {
             match ResultsDir::read_notes(&dir, &target.name, &cond.name, round)? {
                 Some(n) => notes = n,
@@ -160,19 +164,8 @@ pub(super) async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Re
                     let c = curator.as_mut().expect("built above");
                     let before = c.usage();
                     notes = c.curate(&notes, &evidence).await.map_err(curator_err)?;
-                    let after = c.usage();
-                    let spent = traparena_task::Usage {
-                        prompt_tokens: after.prompt_tokens.saturating_sub(before.prompt_tokens),
-                        completion_tokens: after
-                            .completion_tokens
-                            .saturating_sub(before.completion_tokens),
-                        reasoning_tokens: after
-                            .reasoning_tokens
-                            .saturating_sub(before.reasoning_tokens),
-                        calls_without_usage: after
-                            .calls_without_usage
-                            .saturating_sub(before.calls_without_usage),
-                    };
+                    let spent = c.usage().since(&before);
+                    s.spend(&spent);
                     // The tokens first: notes on disk always have theirs beside them.
                     ResultsDir::write_curator_usage(&dir, &target.name, &cond.name, round, spent)?;
                     ResultsDir::write_notes(&dir, &target.name, &cond.name, round, &notes)?;

@@ -1,0 +1,245 @@
+//! A dry run's estimate: the episodes an experiment plans (per target and condition), its
+//! curator steps, and the model calls, tokens and cost expected from per-episode averages,
+//! either measured on a pilot's results folder ([`PerEpisode::from_pilot`]) or given in the
+//! spec (its `estimate`). Nothing is run and no model is contacted.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use traparena_results::{
+    BASELINE, EPISODES_FILE, NOTES_DIR, ResultLine, curator_usage_round, read_lines,
+};
+use traparena_task::Usage;
+
+use crate::error::RunError;
+use crate::spec::ExperimentSpec;
+
+/// What one role spends on average: per episode (the curator: per curator step).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleAverage {
+    /// Model calls.
+    #[serde(default)]
+    pub calls: f64,
+    /// Prompt + completion tokens.
+    #[serde(default)]
+    pub tokens: f64,
+    /// US dollars (`None`: unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
+/// Per-episode averages of every role: the spec's `estimate`, or measured on a pilot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerEpisode {
+    /// The target, per episode (baseline and attacked alike).
+    #[serde(default)]
+    pub target: RoleAverage,
+    /// The attacker, per attacked episode.
+    #[serde(default)]
+    pub attacker: RoleAverage,
+    /// The curator, per curator step (one per curated condition and round after the first).
+    #[serde(default)]
+    pub curator: RoleAverage,
+}
+
+/// A running sum of one role's usage, averaged at the end.
+#[derive(Default)]
+struct Sum {
+    n: u64,
+    calls: u64,
+    tokens: u64,
+    nano_usd: u64,
+    priced: bool,
+}
+
+impl Sum {
+    fn add(&mut self, u: &Usage) {
+        self.n += 1;
+        self.calls += u.calls;
+        self.tokens += u.tokens();
+        if let Some(c) = u.cost {
+            self.nano_usd += c.nano_usd;
+            self.priced = true;
+        }
+    }
+
+    fn average(&self) -> RoleAverage {
+        let n = self.n.max(1) as f64;
+        RoleAverage {
+            calls: self.calls as f64 / n,
+            tokens: self.tokens as f64 / n,
+            cost: self.priced.then(|| self.nano_usd as f64 / 1e9 / n),
+        }
+    }
+}
+
+impl PerEpisode {
+    /// Checks the values: finite and not negative; the error names the field
+    /// (`estimate.target.cost`, ...).
+    pub fn check(&self) -> Result<(), (String, String)> {
+        for (role, a) in [
+            ("target", &self.target),
+            ("attacker", &self.attacker),
+            ("curator", &self.curator),
+        ] {
+            for (name, v) in [
+                ("calls", Some(a.calls)),
+                ("tokens", Some(a.tokens)),
+                ("cost", a.cost),
+            ] {
+                if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
+                    return Err((
+                        format!("estimate.{role}.{name}"),
+                        format!("{v} is not a finite, non-negative number"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The averages of a pilot's results folder: the target's per episode line, the
+    /// attacker's per attacked line (lines with an infrastructure error left out), the
+    /// curator's per curator step (`round-<r>.usage.json`).
+    pub fn from_pilot(dir: &Path) -> Result<PerEpisode, RunError> {
+        let path = dir.join(EPISODES_FILE);
+        let lines = read_lines::<ResultLine>(&path)?.lines;
+        if lines.is_empty() {
+            return Err(RunError::Results {
+                path,
+                message: "the pilot holds no episode to average".into(),
+            });
+        }
+        let (mut target, mut attacker, mut curator) =
+            (Sum::default(), Sum::default(), Sum::default());
+        for l in lines.iter().filter(|l| l.infra_error.is_none()) {
+            target.add(&l.usage);
+            if l.condition != BASELINE {
+                attacker.add(&l.attacker_usage);
+            }
+        }
+        for file in usage_files(&dir.join(NOTES_DIR)) {
+            let text = std::fs::read_to_string(&file).map_err(|e| RunError::Results {
+                path: file.clone(),
+                message: e.to_string(),
+            })?;
+            let u: Usage = serde_json::from_str(&text).map_err(|e| RunError::Results {
+                path: file.clone(),
+                message: e.to_string(),
+            })?;
+            curator.add(&u);
+        }
+        Ok(PerEpisode {
+            target: target.average(),
+            attacker: attacker.average(),
+            curator: curator.average(),
+        })
+    }
+}
+
+/// Every `notes/<target>/<condition>/round-<r>.usage.json` under `notes`.
+fn usage_files(notes: &Path) -> Vec<std::path::PathBuf> {
+    let dirs = |p: &Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(p)
+            .map(|es| es.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+    let mut out: Vec<_> = dirs(notes)
+        .iter()
+        .flat_map(|t| dirs(t))
+        .flat_map(|c| dirs(&c))
+        .filter(|f| {
+            f.file_name()
+                .is_some_and(|n| curator_usage_round(&n.to_string_lossy()).is_some())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The estimate of one target and condition (`baseline` included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EstimateRow {
+    /// The target.
+    pub target: String,
+    /// The condition.
+    pub condition: String,
+    /// Episodes planned (forks not included: they are planned from the baseline's
+    /// trajectories once those ran).
+    pub episodes: u64,
+    /// Curator steps planned.
+    pub curator_steps: u64,
+    /// Model calls expected.
+    pub calls: f64,
+    /// Tokens expected.
+    pub tokens: f64,
+    /// US dollars expected (`None` when a role's cost is unknown).
+    pub cost: Option<f64>,
+}
+
+/// The estimate of a whole spec: one row per target and condition, and the conditions whose
+/// forks are left out of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// Rows, targets in spec order, the baseline first.
+    pub rows: Vec<EstimateRow>,
+    /// Forked conditions (their fork episodes are not in the rows).
+    pub forked: Vec<String>,
+}
+
+/// Estimates the spec whose folder is `base` (for its task globs) with averages `per`.
+pub fn estimate(
+    spec: &ExperimentSpec,
+    base: &Path,
+    per: &PerEpisode,
+) -> Result<Estimate, RunError> {
+    let tasks = spec.task_dirs(base)?.len() as u64;
+    let row = |target: &str, condition: &str, episodes: u64, steps: u64, attacked: bool| {
+        let roles = [
+            (episodes, &per.target),
+            (if attacked { episodes } else { 0 }, &per.attacker),
+            (steps, &per.curator),
+        ];
+        let used = roles.iter().filter(|(n, _)| *n > 0);
+        EstimateRow {
+            target: target.to_owned(),
+            condition: condition.to_owned(),
+            episodes,
+            curator_steps: steps,
+            calls: used.clone().map(|(n, a)| *n as f64 * a.calls).sum(),
+            tokens: used.clone().map(|(n, a)| *n as f64 * a.tokens).sum(),
+            cost: used
+                .map(|(n, a)| a.cost.map(|c| *n as f64 * c))
+                .sum::<Option<f64>>(),
+        }
+    };
+    let mut rows = Vec::new();
+    for t in &spec.targets {
+        rows.push(row(
+            &t.name,
+            BASELINE,
+            tasks * u64::from(spec.baseline_samples),
+            0,
+            false,
+        ));
+        for c in &spec.conditions {
+            let episodes = tasks * u64::from(spec.rounds) * u64::from(spec.samples_per_round);
+            let steps = match c.curator {
+                Some(_) => u64::from(spec.rounds.saturating_sub(1)),
+                None => 0,
+            };
+            rows.push(row(&t.name, &c.name, episodes, steps, true));
+        }
+    }
+    Ok(Estimate {
+        rows,
+        forked: spec
+            .conditions
+            .iter()
+            .filter(|c| c.fork.is_some())
+            .map(|c| c.name.clone())
+            .collect(),
+    })
+}
