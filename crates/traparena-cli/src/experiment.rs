@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use traparena::env::Sandbox;
 use traparena::runner::{
-    ExperimentOptions, ExperimentSpec, Progress, ResultLine, RunError, Shard, merge_results,
-    run_experiment,
+    ExperimentOptions, ExperimentReport, ExperimentSpec, Limits, Progress, ResultLine, RunError,
+    Shard, merge_results, run_experiment,
 };
 
 /// Arguments of `traparena experiment`.
@@ -16,9 +16,9 @@ use traparena::runner::{
 pub struct ExperimentArgs {
     /// The experiment spec (JSON).
     pub spec: PathBuf,
-    /// The results folder.
-    #[arg(long)]
-    pub out: PathBuf,
+    /// The results folder (not needed with --estimate).
+    #[arg(long, required_unless_present = "estimate")]
+    pub out: Option<PathBuf>,
     /// Continue an interrupted experiment in --out (refused if the spec or tasks changed).
     #[arg(long)]
     pub resume: bool,
@@ -34,6 +34,21 @@ pub struct ExperimentArgs {
     /// Run no episode: only the curator steps that finished rounds allow (after a merge).
     #[arg(long)]
     pub curate_only: bool,
+    /// Stop starting episodes once this many US dollars are spent on model calls (overrides
+    /// the spec's `limits.max_cost`; results already in --out count).
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+    pub max_cost: Option<f64>,
+    /// Stop starting episodes once this many tokens are spent (overrides the spec's
+    /// `limits.max_tokens`).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Run nothing: print the planned episodes and the model calls and cost expected.
+    #[arg(long)]
+    pub estimate: bool,
+    /// With --estimate: average per-episode calls, tokens and cost from this pilot's results
+    /// folder (default: the spec's `estimate` averages).
+    #[arg(long, value_name = "DIR", requires = "estimate")]
+    pub estimate_from: Option<PathBuf>,
 }
 
 /// Arguments of `traparena merge`.
@@ -54,6 +69,8 @@ struct Reporter {
     total: AtomicU64,
     accepted: AtomicU64,
     tokens: AtomicU64,
+    /// Known cost so far, in billionths of a dollar.
+    nano_usd: AtomicU64,
 }
 
 impl Reporter {
@@ -74,6 +91,7 @@ impl Reporter {
             total: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
             tokens: AtomicU64::new(0),
+            nano_usd: AtomicU64::new(0),
         }
     }
 }
@@ -116,10 +134,20 @@ impl Progress for Reporter {
             + line.attacker_usage.prompt_tokens
             + line.attacker_usage.completion_tokens;
         let tokens = self.tokens.fetch_add(t, Ordering::Relaxed) + t;
+        let n = [line.usage.cost, line.attacker_usage.cost]
+            .iter()
+            .flatten()
+            .map(|c| c.nano_usd)
+            .sum::<u64>();
+        let nano = self.nano_usd.fetch_add(n, Ordering::Relaxed) + n;
         match &self.bar {
             Some(b) => {
                 b.set_position(done);
-                b.set_message(format!("accepted {accepted}  tokens {tokens}"));
+                let cost = match nano {
+                    0 => String::new(),
+                    n => format!("  cost ${:.4}", n as f64 / 1e9),
+                };
+                b.set_message(format!("accepted {accepted}  tokens {tokens}{cost}"));
             }
             None => eprintln!(
                 "traparena: [{done}/{}] {} {}{}",
@@ -172,25 +200,6 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
             return Ok(2);
         }
     };
-    let shard = match args.shard.as_deref().map(|s| (s, Shard::parse(s))) {
-        None => None,
-        Some((_, Some(s))) => Some(s),
-        Some((s, None)) => {
-            eprintln!("traparena: --shard {s:?}: expected I/N with 0 <= I < N");
-            return Ok(2);
-        }
-    };
-    let opts = ExperimentOptions {
-        out: args.out.clone(),
-        resume: args.resume,
-        shard,
-        concurrency: args.concurrency,
-        test_processes: args
-            .test_processes
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
-        curate_only: args.curate_only,
-        created: Some(jiff::Timestamp::now().to_string()),
-    };
     let spec_dir = args
         .spec
         .parent()
@@ -202,6 +211,42 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
             }
         })
         .unwrap_or_else(|| PathBuf::from("."));
+    if args.estimate {
+        return Ok(crate::estimate::run(
+            &spec,
+            &spec_dir,
+            args.estimate_from.as_deref(),
+        ));
+    }
+    let out = args.out.clone().unwrap_or_default();
+    let shard = match args.shard.as_deref().map(|s| (s, Shard::parse(s))) {
+        None => None,
+        Some((_, Some(s))) => Some(s),
+        Some((s, None)) => {
+            eprintln!("traparena: --shard {s:?}: expected I/N with 0 <= I < N");
+            return Ok(2);
+        }
+    };
+    let limits = Limits {
+        max_cost: args.max_cost,
+        max_tokens: args.max_tokens,
+    };
+    if let Err((field, message)) = limits.check() {
+        eprintln!("traparena: --{}: {message}", field.replace('_', "-"));
+        return Ok(2);
+    }
+    let opts = ExperimentOptions {
+        out: out.clone(),
+        resume: args.resume,
+        shard,
+        concurrency: args.concurrency,
+        test_processes: args
+            .test_processes
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
+        curate_only: args.curate_only,
+        created: Some(jiff::Timestamp::now().to_string()),
+        limits,
+    };
     // Every kind the spec names is looked up in the one registry `run` uses too.
     let resolved = match traparena::registry().resolve(&spec, &crate::config_context(&spec_dir)) {
         Ok(r) => r,
@@ -237,27 +282,45 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
             eprintln!("traparena: {e}");
             Ok(exit_for(&e))
         }
-        Some(Ok(r)) => {
-            eprintln!(
-                "traparena: {} episodes planned{}, {} were already done, {} run now ({} infrastructure errors), {} curator steps; results in {}",
-                r.planned,
-                if r.forks > 0 {
-                    format!(" ({} of them forks)", r.forks)
-                } else {
-                    String::new()
-                },
-                r.already_done,
-                r.ran,
-                r.infra_errors,
-                r.curated,
-                args.out.display()
-            );
-            for w in &r.waiting_for_notes {
-                eprintln!("traparena: {w}");
-            }
-            Ok(0)
-        }
+        Some(Ok(r)) => Ok(finished(&r, &args.spec, &out)),
     }
+}
+
+/// Says what a run that ended did, and the limit that stopped it; the exit status (3 when a
+/// spending limit stopped it).
+fn finished(r: &ExperimentReport, spec: &std::path::Path, out: &std::path::Path) -> u8 {
+    eprintln!(
+        "traparena: {} episodes planned{}, {} were already done, {} run now ({} infrastructure errors), {} curator steps; results in {}",
+        r.planned,
+        if r.forks > 0 {
+            format!(" ({} of them forks)", r.forks)
+        } else {
+            String::new()
+        },
+        r.already_done,
+        r.ran,
+        r.infra_errors,
+        r.curated,
+        out.display()
+    );
+    for w in &r.waiting_for_notes {
+        eprintln!("traparena: {w}");
+    }
+    let Some(why) = &r.limit_reached else {
+        return 0;
+    };
+    let flag = if why.starts_with("the cost") {
+        "--max-cost"
+    } else {
+        "--max-tokens"
+    };
+    eprintln!(
+        "traparena: stopped: {why} was reached; {} episodes not started, those in flight finished and are saved. Continue with `traparena experiment {} --out {} --resume {flag} HIGHER`.",
+        r.planned.saturating_sub(r.already_done + r.ran),
+        spec.display(),
+        out.display()
+    );
+    3
 }
 
 /// Runs `traparena merge`.

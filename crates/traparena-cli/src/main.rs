@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod estimate;
 mod evaluate;
 mod experiment;
 mod import;
