@@ -306,6 +306,17 @@ fn finished(r: &ExperimentReport, spec: &std::path::Path, out: &std::path::Path)
     for w in &r.waiting_for_notes {
         eprintln!("traparena: {w}");
     }
+    if r.spent.nano_usd > 0 || r.limit_reached.is_some() {
+        eprintln!(
+            "traparena: spent so far (every episode and curator step in the folder): ${:.6}{} and {} tokens",
+            r.spent.usd(),
+            match r.spent.unknown_cost_calls {
+                0 => String::new(),
+                n => format!(" or more ({n} calls of unknown cost)"),
+            },
+            r.spent.tokens
+        );
+    }
     let Some(why) = &r.limit_reached else {
         return 0;
     };

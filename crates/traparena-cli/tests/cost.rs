@@ -146,6 +146,12 @@ fn cost_per_role_is_recorded_and_reported_and_a_cost_limit_stops_and_resumes() {
     }
     let run = experiment(whole.path(), &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("traparena: spent so far (every episode and curator step in the folder): $"),
+        "{}",
+        run.stderr
+    );
     let all = lines(&whole.path().join("out"));
     assert_eq!(all.len(), 6);
     let mut total = 0.0;
