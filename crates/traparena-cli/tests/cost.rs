@@ -197,6 +197,10 @@ fn cost_per_role_is_recorded_and_reported_and_a_cost_limit_stops_and_resumes() {
         .find(|l| l.starts_with("| llm | adaptive |") && l.contains('$'))
         .unwrap_or_else(|| panic!("no cost row: {md}"));
     assert!(row.contains("provider+prices"), "{row}");
+    let html = traparena(whole.path(), &["report", "out", "--html", "report.html"]);
+    assert_eq!(html.code, 0, "{}", html.stderr);
+    let page = std::fs::read_to_string(whole.path().join("report.html")).unwrap();
+    assert!(page.contains("cost-table") && page.contains("provider+prices"));
     let json = traparena(whole.path(), &["report", "out", "--json"]);
     let costs = &json.json()["costs"];
     assert_eq!(costs.as_array().unwrap().len(), 2, "{costs}");
