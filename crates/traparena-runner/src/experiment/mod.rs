@@ -253,18 +253,7 @@ pub async fn run_experiment(
     let all = plan(spec, &tasks);
     let mine: Vec<&EpisodeKey> = all.iter().filter(|k| owned(k)).collect();
     let already = mine.iter().filter(|k| done.contains(*k)).count() as u64;
-    let mut spent = Spent::default();
-    for l in &done_lines {
-        spent.add(&l.usage);
-        spent.add(&l.attacker_usage);
-    }
-    for t in &spec.targets {
-        for c in &spec.conditions {
-            if let Some(u) = traparena_results::read_curator_usage(&opts.out, &t.name, &c.name)? {
-                spent.add(&u);
-            }
-        }
-    }
+    let spent = spent_on_disk(spec, &opts.out, &done_lines)?;
     let shared = Arc::new(Shared {
         spec: spec.clone(),
         tasks,
@@ -311,6 +300,28 @@ pub async fn run_experiment(
         .clone();
     report.spent = *shared.spent.lock().unwrap_or_else(|p| p.into_inner());
     Ok(report)
+}
+
+/// What the results folder `out` already holds spent: its lines' target and attacker usage and
+/// its curator steps' (a resumed run's limits count them).
+fn spent_on_disk(
+    spec: &ExperimentSpec,
+    out: &std::path::Path,
+    lines: &[ResultLine],
+) -> Result<Spent, RunError> {
+    let mut spent = Spent::default();
+    for l in lines {
+        spent.add(&l.usage);
+        spent.add(&l.attacker_usage);
+    }
+    for t in &spec.targets {
+        for c in &spec.conditions {
+            if let Some(u) = traparena_results::read_curator_usage(out, &t.name, &c.name)? {
+                spent.add(&u);
+            }
+        }
+    }
+    Ok(spent)
 }
 
 /// The prompt-template hash of every component that has one, for the manifest: asked of the
