@@ -16,6 +16,7 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::json;
 use traparena_results::{ResultLine, TrajectoryLine};
@@ -192,16 +193,36 @@ fn write_into(
         t
     };
     let task_index = |t: &String| tasks.binary_search(&t).unwrap_or(0);
-    let mut readers = Readers::open(results)?;
+    // Every fragment, written in parallel (each worker reads the two line files through its
+    // own handles).
+    let jobs: Vec<(String, &Group)> = s
+        .cells
+        .values()
+        .enumerate()
+        .flat_map(|(ci, cell)| {
+            cell.tasks
+                .iter()
+                .map(move |(task, g)| (format!("{ci}-{}", task_index(task)), g))
+        })
+        .collect();
+    jobs.par_iter()
+        .map_init(
+            || Readers::open(results),
+            |readers, (id, g)| {
+                let readers = readers.as_mut().map_err(|e| ReportError::InvalidFile {
+                    path: results.to_path_buf(),
+                    reason: e.to_string(),
+                })?;
+                write_fragment(readers, &frag_dir.join(format!("{id}.js")), id, g)
+            },
+        )
+        .collect::<Result<Vec<()>, ReportError>>()?;
+    let fragments = jobs.len();
     let mut cells = Vec::with_capacity(s.cells.len());
-    let mut fragments = 0;
     for (ci, ((target, condition), cell)) in s.cells.iter().enumerate() {
         let mut groups = Vec::with_capacity(cell.tasks.len());
         for (task, g) in &cell.tasks {
             let id = format!("{ci}-{}", task_index(task));
-            let path = frag_dir.join(format!("{id}.js"));
-            write_fragment(&mut readers, &path, &id, g)?;
-            fragments += 1;
             groups.push(json!({
                 "task": task_index(task), "f": id, "n": g.results.len(), "usable": g.usable,
                 "accepted": g.accepted, "susceptible": g.susceptible, "told": g.told,
@@ -310,7 +331,11 @@ fn push_line<T: serde::de::DeserializeOwned + Serialize>(
             return Ok(());
         }
     }
-    text.push_str(&raw.replace("</", "<\\/"));
+    if raw.contains("</") {
+        text.push_str(&raw.replace("</", "<\\/"));
+    } else {
+        text.push_str(raw);
+    }
     Ok(())
 }
 
