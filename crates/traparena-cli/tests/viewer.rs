@@ -89,6 +89,20 @@ fn screenshot(page: &mut Page, selector: &str, name: &str) {
     );
 }
 
+/// Waits until the viewer shows the view whose heading starts with `heading`, with at least
+/// one element matching `selector` in it (a hash change renders after the click returns).
+fn wait_view(page: &mut Page, heading: &str, selector: &str) {
+    page.wait_for(
+        &format!(
+            "(((document.querySelector('#view h2') || {{}}).textContent || '').startsWith({})) \
+             && document.querySelectorAll({}).length > 0",
+            json!(heading),
+            json!(selector)
+        ),
+        &format!("the view {heading:?} with {selector}"),
+    );
+}
+
 fn no_console_errors(page: &mut Page) {
     let errors = page.console_errors();
     assert!(errors.is_empty(), "console errors: {errors:?}");
@@ -121,10 +135,7 @@ fn from_the_main_table_to_the_susceptible_episode_beside_its_baseline() {
     assert_eq!(unlinked, json!(0));
     click(&mut page, &format!("{row}.cells[1].querySelector('a')"));
     page.cdp.wait_event("Page.loadEventFired");
-    page.wait_for(
-        "document.querySelectorAll('#view table tbody tr').length > 0",
-        "the cell's tasks",
-    );
+    wait_view(&mut page, "credulous / scripted (", "#view table tbody tr");
     let title = texts(&mut page, "#view h2");
     assert!(
         title[0].starts_with("credulous / scripted (attack"),
@@ -136,9 +147,10 @@ fn from_the_main_table_to_the_susceptible_episode_beside_its_baseline() {
         &mut page,
         "Array.from(document.querySelectorAll('#view a')).find(a => a.textContent === 'clamp_overt')",
     );
-    page.wait_for(
-        "document.querySelectorAll('#view tr.sus').length > 0",
-        "a susceptible episode",
+    wait_view(
+        &mut page,
+        "credulous / scripted on clamp_overt",
+        "#view tr.sus",
     );
     screenshot(&mut page, "body", "viewer-task.png");
     click(&mut page, "document.querySelector('#view tr.sus a')");
@@ -189,12 +201,19 @@ fn from_the_main_table_to_the_susceptible_episode_beside_its_baseline() {
         "{verdict:?}"
     );
     screenshot(&mut page, "main", "viewer-side-by-side.png");
+    // Only what was opened was loaded: the attacked cell's and the baseline's fragments of
+    // this one task.
+    let loaded = page.cdp.eval(
+        "Array.from(document.querySelectorAll(\"script[src^='f/']\")).map(s => s.getAttribute('src'))",
+    );
+    assert_eq!(loaded.as_array().unwrap().len(), 2, "{loaded}");
 
     // Back in the browser's history: the task list again.
     page.cdp.eval("history.back()");
-    page.wait_for(
-        "document.querySelectorAll('#view tr.sus').length > 0",
-        "the task again",
+    wait_view(
+        &mut page,
+        "credulous / scripted on clamp_overt",
+        "#view tr.sus",
     );
     no_console_errors(&mut page);
 }
@@ -236,14 +255,12 @@ fn a_fork_pair_folds_its_shared_prefix_and_marks_where_it_parts() {
     );
     click(&mut page, link);
     page.cdp.wait_event("Page.loadEventFired");
-    page.wait_for(
-        "document.querySelectorAll('#view table a').length > 0",
-        "the point's tasks",
-    );
+    wait_view(&mut page, "credulous / blame (", "#view table a");
     click(&mut page, "document.querySelector('#view table a')");
-    page.wait_for(
-        "document.querySelectorAll('#view table tbody tr').length > 0",
-        "the forks",
+    wait_view(
+        &mut page,
+        "credulous / blame on clamp_overt",
+        "#view table tbody tr",
     );
     click(
         &mut page,
