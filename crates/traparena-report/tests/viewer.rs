@@ -41,7 +41,7 @@ fn leftovers(parent: &Path) -> Vec<String> {
     std::fs::read_dir(parent)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".tmp-"))
+        .filter(|n| n.contains(".tmp-") || n.contains(".old-"))
         .collect()
 }
 
@@ -266,7 +266,10 @@ fn lines_of_an_older_format_are_written_in_the_current_one() {
     // Every fragment, the one with the changed line among them.
     let mut formats = Vec::new();
     for e in std::fs::read_dir(viewer.join("f")).unwrap() {
-        let data = script_json(&std::fs::read_to_string(e.unwrap().path()).unwrap(), "fragment");
+        let data = script_json(
+            &std::fs::read_to_string(e.unwrap().path()).unwrap(),
+            "fragment",
+        );
         for t in data["trajectories"].as_array().unwrap() {
             formats.push(t["format"].clone());
         }

@@ -138,7 +138,7 @@ pub fn write_viewer(
             return Err(e);
         }
     };
-    replace_dir(&tmp, out).inspect_err(|_| {
+    replace_dir(&tmp, out, &name, n).inspect_err(|_| {
         let _ = std::fs::remove_dir_all(&tmp);
     })?;
     Ok(ViewerSummary {
@@ -149,21 +149,23 @@ pub fn write_viewer(
     })
 }
 
-/// Moves the finished folder `tmp` to `out`, replacing what is there. Another writer may put
-/// its own folder there between the removal and the rename: the last one to rename wins.
-fn replace_dir(tmp: &Path, out: &Path) -> Result<(), ReportError> {
+/// Moves the finished folder `tmp` to `out`, replacing what is there. What is there is first
+/// renamed out of the way whole, so that `out` is always a whole viewer or nothing; another
+/// writer may put its own folder there before the rename: the last one to rename wins.
+fn replace_dir(tmp: &Path, out: &Path, name: &str, n: usize) -> Result<(), ReportError> {
+    let trash = out.with_file_name(format!(".{name}.old-{}-{n}", std::process::id()));
     let mut tries = 0;
     loop {
-        match std::fs::remove_dir_all(out) {
+        match std::fs::rename(out, &trash) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            // Another writer removed part of it at the same time: try again.
-            Err(_) if tries < 20 => {}
             Err(e) => return Err(write_error(out, e)),
         }
+        let _ = std::fs::remove_dir_all(&trash);
         match std::fs::rename(tmp, out) {
             Ok(()) => return Ok(()),
-            Err(_) if tries < 20 && out.exists() => tries += 1,
+            // Another writer's folder came first: move it away in turn.
+            Err(_) if tries < 50 && out.exists() => tries += 1,
             Err(e) => return Err(write_error(out, e)),
         }
     }
