@@ -315,15 +315,22 @@
     item('steps', r.steps + (r.submitted ? ', submitted' : ', not submitted') + ', ' + r.messages_delivered + ' message(s) delivered');
     item('target tokens', tokens(r.usage));
     if (r.attacker_usage && (r.attacker_usage.prompt_tokens || r.attacker_usage.completion_tokens)) item('attacker tokens', tokens(r.attacker_usage));
-    Object.keys(r).forEach(function (k) {
-      if (/cost/.test(k) && r[k] !== null && typeof r[k] !== 'object') item(k.replace(/_/g, ' '), String(r[k]));
-      else if (/cost/.test(k) && r[k] && typeof r[k] === 'object') item(k.replace(/_/g, ' '), JSON.stringify(r[k]));
-    });
+    if (r.usage && r.usage.cost) item('target cost', cost(r.usage.cost));
+    if (r.attacker_usage && r.attacker_usage.cost) item('attacker cost', cost(r.attacker_usage.cost));
     return d;
   }
   function tokens(u) {
     if (!u) return '—';
-    return u.prompt_tokens + ' in, ' + u.completion_tokens + ' out' + (u.calls_without_usage ? ' (' + u.calls_without_usage + ' calls without usage)' : '');
+    return u.prompt_tokens + ' in, ' + u.completion_tokens + ' out' + (u.cached_tokens ? ' (' + u.cached_tokens + ' cached)' : '') +
+      (u.calls ? ', ' + u.calls + ' calls' : '') + (u.calls_without_usage ? ' (' + u.calls_without_usage + ' without usage)' : '');
+  }
+  // A role's cost in US dollars, and where it came from.
+  function cost(c) {
+    var how = [];
+    if (c.reported_calls) how.push(c.reported_calls + ' reported by the provider');
+    if (c.computed_calls) how.push(c.computed_calls + ' computed from prices');
+    if (c.unknown_calls) how.push(c.unknown_calls + ' unknown: a lower bound');
+    return '$' + Number(c.usd).toFixed(4) + (how.length ? ' (calls: ' + how.join(', ') + ')' : '');
   }
 
   function pre(text, cls) { return el('pre', cls, text); }
