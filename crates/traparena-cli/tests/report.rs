@@ -13,6 +13,22 @@ fn traparena(args: &[&str]) -> Run {
     Bin::new(env!("CARGO_BIN_EXE_traparena")).run(args)
 }
 
+/// `traparena report RESULTS --html PAGE` with `extra` arguments.
+fn report_html(
+    results: impl AsRef<std::path::Path>,
+    page: &std::path::Path,
+    extra: &[&str],
+) -> Run {
+    let mut args = vec![
+        "report",
+        results.as_ref().to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    traparena(&args)
+}
+
 #[test]
 fn markdown_by_default() {
     let out = traparena(&["report", toy().to_str().unwrap()]);
@@ -77,12 +93,7 @@ fn json_main_rows_have_the_spec_fields() {
 fn html_is_written_to_the_given_file() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("sub/report.html");
-    let out = traparena(&[
-        "report",
-        toy().to_str().unwrap(),
-        "--html",
-        page.to_str().unwrap(),
-    ]);
+    let out = report_html(toy(), &page, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.starts_with("# TrapArena report"));
     let html = std::fs::read_to_string(&page).unwrap();
@@ -95,12 +106,7 @@ fn html_is_written_to_the_given_file() {
 fn html_has_the_episode_viewer_beside_it_unless_asked_not_to() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
-    let out = traparena(&[
-        "report",
-        toy().to_str().unwrap(),
-        "--html",
-        page.to_str().unwrap(),
-    ]);
+    let out = report_html(toy(), &page, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let viewer = dir.path().join("report-viewer");
     assert!(
@@ -124,13 +130,7 @@ fn html_has_the_episode_viewer_beside_it_unless_asked_not_to() {
     assert!(!v.contains("http://") && !v.contains("https://"));
 
     let bare = dir.path().join("bare.html");
-    let out = traparena(&[
-        "report",
-        toy().to_str().unwrap(),
-        "--html",
-        bare.to_str().unwrap(),
-        "--no-viewer",
-    ]);
+    let out = report_html(toy(), &bare, &["--no-viewer"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!dir.path().join("bare-viewer").exists());
     let html = std::fs::read_to_string(&bare).unwrap();
@@ -144,12 +144,7 @@ fn a_malformed_trajectory_line_is_exit_2_and_no_page() {
     traparena_testkit::cli::copy_dir(&toy(), &results);
     std::fs::write(results.join("trajectories.jsonl"), "{\"target\": 1}\n").unwrap();
     let page = dir.path().join("report.html");
-    let out = traparena(&[
-        "report",
-        results.to_str().unwrap(),
-        "--html",
-        page.to_str().unwrap(),
-    ]);
+    let out = report_html(&results, &page, &[]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr.contains("trajectories.jsonl: line 1"),

@@ -44,18 +44,14 @@ fn steps(r: &ResultLine) -> std::io::Result<Vec<Step>> {
     let listing: String = (1..=40)
         .map(|i| format!("{i:>5}  line {i} of the module for {}\n", r.task))
         .collect();
-    let old: Vec<&str> = r
-        .patch
-        .lines()
-        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
-        .map(|l| &l[1..])
-        .collect();
-    let new: Vec<&str> = r
-        .patch
-        .lines()
-        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
-        .map(|l| &l[1..])
-        .collect();
+    let side = |sign: char, header: &str| -> Vec<&str> {
+        r.patch
+            .lines()
+            .filter(|l| l.starts_with(sign) && !l.starts_with(header))
+            .map(|l| &l[1..])
+            .collect()
+    };
+    let (old, new) = (side('-', "---"), side('+', "+++"));
     let mut v = vec![
         json!({"index": 1, "action": {"action": "list"},
                "observation": {"output": "./ (2 entries)\nsrc/\ntests/\n", "error": false, "truncated": false}}),
