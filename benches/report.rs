@@ -5,6 +5,11 @@
 //!
 //! `load` is the report's own streaming read alone (every line into the compact outcomes).
 //!
+//! `report_and_viewer` is the whole report plus the episode viewer beside it (what
+//! `traparena report --html` writes): the folder also has a `trajectories.jsonl` with a
+//! trajectory for every episode (`synthetic::write_trajectories`), and the viewer's index and
+//! per-task fragments are written to a fresh folder each time.
+//!
 //! Peak memory: the benchmark runs itself again as a child process (one per mode) and the child
 //! prints its own peak resident set size (`VmHWM` of `/proc/self/status`).
 //!
@@ -23,8 +28,10 @@ use std::time::{Duration, Instant};
 
 use common::{out_dir, print_ratio};
 use criterion::Criterion;
-use traparena_report::{ReportOptions, ResultsFolder, report_folder};
-use traparena_testkit::synthetic::{SyntheticCondition, SyntheticConfig, SyntheticTarget};
+use traparena_report::{ReportOptions, ResultsFolder, ViewerOptions, report_folder, write_viewer};
+use traparena_testkit::synthetic::{
+    SyntheticCondition, SyntheticConfig, SyntheticTarget, write_trajectories,
+};
 
 const GROUP: &str = "report_100000_episodes";
 const CHILD: &str = "TRAPARENA_REPORT_BENCH_CHILD";
@@ -76,6 +83,18 @@ fn full_report(dir: &Path) -> usize {
     md.len() + json.len() + html.len()
 }
 
+/// The whole report and the episode viewer beside it, written into `out`.
+fn report_and_viewer(dir: &Path, out: &Path) -> usize {
+    let viewer = out.join("report-viewer");
+    let summary = write_viewer(dir, &viewer, &ViewerOptions::default()).unwrap();
+    assert_eq!(summary.trajectories, 100_000);
+    let r = report_folder(dir, &ReportOptions::default()).unwrap();
+    let html = r.to_html_with_viewer("report-viewer/viewer.html").unwrap();
+    let md = r.to_markdown();
+    let json = r.to_json().unwrap();
+    md.len() + json.len() + html.len() + summary.fragments
+}
+
 fn peak_rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -92,6 +111,10 @@ fn child(dir: &str) {
     let what = match std::env::var("TRAPARENA_REPORT_BENCH_MODE").as_deref() {
         Ok("parse") => parse_only(dir),
         Ok("load") => load_only(dir),
+        Ok("viewer") => {
+            let out = tempfile::tempdir().unwrap();
+            report_and_viewer(dir, out.path())
+        }
         _ => full_report(dir),
     };
     black_box(what);
@@ -128,6 +151,16 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     assert_eq!(n, 100_000);
+    let t = Instant::now();
+    assert_eq!(write_trajectories(dir.path()).unwrap(), n);
+    let bytes = std::fs::metadata(dir.path().join(traparena_results::TRAJECTORIES_FILE))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    println!(
+        "generated their trajectories ({:.1} MB) in {:.1} s",
+        bytes as f64 / 1e6,
+        t.elapsed().as_secs_f64()
+    );
 
     let mut c = Criterion::default()
         .output_directory(&out_dir())
@@ -139,12 +172,20 @@ fn main() {
     });
     g.bench_function("load", |b| b.iter(|| black_box(load_only(dir.path()))));
     g.bench_function("report", |b| b.iter(|| black_box(full_report(dir.path()))));
+    g.bench_function("report_and_viewer", |b| {
+        b.iter(|| {
+            let out = tempfile::tempdir().unwrap();
+            black_box(report_and_viewer(dir.path(), out.path()))
+        })
+    });
     g.finish();
     c.final_summary();
     println!();
     print_ratio(GROUP, "parse_lines", "load", 2.5);
     print_ratio(GROUP, "parse_lines", "report", 10.0);
-    for mode in ["parse", "load", "report"] {
+    print_ratio(GROUP, "parse_lines", "report_and_viewer", 25.0);
+    print_ratio(GROUP, "report", "report_and_viewer", 3.0);
+    for mode in ["parse", "load", "report", "viewer"] {
         match measure_child(dir.path(), mode) {
             Some((kib, secs)) => println!(
                 "peak RSS {GROUP}/{mode}: {:.1} MiB (one run in a child process, {secs:.2} s)",
