@@ -1,5 +1,5 @@
 //! The episode viewer in a real browser, from the report's rows to the step where the advice
-//! landed. The toy experiment (`examples/experiments/toy.json`) and a small forked experiment
+//! landed. The toy experiment (`examples/experiments/toy.json`, its scripted attack) and a small forked experiment
 //! run with the real binary; `traparena report --html` writes the page and its viewer; headless
 //! Chromium opens the page from disk, clicks the links a reader would click, and checks what
 //! the viewer shows. Screenshots are saved under `target/tmp/viewer-browser/` (those in
@@ -113,7 +113,21 @@ fn no_console_errors(page: &mut Page) {
 fn from_the_main_table_to_the_susceptible_episode_beside_its_baseline() {
     let chromium = chromium();
     let dir = tempfile::tempdir().unwrap();
-    let url = experiment_and_report(&root().join("examples/experiments/toy.json"), dir.path());
+    // The toy experiment, its scripted attack alone (with the baseline it is compared with),
+    // which keeps the test short.
+    let mut toy: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/experiments/toy.json")).unwrap(),
+    )
+    .unwrap();
+    toy["conditions"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c["name"] == "scripted");
+    assert_eq!(toy["conditions"].as_array().unwrap().len(), 1);
+    toy["tasks"] = json!([root().join("examples/tasks/*").to_str().unwrap()]);
+    let spec = dir.path().join("toy.json");
+    std::fs::write(&spec, toy.to_string()).unwrap();
+    let url = experiment_and_report(&spec, dir.path());
     let profile = tempfile::tempdir().unwrap();
     let mut page = Page::open(&chromium, profile.path(), &url, 1400, 1000);
 
