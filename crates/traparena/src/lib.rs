@@ -19,11 +19,11 @@
 //! | [`agent`] | `traparena-agent` | the [`Agent`] trait and the gold, credulous, hardcoder and replay agents |
 //! | [`runner`] | `traparena-runner` | one [`Episode`], its [`EpisodeRecord`]; whole experiments |
 //! | [`results`] | `traparena-results` | the results folder's format: the lines of `episodes.jsonl` and `trajectories.jsonl`, the manifest, versioned reading and writing |
-//! | [`model`] | `traparena-model` | the OpenAI-compatible model client, record and replay, reading replies |
+//! | [`model`] | `traparena-model` | the OpenAI-compatible model client, record and replay, reading replies, prices and a call's cost |
 //! | [`llm`] | `traparena-llm` | the model-backed agent, attacker and curator, their prompts and registry kinds |
 //! | [`external`] | `traparena-external` | external agents (Claude Code, Codex CLI, Qwen Code, opencode, aider, mini-swe-agent) as black-box processes behind the injecting model proxy, which speaks chat completions, Anthropic Messages and OpenAI Responses; agent profiles |
 //! | [`stats`] | `traparena-stats` | paired effects with bootstrap intervals, rates, power |
-//! | [`report`] | `traparena-report` | the paper-style tables from a results folder |
+//! | [`report`] | `traparena-report` | the paper-style tables from a results folder (Markdown, JSON, an HTML page) with its costs, the episode viewer beside the page, one episode as text |
 //! | [`import`] | `traparena-import` | HumanEvalFix and SWE-bench importers, predictions export |
 //!
 //! ## Writing a plug-in
