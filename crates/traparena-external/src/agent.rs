@@ -13,7 +13,7 @@ use traparena_task::{Action, AgentCommand, AgentExit, Moment, MomentKind, Observ
 
 use crate::profile::{Placeholders, Profile, fill};
 use crate::proxy::{Exchange, Proxy, Reply};
-use crate::steps::{Stated, observation_of, observation_slot, stated, task_usage, with_call_ids};
+use crate::steps::{Stated, observation_of, observation_slot, stated, with_call_ids};
 
 /// The API key the agent is given: the proxy holds the real one.
 pub(crate) const DUMMY_KEY: &str = "traparena-proxy";
@@ -136,7 +136,7 @@ impl ExternalAgent {
                 Ok(response) => {
                     let t = response.token_usage();
                     let (usage, notes) = &mut self.side;
-                    *usage += task_usage(t, self.prices.as_ref());
+                    *usage += t.task_usage(self.prices.as_ref());
                     notes.push(format!(
                         "a side request of the agent (not a step) was answered: {} prompt and {} completion tokens",
                         t.prompt_tokens, t.completion_tokens
@@ -370,7 +370,7 @@ impl Agent for ExternalAgent {
         let t = response.token_usage();
         let (side, side_notes) = self.take_side();
         notes.extend(side_notes);
-        let mut usage = task_usage(t, self.prices.as_ref());
+        let mut usage = t.task_usage(self.prices.as_ref());
         usage += side;
         self.responses.push(stated);
         self.unanswered = Some(Unanswered {

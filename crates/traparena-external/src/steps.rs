@@ -1,8 +1,7 @@
 //! An external agent's steps as its requests show them: where a step's observation is, what
 //! the agent reports after a response, and a response as the record states it.
 
-use traparena_model::{CallCost, ChatResponse, Message, MessageRole, Prices, TokenUsage};
-use traparena_task::{Cost, Usage};
+use traparena_model::{ChatResponse, Message, MessageRole};
 
 /// One response as the agent's later requests repeat it.
 #[derive(Debug, Clone)]
@@ -101,37 +100,6 @@ pub(crate) fn with_call_ids(mut response: ChatResponse, step: u32) -> ChatRespon
         }
     }
     response
-}
-
-/// One call's counts as the task model's [`Usage`]; a response without `usage` counts as one
-/// call without usage (the `llm` agent has the same reading, which this crate cannot share).
-/// Its cost is the provider's figure, else computed from `prices` ([`CallCost::of`]).
-pub(crate) fn task_usage(t: TokenUsage, prices: Option<&Prices>) -> Usage {
-    let cost = CallCost::of(&t, prices).map(|c| match c {
-        CallCost::Reported(n) => Cost {
-            nano_usd: n,
-            reported_calls: 1,
-            ..Cost::default()
-        },
-        CallCost::Computed(n) => Cost {
-            nano_usd: n,
-            computed_calls: 1,
-            ..Cost::default()
-        },
-        CallCost::Unknown => Cost {
-            unknown_calls: 1,
-            ..Cost::default()
-        },
-    });
-    Usage {
-        prompt_tokens: t.prompt_tokens,
-        completion_tokens: t.completion_tokens,
-        reasoning_tokens: t.reasoning_tokens,
-        calls_without_usage: u64::from(!t.reported),
-        calls: 1,
-        cached_tokens: t.cached_tokens,
-        cost,
-    }
 }
 
 #[cfg(test)]

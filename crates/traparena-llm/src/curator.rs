@@ -14,7 +14,6 @@ use traparena_task::Usage;
 
 use crate::prompts::{self, fill, one_line};
 use crate::reply::no_answer;
-use crate::usage::task_usage;
 
 /// Settings of an [`LlmCurator`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,7 +163,9 @@ impl Curator for LlmCurator {
             .chat(&request)
             .await
             .map_err(|e| AttackError::Model(Box::new(e)))?;
-        self.usage += task_usage(response.token_usage(), self.config.prices.as_ref());
+        self.usage += response
+            .token_usage()
+            .task_usage(self.config.prices.as_ref());
         // Notes come from the answer only, never from the reasoning.
         let reply = response.message().map(Reply::of).unwrap_or_default();
         let Some(text) = reply.answer.as_deref() else {

@@ -52,7 +52,6 @@ mod curator;
 mod error;
 pub mod prompts;
 mod reply;
-mod usage;
 
 pub use actions::{
     action_forms, action_list, action_names, action_schema, action_tools, parse_action,

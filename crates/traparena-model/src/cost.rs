@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use traparena_task::{Cost, Usage};
+
 use crate::TokenUsage;
 use crate::spec::SpecError;
 
@@ -80,6 +82,39 @@ impl CallCost {
         } else {
             CallCost::Unknown
         })
+    }
+}
+
+impl TokenUsage {
+    /// One call's counts as the task model's [`Usage`]: one call, a response without `usage`
+    /// counted as a call without usage, and its cost ([`CallCost::of`]: the provider's figure,
+    /// else computed from `prices`). The one reading of a call for every component (the `llm`
+    /// agent, attacker and curator, and external agents).
+    pub fn task_usage(&self, prices: Option<&Prices>) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            reasoning_tokens: self.reasoning_tokens,
+            calls_without_usage: u64::from(!self.reported),
+            calls: 1,
+            cached_tokens: self.cached_tokens,
+            cost: CallCost::of(self, prices).map(|c| match c {
+                CallCost::Reported(n) => Cost {
+                    nano_usd: n,
+                    reported_calls: 1,
+                    ..Cost::default()
+                },
+                CallCost::Computed(n) => Cost {
+                    nano_usd: n,
+                    computed_calls: 1,
+                    ..Cost::default()
+                },
+                CallCost::Unknown => Cost {
+                    unknown_calls: 1,
+                    ..Cost::default()
+                },
+            }),
+        }
     }
 }
 

@@ -9,7 +9,6 @@ use super::prompt::{correction_template, messages_chars, protocol_template};
 use super::{LlmAgent, Protocol};
 use crate::actions::{action_forms, action_list, action_schema, action_tools};
 use crate::prompts;
-use crate::usage::task_usage;
 
 #[async_trait]
 impl Agent for LlmAgent {
@@ -95,7 +94,9 @@ impl LlmAgent {
         step: u32,
     ) -> Turn {
         notes.extend(response.adjustments.iter().cloned());
-        let usage = task_usage(response.token_usage(), self.config.prices.as_ref());
+        let usage = response
+            .token_usage()
+            .task_usage(self.config.prices.as_ref());
         let message = response.message().cloned().unwrap_or_default();
         let (action, raw, reasoning, past) =
             self.read_reply(&message, response.finish_reason(), step);

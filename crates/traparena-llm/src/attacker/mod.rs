@@ -19,7 +19,6 @@ use traparena_task::Usage;
 
 use crate::prompts::{self, one_line};
 use crate::reply::no_answer;
-use crate::usage::task_usage;
 
 mod history;
 mod parse;
@@ -167,7 +166,9 @@ impl Attacker for LlmAttacker {
             .chat(&request)
             .await
             .map_err(|e| AttackError::Model(Box::new(e)))?;
-        self.usage += task_usage(response.token_usage(), self.config.prices.as_ref());
+        self.usage += response
+            .token_usage()
+            .task_usage(self.config.prices.as_ref());
         // The message comes from the answer only: nothing of the attacker's reasoning (a draft,
         // the reference it read) may reach the target. No answer is an error, never silence.
         let reply = response.message().map(Reply::of).unwrap_or_default();
