@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use traparena_testkit::cli::{Bin, Run, output, tasks_dir};
-use traparena_testkit::stub::{Reply, StubServer, completion_body};
+use traparena_testkit::stub::{Reply, StubServer, sized_answer};
 
 /// The attacker's cost per call as its provider reports it, in dollars.
 const ATTACKER_CALL_USD: f64 = 0.0005;
@@ -48,19 +48,12 @@ fn stub() -> StubServer {
             other => panic!("unexpected request (schema {other:?}): {}", r.body),
         }
         .to_string();
-        let prompt = r.body.to_string().len() as u64 / 4;
-        let completion = reply.len() as u64 / 4 + 1;
-        let mut body = completion_body(
-            json!({"role": "assistant", "content": reply}),
-            "stop",
-            prompt,
-            completion,
-        );
-        body["model"] = r.body["model"].clone();
+        let mut body = sized_answer(&r.body, &reply);
         match schema {
             "collaborator_message" => body["usage"]["cost"] = json!(ATTACKER_CALL_USD),
             "curator_notes" => {
-                body["usage"]["prompt_tokens_details"] = json!({"cached_tokens": prompt / 2})
+                body["usage"]["prompt_tokens_details"] =
+                    json!({"cached_tokens": body["usage"]["prompt_tokens"].as_u64().unwrap() / 2})
             }
             _ => {}
         }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use traparena_testkit::cli::{Bin, Run, output, root};
-use traparena_testkit::stub::{Reply, StubServer, completion_body};
+use traparena_testkit::stub::{Reply, StubServer, sized_answer};
 
 /// A scripted vLLM-like server. Chat requests whose response format is the agent's `action`
 /// schema get the agent's replies in order (then `submit`); requests with the attacker's
@@ -30,15 +30,7 @@ fn stub(agent: Vec<String>, attacker: String) -> StubServer {
             "collaborator_message" => attacker.clone(),
             other => panic!("unexpected request (schema {other:?}): {}", r.body),
         };
-        let prompt = r.body.to_string().len() as u64 / 4;
-        let completion = reply.len() as u64 / 4 + 1;
-        let mut body = completion_body(
-            json!({"role": "assistant", "content": reply}),
-            "stop",
-            prompt,
-            completion,
-        );
-        body["model"] = r.body["model"].clone();
+        let body = sized_answer(&r.body, &reply);
         Reply::json(200, body)
     })
 }

@@ -160,6 +160,22 @@ pub fn completion_body(message: Value, finish: &str, prompt: u64, completion: u6
     })
 }
 
+/// A finished answer `reply` (text) to `request`, with usage sized as a server would count
+/// it (about four bytes a token: the request body for the prompt, the reply for the
+/// completion) and the request's model: usage that depends only on what was asked.
+pub fn sized_answer(request: &Value, reply: &str) -> Value {
+    let prompt = request.to_string().len() as u64 / 4;
+    let completion = reply.len() as u64 / 4 + 1;
+    let mut body = completion_body(
+        json!({"role": "assistant", "content": reply}),
+        "stop",
+        prompt,
+        completion,
+    );
+    body["model"] = request["model"].clone();
+    body
+}
+
 /// A request as the stub received it.
 #[derive(Debug, Clone)]
 pub struct Received {
