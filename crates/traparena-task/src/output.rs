@@ -1,0 +1,183 @@
+//! Writing where a user points: every writer (a report page, a results folder, a task folder,
+//! an episode record, a predictions file) replaces only what it wrote itself.
+//!
+//! A writer calls [`check_file`] or [`check_folder`] for each path it will write, before it
+//! writes anything. A path that is free, an empty folder, or the writer's own earlier output
+//! (which the writer recognises by its format or a marker) may be written; anything else is a
+//! [`Refusal`] that says what is there and how to proceed.
+
+use std::path::{Path, PathBuf};
+
+/// A writer's refusal to replace something it did not write.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}: refusing to write {what} there: it holds {found}, which is not {what}. Nothing was written; {advice}",
+    path.display()
+)]
+pub struct Refusal {
+    /// The path the writer was asked to write.
+    pub path: PathBuf,
+    /// What the writer writes ("the HTML report", "an experiment's results").
+    pub what: String,
+    /// What is there now ("a file of 1204 bytes (JSON Lines, 12 lines)").
+    pub found: String,
+    /// How to proceed ("choose another path, such as report.html").
+    pub advice: String,
+}
+
+/// What a writer writes at one path, and how to proceed when something else is there.
+#[derive(Debug, Clone, Copy)]
+pub struct Writing<'a> {
+    /// What the writer writes ("the HTML report").
+    pub what: &'a str,
+    /// How to proceed when the path is taken.
+    pub advice: &'a str,
+}
+
+impl Writing<'_> {
+    fn refuse(&self, path: &Path, found: String) -> Refusal {
+        Refusal {
+            path: path.to_owned(),
+            what: self.what.to_owned(),
+            found,
+            advice: self.advice.to_owned(),
+        }
+    }
+}
+
+/// Checks that a file may be written at `path`: nothing is there, or a file that `is_own`
+/// recognises as the writer's earlier output. A folder, a file of another kind or anything that
+/// cannot be inspected is refused.
+pub fn check_file(
+    path: &Path,
+    writing: Writing<'_>,
+    is_own: impl FnOnce(&Path) -> bool,
+) -> Result<(), Refusal> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(writing.refuse(path, format!("something that cannot be inspected ({e})"))),
+        Ok(m) if m.is_file() && is_own(path) => Ok(()),
+        Ok(_) => Err(writing.refuse(path, describe(path))),
+    }
+}
+
+/// Checks that a folder may be written at `path`: nothing is there, an empty folder, or a folder
+/// that `is_own` recognises as the writer's earlier output. A file, another folder, or anything
+/// that cannot be inspected is refused.
+pub fn check_folder(
+    path: &Path,
+    writing: Writing<'_>,
+    is_own: impl FnOnce(&Path) -> bool,
+) -> Result<(), Refusal> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(writing.refuse(path, format!("something that cannot be inspected ({e})"))),
+        Ok(m) if m.is_dir() && (is_empty_dir(path) || is_own(path)) => Ok(()),
+        Ok(_) => Err(writing.refuse(path, describe(path))),
+    }
+}
+
+fn is_empty_dir(path: &Path) -> bool {
+    std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// Says what is at `path` in a few words: a folder and the first names in it, or a file, its size
+/// and whether it reads as JSON or JSON Lines.
+pub fn describe(path: &Path) -> String {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return "nothing".into();
+    };
+    if meta.is_symlink() {
+        return "a symbolic link".into();
+    }
+    if meta.is_dir() {
+        let mut names: Vec<String> = match std::fs::read_dir(path) {
+            Ok(d) => d
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(e) => return format!("a folder that cannot be read ({e})"),
+        };
+        names.sort();
+        let n = names.len();
+        let shown: Vec<&str> = names.iter().take(4).map(String::as_str).collect();
+        let more = if n > shown.len() { ", ..." } else { "" };
+        return format!(
+            "a folder with {n} {} ({}{more})",
+            if n == 1 { "entry" } else { "entries" },
+            shown.join(", ")
+        );
+    }
+    if !meta.is_file() {
+        return "a special file".into();
+    }
+    format!(
+        "a file of {} bytes{}",
+        meta.len(),
+        content_kind(path).map_or_else(String::new, |k| format!(" ({k})"))
+    )
+}
+
+/// "JSON", "JSON Lines, N lines" or "HTML" from a file's first bytes, when it reads as one.
+fn content_kind(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(64 * 1024)
+        .read_to_end(&mut head)
+        .ok()?;
+    let text = String::from_utf8_lossy(&head);
+    let start = text.trim_start();
+    if start.starts_with("<!DOCTYPE") || start.starts_with("<html") {
+        return Some("HTML".into());
+    }
+    let first = start.lines().next()?;
+    if serde_json::from_str::<serde_json::Value>(first).is_ok() && first.starts_with('{') {
+        let lines = std::fs::read(path)
+            .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+            .unwrap_or(0);
+        return Some(format!("JSON Lines, {lines} lines"));
+    }
+    (start.starts_with('{') || start.starts_with('[')).then(|| "JSON".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: Writing<'static> = Writing {
+        what: "the page",
+        advice: "choose another path",
+    };
+
+    #[test]
+    fn free_empty_and_own_paths_may_be_written_and_others_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("f.jsonl");
+        std::fs::write(&file, "{\"a\":1}\n{\"a\":2}\n").unwrap();
+        let empty = d.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let full = d.path().join("full");
+        std::fs::create_dir(&full).unwrap();
+        std::fs::write(full.join("x.txt"), "x").unwrap();
+
+        assert!(check_file(&d.path().join("new"), W, |_| false).is_ok());
+        assert!(check_file(&file, W, |_| true).is_ok());
+        let r = check_file(&file, W, |_| false).unwrap_err();
+        assert_eq!(r.found, "a file of 16 bytes (JSON Lines, 2 lines)");
+        assert!(
+            r.to_string()
+                .contains("Nothing was written; choose another path")
+        );
+        let r = check_file(&full, W, |_| true).unwrap_err();
+        assert_eq!(r.found, "a folder with 1 entry (x.txt)");
+
+        assert!(check_folder(&d.path().join("new"), W, |_| false).is_ok());
+        assert!(check_folder(&empty, W, |_| false).is_ok());
+        assert!(check_folder(&full, W, |_| true).is_ok());
+        assert!(check_folder(&full, W, |_| false).is_err());
+        let r = check_folder(&file, W, |_| true).unwrap_err();
+        assert!(r.found.starts_with("a file of 16 bytes"), "{}", r.found);
+    }
+}
