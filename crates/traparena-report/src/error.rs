@@ -74,6 +74,10 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
+    /// The page or the viewer's folder would replace something this command did not write
+    /// (checked before anything is written).
+    #[error(transparent)]
+    Refused(#[from] traparena_task::Refusal),
     /// The HTML page could not be rendered from its template (an internal failure).
     #[error("cannot render the HTML page: {0}")]
     Render(#[source] askama::Error),

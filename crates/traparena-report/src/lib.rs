@@ -86,9 +86,43 @@ pub use model::{
     SeedSource, Source, TargetSummary, TaskRow, TokenRow, Trend,
 };
 pub use viewer::{
-    VIEWER_FORMAT, VIEWER_PAGE, ViewerOptions, ViewerSummary, viewer_dir_for, viewer_link,
-    write_viewer,
+    VIEWER_FORMAT, VIEWER_PAGE, ViewerOptions, ViewerSummary, check_viewer_dir, viewer_dir_for,
+    viewer_link, write_viewer,
 };
+
+/// The marker every HTML report page carries in its head, by which a later `report --html`
+/// recognises a page it may replace.
+pub const PAGE_MARKER: &str = r#"<meta name="generator" content="traparena report">"#;
+
+/// Whether the file at `path` is an HTML report page written by [`Report::to_html`] (it carries
+/// [`PAGE_MARKER`]; a page of a version before the marker is recognised by its sortable tables and
+/// summary cards).
+pub fn is_report_page(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if file.take(256 * 1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&head);
+    text.starts_with("<!DOCTYPE html>")
+        && (text.contains(PAGE_MARKER)
+            || (text.contains(r#"<div class="cards">"#) && text.contains(r#"class="sortable""#)))
+}
+
+/// Checks that the HTML page may be written at `path`: nothing is there, or a report page written
+/// before ([`is_report_page`]). Anything else (results lines, a spec, a folder) is
+/// [`ReportError::Refused`], and nothing is written.
+pub fn check_page_path(path: &Path) -> Result<(), ReportError> {
+    let writing = traparena_task::output::Writing {
+        what: "the HTML report",
+        advice: "choose a new file, such as report.html beside the results folder",
+    };
+    traparena_task::output::check_file(path, writing, is_report_page)?;
+    Ok(())
+}
 
 /// Reads a results folder and computes its report.
 pub fn report_folder(dir: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
@@ -110,8 +144,12 @@ impl Report {
     /// template engine report an error all the same, the page is that error, as text (see
     /// [`Report::try_to_html`] to get it as an error instead).
     pub fn to_html(&self) -> String {
-        self.try_to_html()
-            .unwrap_or_else(|e| format!("<!DOCTYPE html>\n<p>{}</p>\n", html_text(&e.to_string())))
+        self.try_to_html().unwrap_or_else(|e| {
+            format!(
+                "<!DOCTYPE html>\n{PAGE_MARKER}\n<p>{}</p>\n",
+                html_text(&e.to_string())
+            )
+        })
     }
 
     /// [`Report::to_html`], with a template engine's error as [`ReportError::Render`].

@@ -147,7 +147,8 @@ fn a_folder_that_is_not_a_viewer_is_left_alone() {
     let e = write_viewer(results.path(), &precious, &ViewerOptions::default()).unwrap_err();
     assert!(e.is_bad_input());
     assert!(
-        e.to_string().contains("is not an episode viewer folder"),
+        e.to_string()
+            .contains("refusing to write the episode viewer there"),
         "{e}"
     );
     assert_eq!(

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::json;
 use traparena_results::{ResultLine, TrajectoryLine};
+use traparena_task::output::{Writing, check_folder};
 
 use crate::build::condition_kind;
 use crate::error::ReportError;
@@ -109,19 +110,26 @@ fn encode(s: &str) -> String {
     out
 }
 
+/// Checks that the viewer may be written at `out`: nothing is there, an empty folder, or a viewer
+/// written before. Anything else is [`ReportError::Refused`], and nothing is written.
+pub fn check_viewer_dir(out: &Path) -> Result<(), ReportError> {
+    let writing = Writing {
+        what: "the episode viewer",
+        advice: "choose another --html path (the viewer goes beside the page, as <page>-viewer/), or --no-viewer",
+    };
+    check_folder(out, writing, |d| d.join(VIEWER_PAGE).is_file())?;
+    Ok(())
+}
+
 /// Writes the viewer of the results folder `results` into the folder `out` (replacing a viewer
-/// written there before; a folder there that is not a viewer is an error).
+/// written there before; anything else there is [`ReportError::Refused`], see
+/// [`check_viewer_dir`]).
 pub fn write_viewer(
     results: &Path,
     out: &Path,
     options: &ViewerOptions,
 ) -> Result<ViewerSummary, ReportError> {
-    if out.exists() && !out.join(VIEWER_PAGE).is_file() {
-        return Err(ReportError::InvalidFile {
-            path: out.to_path_buf(),
-            reason: "exists and is not an episode viewer folder; choose another --html path".into(),
-        });
-    }
+    check_viewer_dir(out)?;
     let s = scan(results)?;
     let name = out
         .file_name()
