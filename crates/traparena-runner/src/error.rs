@@ -30,6 +30,10 @@ pub enum RunError {
         /// What is wrong.
         message: String,
     },
+    /// The results folder or a record would replace something the harness did not write
+    /// (checked before anything is written).
+    #[error(transparent)]
+    Refused(#[from] traparena_task::Refusal),
     /// A blocking task of the harness panicked or was cancelled.
     #[error("harness task failed: {0}")]
     Join(String),

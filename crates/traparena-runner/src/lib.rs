@@ -26,7 +26,7 @@ pub use limits::{Limits, Spent};
 pub use merge::merge_results;
 pub use record::{
     AttackerFailure, EpisodeRecord, EpisodeSummary, EpisodeUsage, ForkOrigin, RECORD_FORMAT,
-    RejectedMessage,
+    RejectedMessage, check_record_path, record_file_name,
 };
 pub use registry::{Registry, ResolvedSpec};
 pub use single::{ForkSource, SingleEpisode, SingleOutcome};

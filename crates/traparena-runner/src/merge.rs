@@ -9,6 +9,7 @@ use traparena_results::{
 };
 
 use crate::error::RunError;
+use traparena_task::output::{Writing, check_folder};
 
 fn err(path: &Path, message: String) -> RunError {
     RunError::Results {
@@ -24,14 +25,12 @@ pub fn merge_results(shards: &[PathBuf], out: &Path) -> Result<usize, RunError> 
     if shards.is_empty() {
         return Err(err(out, "no shard folder given".into()));
     }
-    if out.exists()
-        && std::fs::read_dir(out)
-            .map_err(|e| err(out, e.to_string()))?
-            .next()
-            .is_some()
-    {
-        return Err(err(out, "the output folder is not empty".into()));
-    }
+    // Merged results are written into a new folder only: a merge is never redone in place.
+    let writing = Writing {
+        what: "the merged results",
+        advice: "choose a new --out folder",
+    };
+    check_folder(out, writing, |_| false)?;
     let mut merged = Merged::default();
     for shard in shards {
         merged.add_manifest(shard)?;

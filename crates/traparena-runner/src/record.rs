@@ -204,34 +204,14 @@ impl EpisodeRecord {
         }
     }
 
-    /// The record's file name: `TASK.AGENT.ATTACKER.seedN[.forkK].json`, where a component is
-    /// named by its spec's label when that is short (`scripted(persona=urge_submit)`), else by
-    /// its kind, with every character other than ASCII letters, digits, `-` and `_` as `_`.
+    /// The record's file name: see [`record_file_name`].
     pub fn file_name(&self, agent: &ComponentSpec, attacker: Option<&ComponentSpec>) -> String {
-        let part = |c: Option<&ComponentSpec>| -> String {
-            let name = c.map_or_else(
-                || "none".to_owned(),
-                |c| {
-                    Some(c.label())
-                        .filter(|l| l.len() <= 48)
-                        .unwrap_or_else(|| c.kind.clone())
-                },
-            );
-            name.chars()
-                .map(|ch| match ch {
-                    'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' => ch,
-                    _ => '_',
-                })
-                .collect()
-        };
-        let fork = self.fork.as_ref().map(|f| format!(".fork{}", f.step));
-        format!(
-            "{}.{}.{}.seed{}{}.json",
-            self.task,
-            part(Some(agent)),
-            part(attacker),
+        record_file_name(
+            &self.task,
+            agent,
+            attacker,
             self.seed,
-            fork.unwrap_or_default()
+            self.fork.as_ref().map(|f| f.step),
         )
     }
 
@@ -245,6 +225,7 @@ impl EpisodeRecord {
     ) -> Result<std::path::PathBuf, RunError> {
         let path = dir.join(self.file_name(agent, attacker));
         let io = |e: std::io::Error| io_error(&path, e);
+        check_record_path(&path)?;
         std::fs::create_dir_all(dir).map_err(io)?;
         let text = serde_json::to_string_pretty(self).expect("a record serializes") + "\n";
         std::fs::write(&path, text).map_err(io)?;
@@ -276,4 +257,63 @@ impl EpisodeRecord {
             ))
         })
     }
+}
+
+/// The file name of a record (`traparena run --out`): `TASK.AGENT.ATTACKER.seedN[.forkK].json`,
+/// where a component is named by its spec's label when that is short
+/// (`scripted(persona=urge_submit)`), else by its kind, with every character other than ASCII
+/// letters, digits, `-` and `_` as `_`. It is known before the episode runs, so that the path
+/// can be checked ([`check_record_path`]) first.
+pub fn record_file_name(
+    task: &str,
+    agent: &ComponentSpec,
+    attacker: Option<&ComponentSpec>,
+    seed: u64,
+    fork_step: Option<u32>,
+) -> String {
+    let part = |c: Option<&ComponentSpec>| -> String {
+        let name = c.map_or_else(
+            || "none".to_owned(),
+            |c| {
+                Some(c.label())
+                    .filter(|l| l.len() <= 48)
+                    .unwrap_or_else(|| c.kind.clone())
+            },
+        );
+        name.chars()
+            .map(|ch| match ch {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' => ch,
+                _ => '_',
+            })
+            .collect()
+    };
+    let fork = fork_step.map(|k| format!(".fork{k}"));
+    format!(
+        "{task}.{}.{}.seed{seed}{}.json",
+        part(Some(agent)),
+        part(attacker),
+        fork.unwrap_or_default()
+    )
+}
+
+/// Checks that a record may be written at `path`: its folder is new or a folder, and the file is
+/// new or a record written before. Anything else is [`RunError::Refused`].
+pub fn check_record_path(path: &std::path::Path) -> Result<(), RunError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && std::fs::symlink_metadata(dir).is_ok_and(|m| !m.is_dir())
+    {
+        return Err(traparena_task::Refusal {
+            path: dir.to_owned(),
+            what: "a folder of episode records".into(),
+            found: traparena_task::output::describe(dir),
+            advice: "--out names a folder: choose a new one".into(),
+        }
+        .into());
+    }
+    let writing = traparena_task::output::Writing {
+        what: "an episode record",
+        advice: "choose another --out folder",
+    };
+    traparena_task::output::check_file(path, writing, |p| EpisodeRecord::read(p).is_ok())?;
+    Ok(())
 }

@@ -13,6 +13,7 @@ use traparena_results::{
     TRAJECTORIES_FILE, TrajectoryLine, read_lines, write_atomic,
 };
 use traparena_task::Usage;
+use traparena_task::output::{Writing, check_folder};
 
 use crate::error::RunError;
 use crate::spec::ExperimentSpec;
@@ -21,6 +22,56 @@ fn io_err(p: &Path, e: std::io::Error) -> RunError {
     RunError::Results {
         path: p.to_owned(),
         message: e.to_string(),
+    }
+}
+
+/// The fields in which `spec` differs from the spec saved at `saved`, as ` (in FIELD, FIELD)`;
+/// empty when the saved spec cannot be read. The spending limits and the estimate's averages,
+/// which are not part of an experiment's identity, are left out.
+fn spec_differences(saved: &Path, spec: &ExperimentSpec) -> String {
+    let old = std::fs::read(saved)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let (Some(old), Ok(new)) = (old, serde_json::to_value(spec)) else {
+        return String::new();
+    };
+    let mut fields = Vec::new();
+    json_differences("", &old, &new, &mut fields);
+    fields.retain(|f| !(f == "limits" || f.starts_with("limits.") || f.starts_with("estimate")));
+    match fields.len() {
+        0 => String::new(),
+        n if n > 5 => format!(" (in {} and {} more)", fields[..5].join(", "), n - 5),
+        _ => format!(" (in {})", fields.join(", ")),
+    }
+}
+
+/// Collects the dotted paths at which `a` and `b` differ.
+fn json_differences(at: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value;
+    let key = |k: &str| match at {
+        "" => k.to_owned(),
+        _ => format!("{at}.{k}"),
+    };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let null = Value::Null;
+                json_differences(
+                    &key(k),
+                    x.get(k).unwrap_or(&null),
+                    y.get(k).unwrap_or(&null),
+                    out,
+                );
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                json_differences(&key(&i.to_string()), u, v, out);
+            }
+        }
+        _ if a != b => out.push(if at.is_empty() { ".".into() } else { at.into() }),
+        _ => {}
     }
 }
 
@@ -33,6 +84,18 @@ pub struct ResultsDir {
 }
 
 impl ResultsDir {
+    /// Checks that an experiment may write its results into `dir`: a new or empty folder, or one
+    /// that already holds an experiment (which [`open`](Self::open) resumes only when asked).
+    /// Any other folder, or a file, is [`RunError::Refused`].
+    pub fn check(dir: &Path) -> Result<(), RunError> {
+        let writing = Writing {
+            what: "an experiment's results",
+            advice: "choose a new --out folder, or the folder of an experiment with --resume",
+        };
+        check_folder(dir, writing, |d| d.join(MANIFEST_FILE).is_file())?;
+        Ok(())
+    }
+
     /// Opens `dir` for an experiment: a new folder gets `spec.json` and `manifest.json`; an
     /// existing one is resumed only when `resume` is set and its manifest matches. Returns the
     /// lines already finished (an unfinished last line, left by a crash, is cut off first).
@@ -42,6 +105,7 @@ impl ResultsDir {
         manifest: &Manifest,
         resume: bool,
     ) -> Result<(ResultsDir, Vec<ResultLine>), RunError> {
+        Self::check(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
         let mpath = dir.join(MANIFEST_FILE);
         if mpath.exists() {
@@ -53,9 +117,13 @@ impl ResultsDir {
             }
             let old = Manifest::read(&mpath)?;
             if old.spec_sha256 != manifest.spec_sha256 {
+                let fields = spec_differences(&dir.join(SPEC_FILE), spec);
                 return Err(RunError::Results {
                     path: mpath,
-                    message: "the spec differs from the one this experiment was started with; refusing to mix results (use a new --out)".into(),
+                    message: format!(
+                        "the spec differs from the one this experiment was started with{fields}; refusing to mix results (use a new --out, or the spec in {})",
+                        dir.join(SPEC_FILE).display()
+                    ),
                 });
             }
             if old.tasks != manifest.tasks {

@@ -210,6 +210,8 @@ pub async fn run_experiment(
     progress: Arc<dyn Progress>,
 ) -> Result<ExperimentReport, RunError> {
     let spec = &components.spec;
+    // Refused before any task is loaded or component prepared: a folder that is not ours.
+    ResultsDir::check(&opts.out)?;
     let mut tasks = Vec::new();
     let mut hashes = BTreeMap::new();
     for dir in spec.task_dirs(&components.base_dir)? {
