@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use traparena_env::{Sandbox, TestFailure};
 use traparena_eval::{ValidateOptions, validate};
+use traparena_task::output::{Writing, check_file, check_folder, describe};
 use traparena_task::{TaskLayout, TaskSpec};
 
 use crate::error::{ImportError, io};
@@ -75,34 +76,73 @@ pub(crate) fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-/// Creates the output folder, refusing a file in the way.
+/// Creates the output folder, after checking that nothing in the way would be replaced: a file
+/// at `out`, or an import report there that is not one.
 pub(crate) fn prepare_out(out: &Path) -> Result<PathBuf, ImportError> {
     if out.exists() && !out.is_dir() {
-        return Err(ImportError::Input(format!(
-            "{}: exists and is not a folder",
-            out.display()
-        )));
+        return Err(traparena_task::Refusal {
+            path: out.to_owned(),
+            what: "imported task folders".into(),
+            found: describe(out),
+            advice: "--out names a folder: choose a new one".into(),
+        }
+        .into());
     }
+    let writing = Writing {
+        what: "an import report",
+        advice: "choose a new --out folder",
+    };
+    let json = out.join(crate::REPORT_JSON);
+    check_file(&json, writing, is_import_report)?;
+    check_file(&out.join(crate::REPORT_TEXT), writing, |_| {
+        is_import_report(&json)
+    })?;
     std::fs::create_dir_all(out).map_err(io(out))?;
     std::path::absolute(out).map_err(io(out))
 }
 
-/// Refuses to overwrite anything but a task folder (or an empty folder) at `out/id`.
-pub(crate) fn check_target(out: &Path, id: &str) -> Result<(), ImportError> {
+/// Whether `path` holds an import report ([`crate::REPORT_JSON`]) written by an earlier import.
+fn is_import_report(path: &Path) -> bool {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|v| {
+            ["source", "records", "emitted", "skipped"]
+                .iter()
+                .all(|k| v.get(k).is_some())
+        })
+}
+
+/// Refuses to replace anything at `out/id` but an empty folder or a task folder that an import
+/// from `source` wrote (its `task.json` names that source and that id): a task written by hand,
+/// or imported from another source, is never replaced.
+pub(crate) fn check_target(out: &Path, id: &str, source: &str) -> Result<(), ImportError> {
     let target = out.join(id);
-    if std::fs::symlink_metadata(&target).is_err() {
-        return Ok(());
-    }
-    let is_task = TaskLayout::new(&target).is_task();
-    let empty = std::fs::read_dir(&target).is_ok_and(|mut d| d.next().is_none());
-    if target.is_dir() && (is_task || empty) {
-        Ok(())
-    } else {
-        Err(ImportError::Input(format!(
-            "{}: exists and is not a task folder; refusing to replace it",
-            target.display()
-        )))
-    }
+    let task = std::fs::read(TaskLayout::new(&target).spec())
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let field = |k: &str| {
+        task.as_ref()
+            .and_then(|v| v.get(k))
+            .and_then(|s| s.as_str())
+            .map(str::to_owned)
+    };
+    let ours = field("source").as_deref() == Some(source) && field("id").as_deref() == Some(id);
+    let writing = Writing {
+        what: "an imported task",
+        advice: "choose a new --out folder, or move that folder away",
+    };
+    check_folder(&target, writing, |_| ours).map_err(|mut refusal| {
+        if task.is_some() {
+            refusal.found = format!(
+                "a task folder (task.json of source {:?}, id {:?}) that this import did not write",
+                field("source").unwrap_or_default(),
+                field("id").unwrap_or_default()
+            );
+        }
+        refusal
+    })?;
+    Ok(())
 }
 
 /// A fresh folder beside the final one, where a task is assembled before it is validated.
@@ -116,9 +156,14 @@ pub(crate) fn partial_dir(out: &Path, id: &str) -> Result<PathBuf, ImportError> 
 }
 
 /// Moves an assembled task into place, replacing an earlier import of the same task.
-pub(crate) fn finish(partial: &Path, out: &Path, id: &str) -> Result<(), ImportError> {
+pub(crate) fn finish(
+    partial: &Path,
+    out: &Path,
+    id: &str,
+    source: &str,
+) -> Result<(), ImportError> {
     let target = out.join(id);
-    check_target(out, id)?;
+    check_target(out, id, source)?;
     if target.exists() {
         std::fs::remove_dir_all(&target).map_err(io(&target))?;
     }

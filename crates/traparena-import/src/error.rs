@@ -32,6 +32,10 @@ pub enum ImportError {
     /// git clone, an output path that is in the way, ...
     #[error("{0}")]
     Input(String),
+    /// A task folder, a report or a predictions file would replace something the command did
+    /// not write (checked before anything is written).
+    #[error(transparent)]
+    Refused(#[from] traparena_task::Refusal),
     /// A virtual environment could not be built.
     #[error("environment {key}: {message}")]
     Setup {
@@ -59,7 +63,10 @@ impl ImportError {
     /// harness (exit status 1).
     pub fn is_bad_input(&self) -> bool {
         match self {
-            ImportError::Json { .. } | ImportError::Input(_) | ImportError::Task(_) => true,
+            ImportError::Json { .. }
+            | ImportError::Input(_)
+            | ImportError::Task(_)
+            | ImportError::Refused(_) => true,
             ImportError::Results(e) => e.is_bad_input(),
             _ => false,
         }

@@ -187,8 +187,40 @@ fn instance_map(dir: &Path) -> Result<BTreeMap<String, String>, ImportError> {
     Ok(m)
 }
 
-/// Writes predictions as JSON Lines, or as one JSON array when `path` ends in `.json`.
+/// Whether the file at `path` holds SWE-bench predictions (JSON Lines or a JSON array of objects
+/// with `instance_id` and `model_patch`), as [`write_predictions`] writes them.
+pub fn is_predictions_file(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let is_prediction = |v: &serde_json::Value| {
+        v.get("instance_id").is_some_and(|x| x.is_string()) && v.get("model_patch").is_some()
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Array(items)) => items.iter().all(is_prediction),
+        Ok(v) => is_prediction(&v),
+        Err(_) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| is_prediction(&v))),
+    }
+}
+
+/// Checks that predictions may be written at `path`: nothing is there, or predictions written
+/// before ([`is_predictions_file`]). Anything else is [`ImportError::Refused`].
+pub fn check_predictions_path(path: &Path) -> Result<(), ImportError> {
+    let writing = traparena_task::output::Writing {
+        what: "SWE-bench predictions",
+        advice: "choose a new file with --out, or a new folder with --out-dir",
+    };
+    traparena_task::output::check_file(path, writing, is_predictions_file)?;
+    Ok(())
+}
+
+/// Writes predictions as JSON Lines, or as one JSON array when `path` ends in `.json`. What is at
+/// `path` is checked first ([`check_predictions_path`]).
 pub fn write_predictions(path: &Path, predictions: &[Prediction]) -> Result<(), ImportError> {
+    check_predictions_path(path)?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }

@@ -45,7 +45,10 @@ mod tree_env;
 mod versions;
 
 pub use error::ImportError;
-pub use export::{ExportOptions, Prediction, PredictionSet, export_predictions, write_predictions};
+pub use export::{
+    ExportOptions, Prediction, PredictionSet, check_predictions_path, export_predictions,
+    is_predictions_file, write_predictions,
+};
 pub use humanevalfix::{
     HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_language, humanevalfix_task_id,
     import_humanevalfix, read_humanevalfix,

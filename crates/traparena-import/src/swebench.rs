@@ -277,7 +277,7 @@ fn import_from(
     };
     let out = prepare_out(out)?;
     for i in &selected {
-        check_target(&out, &i.instance_id)?;
+        check_target(&out, &i.instance_id, "swebench")?;
     }
     let patching = sandbox.for_patching();
     let ctx = Ctx {
@@ -431,7 +431,7 @@ impl Ctx<'_> {
         let partial = partial_dir(&self.out, id)?;
         let result = self.build_task(inst, &commit, &test_patch, &partial);
         match result {
-            Ok(Ok(emitted)) => match finish(&partial, &self.out, id) {
+            Ok(Ok(emitted)) => match finish(&partial, &self.out, id, "swebench") {
                 Ok(()) => Ok(Ok(emitted)),
                 Err(e) => {
                     discard(&partial);

@@ -162,7 +162,7 @@ pub fn import_humanevalfix(
                 input.display()
             )));
         }
-        check_target(&out, &id)?;
+        check_target(&out, &id, "humanevalfix")?;
         items.push((r, id));
     }
     let import_one = |r: &HumanEvalFixRecord, id: &str| match (opts.language, &compiled) {

@@ -325,7 +325,7 @@ fn validate_and_finish(
             }
         }
     }
-    if let Err(e) = finish(partial, out, id) {
+    if let Err(e) = finish(partial, out, id, "humanevalfix") {
         discard(partial);
         return Err(e);
     }
