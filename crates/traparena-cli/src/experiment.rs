@@ -176,7 +176,10 @@ impl Progress for Reporter {
 
 fn exit_for(e: &RunError) -> u8 {
     match e {
-        RunError::Spec { .. } | RunError::Task(_) | RunError::Results { .. } => 2,
+        RunError::Spec { .. }
+        | RunError::Task(_)
+        | RunError::Results { .. }
+        | RunError::Refused(_) => 2,
         _ => 1,
     }
 }
@@ -318,6 +321,10 @@ fn finished(r: &ExperimentReport, spec: &std::path::Path, out: &std::path::Path)
         );
     }
     let Some(why) = &r.limit_reached else {
+        eprintln!(
+            "traparena: next: `traparena report {}` for the tables, with `--html report.html` for the page and its episode viewer",
+            out.display()
+        );
         return 0;
     };
     let flag = if why.starts_with("the cost") {

@@ -7,8 +7,8 @@ use std::time::Duration;
 use traparena::env::Sandbox;
 use traparena_import::{
     BuildOptions, DEFAULT_VENV_CACHE, Ensured, ExportOptions, HumanEvalFixOptions, ImageNaming,
-    ImportError, ImportReport, Pins, PredictionSet, SweBenchOptions, ensure_env,
-    export_predictions, import_humanevalfix, import_swebench, import_swebench_images,
+    ImportError, ImportReport, Pins, PredictionSet, SweBenchOptions, check_predictions_path,
+    ensure_env, export_predictions, import_humanevalfix, import_swebench, import_swebench_images,
     write_predictions,
 };
 
@@ -438,13 +438,6 @@ fn predictions(a: PredictionsArgs) -> Result<u8, ImportError> {
         tasks_dir: a.tasks,
     };
     let sets = export_predictions(&a.results, &opts)?;
-    let results_dir = if a.results.is_dir() {
-        a.results.clone()
-    } else {
-        a.results
-            .parent()
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-    };
     let per_set = |dir: &Path, s: &PredictionSet| {
         dir.join(format!(
             "{}__{}.jsonl",
@@ -452,32 +445,65 @@ fn predictions(a: PredictionsArgs) -> Result<u8, ImportError> {
             file_name(&s.condition)
         ))
     };
-    let targets: Vec<(PathBuf, &PredictionSet)> = match (&a.out, &a.out_dir) {
-        (Some(file), _) => {
-            if sets.len() > 1 {
-                let pairs: Vec<String> = sets
-                    .iter()
-                    .map(|s| format!("{}/{}", s.target, s.condition))
-                    .collect();
-                return Err(ImportError::Input(format!(
-                    "the results hold {} (target, condition) pairs ({}); choose one with --target and --condition, or use --out-dir",
-                    sets.len(),
-                    pairs.join(", ")
-                )));
-            }
-            vec![(file.clone(), &sets[0])]
-        }
-        (None, Some(dir)) => sets.iter().map(|s| (per_set(dir, s), s)).collect(),
-        (None, None) if sets.len() == 1 => {
-            vec![(results_dir.join("predictions.jsonl"), &sets[0])]
-        }
-        (None, None) => {
-            let dir = results_dir.join("predictions");
-            sets.iter().map(|s| (per_set(&dir, s), s)).collect()
-        }
+    let pairs = || {
+        let p: Vec<String> = sets
+            .iter()
+            .map(|s| format!("{}/{}", s.target, s.condition))
+            .collect();
+        format!(
+            "{} (target, condition) pairs ({})",
+            sets.len(),
+            p.join(", ")
+        )
     };
+    // Where each set goes: a file, a file per set in a folder, or standard output. The results
+    // folder is never written into.
+    let targets: Vec<(Option<PathBuf>, &PredictionSet)> = match (&a.out, &a.out_dir) {
+        (Some(_), _) | (None, None) if sets.len() > 1 => {
+            return Err(ImportError::Input(format!(
+                "the results hold {}; choose one with --target and --condition, or write one file each with --out-dir DIR",
+                pairs()
+            )));
+        }
+        (Some(file), _) => vec![(Some(file.clone()), &sets[0])],
+        (None, Some(dir)) => {
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| !m.is_dir()) {
+                return Err(traparena::task::Refusal {
+                    path: dir.clone(),
+                    what: "a folder of predictions".into(),
+                    found: traparena::task::output::describe(dir),
+                    advice: "--out-dir names a folder: choose a new one".into(),
+                }
+                .into());
+            }
+            sets.iter().map(|s| (Some(per_set(dir, s)), s)).collect()
+        }
+        (None, None) => vec![(None, &sets[0])],
+    };
+    // Every path is checked before the first file is written.
+    for (path, _) in &targets {
+        if let Some(path) = path {
+            check_predictions_path(path)?;
+        }
+    }
     for (path, s) in targets {
-        write_predictions(&path, &s.predictions)?;
+        let written = match &path {
+            Some(path) => {
+                write_predictions(path, &s.predictions)?;
+                path.display().to_string()
+            }
+            None => {
+                let mut out = std::io::stdout().lock();
+                for p in &s.predictions {
+                    let line = serde_json::to_string(p).expect("a prediction serialises");
+                    writeln!(out, "{line}").map_err(|e| ImportError::Io {
+                        path: "stdout".into(),
+                        source: e,
+                    })?;
+                }
+                "standard output".to_owned()
+            }
+        };
         let mut notes = Vec::new();
         if !s.missing.is_empty() {
             notes.push(format!(
@@ -493,12 +519,11 @@ fn predictions(a: PredictionsArgs) -> Result<u8, ImportError> {
                 s.infra_errors.len()
             ));
         }
-        println!(
-            "{}/{}: {} predictions written to {}{}",
+        eprintln!(
+            "traparena: {}/{}: {} predictions written to {written}{}",
             s.target,
             s.condition,
             s.predictions.len(),
-            path.display(),
             if notes.is_empty() {
                 String::new()
             } else {

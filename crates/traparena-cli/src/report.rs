@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use traparena_report::{
-    Report, ReportOptions, VIEWER_PAGE, ViewerOptions, report_folder, viewer_dir_for, write_viewer,
+    Report, ReportError, ReportOptions, VIEWER_PAGE, ViewerOptions, check_page_path,
+    check_viewer_dir, report_folder, viewer_dir_for, write_viewer,
 };
 
 /// Arguments of `traparena report`.
@@ -31,6 +32,17 @@ const BAD_INPUT: u8 = 2;
 
 /// Runs the command: Markdown (or JSON with `--json`) to stdout, the HTML page to `--html`.
 pub fn run(args: ReportArgs) -> Result<u8, Box<dyn std::error::Error>> {
+    // Nothing is read or written before both paths are known to be free or our own.
+    if let Some(path) = &args.html {
+        let checked = check_page_path(path).and_then(|()| match args.no_viewer {
+            true => Ok(()),
+            false => check_viewer_dir(&viewer_dir_for(path)),
+        });
+        if let Err(e) = checked {
+            eprintln!("traparena: {e}");
+            return Ok(BAD_INPUT);
+        }
+    }
     let report = match report_folder(&args.results, &ReportOptions::default()) {
         Ok(r) => r,
         Err(e) if e.is_bad_input() => {
@@ -42,7 +54,7 @@ pub fn run(args: ReportArgs) -> Result<u8, Box<dyn std::error::Error>> {
     if let Some(path) = &args.html {
         match write_html(&args, &report, path) {
             Err(e)
-                if e.downcast_ref::<traparena_report::ReportError>()
+                if e.downcast_ref::<ReportError>()
                     .is_some_and(|e| e.is_bad_input()) =>
             {
                 eprintln!("traparena: {e}");

@@ -119,6 +119,19 @@ pub(crate) fn run_episode_cmd(
         Some(Ok(p)) => Some(p),
         Some(Err(e)) => return bad_input(&e),
     };
+    // The record's path is checked before the episode runs, so that a refusal loses nothing.
+    if let Some(dir) = &opts.out {
+        let name = traparena::runner::record_file_name(
+            &task.spec.id,
+            &agent_spec,
+            attacker_spec.as_ref(),
+            opts.seed,
+            opts.fork.as_ref().map(|f| f.at),
+        );
+        if let Err(e) = traparena::runner::check_record_path(&dir.join(name)) {
+            return bad_input(&e.to_string());
+        }
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

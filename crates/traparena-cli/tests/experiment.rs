@@ -246,7 +246,10 @@ fn bad_specs_and_mismatched_resumes_are_refused() {
     std::fs::write(&spec, v.to_string()).unwrap();
     let (code, err) = resume(&spec, &out);
     assert_eq!(code, 2);
-    assert!(err.contains("spec differs"), "{err}");
+    assert!(
+        err.contains("spec differs") && err.contains("(in budget)"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -236,14 +236,24 @@ fn results_export_as_swebench_predictions() {
         .collect();
     std::fs::write(results.join("episodes.jsonl"), text).unwrap();
 
-    // Two (target, condition) pairs: one file each.
-    let (code, stdout, stderr) = traparena(&["export", "swebench-predictions", s(&results)]);
+    // Two (target, condition) pairs: one file each in --out-dir, none in the results folder.
+    let (code, _, stderr) = traparena(&["export", "swebench-predictions", s(&results)]);
+    assert_eq!(code, 2, "two pairs need --out-dir: {stderr}");
+    let dir = tmp.path().join("predictions");
+    let (code, _, stderr) = traparena(&[
+        "export",
+        "swebench-predictions",
+        s(&results),
+        "--out-dir",
+        s(&dir),
+    ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stdout.contains("1 infrastructure error(s) left out"),
-        "{stdout}"
+        stderr.contains("1 infrastructure error(s) left out"),
+        "{stderr}"
     );
-    let base = read_jsonl(&results.join("predictions/small-model__baseline.jsonl"));
+    assert_eq!(std::fs::read_dir(&results).unwrap().count(), 1);
+    let base = read_jsonl(&dir.join("small-model__baseline.jsonl"));
     assert_eq!(
         base,
         [
@@ -251,7 +261,7 @@ fn results_export_as_swebench_predictions() {
             serde_json::json!({"instance_id": "a__b-2", "model_name_or_path": "small-model__baseline", "model_patch": "diff-b2-s0"}),
         ]
     );
-    let scripted = read_jsonl(&results.join("predictions/small-model__scripted.jsonl"));
+    let scripted = read_jsonl(&dir.join("small-model__scripted.jsonl"));
     assert_eq!(scripted.len(), 1);
 
     // --out needs a single pair.
