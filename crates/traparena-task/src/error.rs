@@ -46,6 +46,12 @@ pub enum TaskError {
         /// What it is for.
         what: String,
     },
+    /// A file was given where a task folder is expected.
+    #[error("{path}: a file, not a task folder (give the folder that holds task.json)")]
+    NotAFolder {
+        /// The file given.
+        path: PathBuf,
+    },
     /// A unified diff could not be parsed.
     #[error("{path}: patch line {line}: {message}")]
     Patch {
@@ -57,7 +63,7 @@ pub enum TaskError {
         message: String,
     },
     /// A spec names a component kind nobody registered.
-    #[error("unknown {role} kind {kind:?}; registered kinds: {}", known.join(", "))]
+    #[error("unknown {role} kind {kind:?}{}; registered kinds: {}", did_you_mean(kind, known), known.join(", "))]
     UnknownKind {
         /// `agent`, `attacker` or `curator`.
         role: String,
@@ -76,4 +82,42 @@ pub enum TaskError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// ` (did you mean "x"?)` when one of `known` is close to `kind` (its base, before a `:`).
+fn did_you_mean(kind: &str, known: &[String]) -> String {
+    let base = kind.split(':').next().unwrap_or(kind);
+    known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(base, k), k))
+        .filter(|(d, k)| *d > 0 && *d <= 2.max(k.len() / 4))
+        .min()
+        .map_or_else(String::new, |(_, k)| format!(" (did you mean {k:?}?)"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_unknown_kind_close_to_a_known_one_is_named() {
+        let known = ["scripted", "truthful", "adaptive"]
+            .map(String::from)
+            .to_vec();
+        for (kind, hint) in [
+            ("scriptd", Some("scripted")),
+            ("scripted:urge", None),
+            ("adaptiv:blind", Some("adaptive")),
+            ("llm", None),
+        ] {
+            let e = super::TaskError::UnknownKind {
+                role: "attacker".into(),
+                kind: kind.into(),
+                known: known.clone(),
+            };
+            let text = e.to_string();
+            match hint {
+                Some(h) => assert!(text.contains(&format!("(did you mean {h:?}?)")), "{text}"),
+                None => assert!(!text.contains("did you mean"), "{text}"),
+            }
+        }
+    }
 }

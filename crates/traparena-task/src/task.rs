@@ -32,6 +32,9 @@ impl Task {
     /// Loads and checks the task folder at `dir`.
     pub fn load(dir: impl AsRef<Path>) -> Result<Task, TaskError> {
         let dir = dir.as_ref().to_path_buf();
+        if dir.is_file() {
+            return Err(TaskError::NotAFolder { path: dir });
+        }
         if !dir.is_dir() {
             return Err(TaskError::Missing {
                 path: dir,
