@@ -444,6 +444,16 @@ async fn a_refused_connection_is_retried_then_reported() {
             "{err}"
         );
         assert!(err.to_string().contains("gave up after 2"), "{err}");
+        // The cause is said, not only "error sending request".
+        assert!(
+            err.to_string()
+                .contains("could not connect: client error (Connect)")
+                && err
+                    .to_string()
+                    .to_lowercase()
+                    .contains("connection refused"),
+            "{err}"
+        );
     })
     .await;
 }

@@ -27,7 +27,7 @@ pub enum ModelError {
     /// The request could not be sent, or the connection failed before the whole response body
     /// arrived (refused or reset connection, a body shorter than its `Content-Length`).
     /// Retried.
-    #[error("{url}: transport error while {stage}: {source}")]
+    #[error("{url}: transport error while {stage}: {}", transport_cause(source))]
     Transport {
         /// The URL that was called.
         url: String,
@@ -189,6 +189,35 @@ fn status_text(field: Option<&str>, message: &str) -> String {
     match field {
         Some(f) => format!("the server refused the request field `{f}`: {message}"),
         None => message.to_owned(),
+    }
+}
+
+/// What an HTTP library's error comes down to: the kind (could not connect, timed out, ...) and
+/// the chain of its causes, innermost last, each said once (`connection refused`, a DNS
+/// lookup's or a TLS handshake's own words), since its own text ("error sending request for
+/// url") says none of them.
+fn transport_cause(e: &reqwest::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(c) = cur {
+        let text = c.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = c.source();
+    }
+    let kind = if e.is_connect() {
+        "could not connect"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "the response body broke off"
+    } else {
+        "the request failed"
+    };
+    match parts.last() {
+        Some(_) => format!("{kind}: {}", parts.join(": ")),
+        None => format!("{kind}: {e}"),
     }
 }
 
