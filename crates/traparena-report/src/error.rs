@@ -14,8 +14,8 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ReportError {
-    /// The results folder does not exist or is not a folder.
-    #[error("{}: not a results folder (no such folder)", path.display())]
+    /// The results folder does not exist or is not a folder (the message says which).
+    #[error("{}: not a results folder ({})", path.display(), if path.is_file() { "a file: give the folder that holds episodes.jsonl" } else { "no such folder" })]
     NotAFolder {
         /// The path given.
         path: PathBuf,

@@ -2,7 +2,7 @@ use serde::{Deserialize, Serialize};
 use traparena_attack::Schedule;
 use traparena_eval::analysis::CodeLocation;
 pub use traparena_results::{AttackerFailure, RejectedMessage};
-use traparena_results::{ConditionInfo, EpisodeKey, ResultLine};
+use traparena_results::{ConditionInfo, EpisodeKey, ResultLine, TrajectoryLine};
 use traparena_task::{ComponentSpec, FailureMode, Step, Usage, Verdict};
 
 use crate::error::RunError;
@@ -154,6 +154,39 @@ pub struct EpisodeSummary {
 }
 
 impl EpisodeRecord {
+    /// The record as a results folder's two lines, so that what reads results (`show`, the
+    /// viewer) reads a single episode too: keyed `AGENT/CONDITION/TASK/r0/s0`, where the
+    /// condition is the attacker's name (`baseline` without one).
+    pub fn lines(&self) -> (ResultLine, TrajectoryLine) {
+        let key = EpisodeKey {
+            target: self.agent.clone(),
+            condition: match self.attacker.as_str() {
+                "none" => "baseline".to_owned(),
+                a => a.to_owned(),
+            },
+            task: self.task.clone(),
+            round: 0,
+            sample: 0,
+            fork: None,
+        };
+        let info = ConditionInfo {
+            attacker: self.attacker.clone(),
+            access: self.attacker_access.map(|a| a.as_str().to_owned()),
+            role: self.attacker_role.map(|a| a.as_str().to_owned()),
+            ..ConditionInfo::default()
+        };
+        let trajectory = TrajectoryLine {
+            key: key.clone(),
+            accepted: self.accepted,
+            susceptible: self.susceptible,
+            trajectory: self.trajectory.clone(),
+            rejected_messages: self.rejected_messages.clone(),
+            attacker_errors: self.attacker_errors.clone(),
+            prompt_hashes: self.prompt_hashes.clone(),
+        };
+        (self.result_line(&key, &info), trajectory)
+    }
+
     /// The line of `episodes.jsonl` for this finished episode, the episode of `key` in the
     /// condition `info`.
     pub fn result_line(&self, key: &EpisodeKey, info: &ConditionInfo) -> ResultLine {

@@ -136,8 +136,10 @@ impl ExperimentSpec {
     /// name, and whether their arguments fit, is checked when the spec is resolved against a
     /// [`Registry`](crate::Registry).
     pub fn load(path: &Path) -> Result<ExperimentSpec, RunError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| spec_err(path, ".", &e.to_string()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| RunError::Results {
+            path: path.to_owned(),
+            message: format!("cannot read the experiment spec: {e}"),
+        })?;
         let de = &mut serde_json::Deserializer::from_str(&text);
         let spec: ExperimentSpec = serde_path_to_error::deserialize(de).map_err(|e| {
             let field = e.path().to_string();
