@@ -25,11 +25,11 @@ pub struct ExperimentArgs {
     /// Run shard I of N (0-based), e.g. 0/4.
     #[arg(long)]
     pub shard: Option<String>,
-    /// Most episodes in flight.
-    #[arg(long, default_value_t = 4)]
+    /// Most episodes in flight (at least 1).
+    #[arg(long, default_value_t = 4, value_parser = at_least_one())]
     pub concurrency: usize,
-    /// Most test processes at once (default: the number of cores).
-    #[arg(long)]
+    /// Most test processes at once (default: the number of cores; at least 1).
+    #[arg(long, value_parser = at_least_one())]
     pub test_processes: Option<usize>,
     /// Run no episode: only the curator steps that finished rounds allow (after a merge).
     #[arg(long)]
@@ -49,6 +49,16 @@ pub struct ExperimentArgs {
     /// folder (default: the spec's `estimate` averages).
     #[arg(long, value_name = "DIR", requires = "estimate")]
     pub estimate_from: Option<PathBuf>,
+}
+
+/// A count that must be at least 1 (`--concurrency 0` would run nothing and never end).
+fn at_least_one() -> impl clap::builder::TypedValueParser<Value = usize> {
+    use clap::builder::TypedValueParser;
+    clap::builder::NonEmptyStringValueParser::new().try_map(|s| match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a count: {e}")),
+    })
 }
 
 /// Arguments of `traparena merge`.

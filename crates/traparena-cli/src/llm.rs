@@ -59,9 +59,10 @@ pub struct LlmArgs {
     /// The llm agent's sampling temperature.
     #[arg(long, default_value_t = 0.7)]
     pub temperature: f64,
-    /// The llm agent's maximum response length, in tokens.
+    /// The llm agent's maximum response length, in tokens (one response, not a spending cap:
+    /// `experiment --max-tokens` is that).
     #[arg(long, default_value_t = 16_384)]
-    pub max_tokens: u32,
+    pub max_response_tokens: u32,
     /// Tell the llm agent to verify collaborator claims before acting on them.
     #[arg(long)]
     pub defence: bool,
@@ -81,7 +82,7 @@ pub struct LlmArgs {
     /// The model-backed attacker's maximum response length, in tokens (reasoning models need
     /// room to think before they answer).
     #[arg(long, default_value_t = 1024)]
-    pub attacker_max_tokens: u32,
+    pub attacker_max_response_tokens: u32,
     /// Seconds one model call may take (connecting, sending, reading the whole response).
     #[arg(long, default_value_t = 600)]
     pub model_timeout: u64,
@@ -150,9 +151,10 @@ impl LlmArgs {
 }
 
 impl LlmArgs {
-    /// The target model: the `LLM` endpoint, in the API `--model-api` names.
-    fn target(&self) -> Result<Value, String> {
-        let mut model = self.model(endpoint("LLM", self.replay())?);
+    /// The target model of `who` (the agent as the command line names it): the `LLM` endpoint,
+    /// in the API `--model-api` names.
+    fn target(&self, who: &str) -> Result<Value, String> {
+        let mut model = self.model(endpoint("LLM", who, self.replay())?);
         match self.model_api {
             ModelApiArg::ChatCompletions => {}
             ModelApiArg::AnthropicMessages => model["api"] = json!("anthropic_messages"),
@@ -164,7 +166,7 @@ impl LlmArgs {
 
 /// The `llm` agent's arguments from the flags and `TRAPARENA_LLM_*`.
 pub fn agent_args(args: &LlmArgs) -> Result<Value, String> {
-    let mut model = args.target()?;
+    let mut model = args.target("the llm agent")?;
     if let Some(n) = args.context_window {
         model["context_window"] = json!(n);
     }
@@ -176,7 +178,7 @@ pub fn agent_args(args: &LlmArgs) -> Result<Value, String> {
             ProtocolArg::Text => "text",
         },
         "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
+        "max_tokens": args.max_response_tokens,
         "history_chars": args.history_chars,
     });
     if let Some(c) = args.cassette() {
@@ -186,9 +188,10 @@ pub fn agent_args(args: &LlmArgs) -> Result<Value, String> {
 }
 
 /// The `external` agent's model (the one its proxy forwards to) from the flags and
-/// `TRAPARENA_LLM_*`, as for the `llm` agent.
-pub fn external_args(args: &LlmArgs) -> Result<Value, String> {
-    let mut out = json!({"model": args.target()?});
+/// `TRAPARENA_LLM_*`, as for the `llm` agent; `agent` names it in a missing variable's message.
+pub fn external_args(args: &LlmArgs, agent: &str) -> Result<Value, String> {
+    let who = format!("the model that the {agent} agent's proxy forwards to");
+    let mut out = json!({"model": args.target(&who)?});
     if let Some(c) = args.cassette() {
         out["cassette"] = c;
     }
@@ -199,9 +202,9 @@ pub fn external_args(args: &LlmArgs) -> Result<Value, String> {
 /// to `TRAPARENA_LLM_*`).
 pub fn attacker_args(args: &LlmArgs) -> Result<Value, String> {
     let mut out = json!({
-        "model": args.model(endpoint("ATTACKER", args.replay())?),
+        "model": args.model(endpoint("ATTACKER", "the attacker's model", args.replay())?),
         "temperature": args.attacker_temperature,
-        "max_tokens": args.attacker_max_tokens,
+        "max_tokens": args.attacker_max_response_tokens,
     });
     if let Some(c) = args.cassette() {
         out["cassette"] = c;
@@ -224,19 +227,19 @@ fn var(name: &str) -> Option<String> {
 }
 
 /// The endpoint of a role (`LLM` for the target, `ATTACKER`): its own variables, else the
-/// `LLM` ones. The base URL may be missing when only replaying.
-fn endpoint(role: &str, replay: bool) -> Result<Endpoint, String> {
+/// `LLM` ones; `who` is what needs it, for the message when one is missing. The base URL may be
+/// missing when only replaying.
+fn endpoint(role: &str, who: &str, replay: bool) -> Result<Endpoint, String> {
     let own_name = |field: &str| format!("TRAPARENA_{role}_{field}");
     let own = |field: &str| var(&own_name(field));
     let target = |field: &str| var(&format!("TRAPARENA_LLM_{field}"));
     let missing = |field: &str| {
         if role == "LLM" {
-            format!("TRAPARENA_LLM_{field} is not set (needed by the llm agent)")
+            format!("TRAPARENA_LLM_{field} is not set (needed by {who})")
         } else {
             format!(
                 "TRAPARENA_{role}_{field} is not set, nor its fallback TRAPARENA_LLM_{field} \
-                 (needed by the {} model)",
-                role.to_lowercase()
+                 (needed by {who})"
             )
         }
     };

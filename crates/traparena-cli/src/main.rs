@@ -53,6 +53,7 @@ struct Cli {
 
 /// The sandbox flags every command takes.
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Sandbox options (every command)")]
 struct SandboxOpts {
     /// Sandbox backend for tested code (`container`: a container of the task's image, with
     /// podman or docker).
@@ -266,7 +267,7 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             let agent = match component(&agent, &agent_args, |spec| {
                 match registry.agents.model(spec)? {
                     ModelUse::Sampled => Some(llm::agent_args(&llm)),
-                    ModelUse::Forwarded => Some(llm::external_args(&llm)),
+                    ModelUse::Forwarded => Some(llm::external_args(&llm, &spec.label())),
                     _ => None,
                 }
             }) {

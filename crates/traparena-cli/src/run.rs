@@ -88,7 +88,11 @@ fn components(
     let attacker = attacker
         .map(|s| registry.attackers.configure(s, &cx))
         .transpose()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| match e {
+            // `none` is the command's own word for no attacker.
+            traparena::task::TaskError::UnknownKind { .. } => format!("{e}; or none"),
+            e => e.to_string(),
+        })?;
     let lines: Vec<String> = rt.block_on(async {
         let mut lines = agent.prepare().await.map_err(|e| e.to_string())?;
         if let Some(a) = &attacker {

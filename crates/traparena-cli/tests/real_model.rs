@@ -35,7 +35,7 @@ fn episode(base_url: &str, seed: u64, out: &Path) -> (Value, Value) {
             "6",
             "--protocol",
             "json",
-            "--max-tokens",
+            "--max-response-tokens",
             "256",
             "--seed",
             &seed.to_string(),

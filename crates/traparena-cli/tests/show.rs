@@ -120,3 +120,52 @@ fn unknown_keys_and_broken_folders_are_bad_input_with_a_reason() {
         );
     }
 }
+
+#[test]
+fn a_run_out_record_is_shown_without_a_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = root().join("examples/tasks/clamp_overt");
+    let out = tmp.path().join("records");
+    let run = traparena(&[
+        "run",
+        "--task",
+        task.to_str().unwrap(),
+        "--agent",
+        "credulous",
+        "--attacker",
+        "scripted:blame_other_location",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let record = std::fs::read_dir(&out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let shown = traparena(&["show", record.to_str().unwrap()]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(
+        shown
+            .stdout
+            .starts_with("credulous/scripted:blame_other_location/clamp_overt/r0/s0\n"),
+        "{}",
+        shown.stdout
+    );
+    for part in ["collaborator message (injected)", "verdict: ", "step 1\n"] {
+        assert!(
+            shown.stdout.contains(part),
+            "no {part:?} in\n{}",
+            shown.stdout
+        );
+    }
+    // A folder needs the episode's key, and the message says how to name it.
+    let folder = traparena(&["show", out.to_str().unwrap()]);
+    assert_eq!(folder.code, 2);
+    assert!(
+        folder.stderr.contains("which episode?"),
+        "{}",
+        folder.stderr
+    );
+}
