@@ -583,3 +583,6 @@ pub(crate) fn key_note(version: Option<&str>, key: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod records;
