@@ -70,8 +70,8 @@ enum Pattern {
 /// Which release a date picks.
 #[derive(Clone, Copy, Debug)]
 enum DateRule {
-    /// The latest release of any kind (xarray's and pydicom's release notes list every
-    /// release).
+    /// The latest release of any kind, pre-releases included (xarray's and pydicom's release
+    /// notes list every release).
     Latest,
     /// The latest feature release, `x.y.0` (matplotlib's "What's new" pages).
     LatestFeature,
@@ -406,12 +406,14 @@ fn by_date(
     let Some(base) = git.commit_time(commit)? else {
         return Ok(Err(format!("the base commit {commit} is not in the clone")));
     };
-    // (numbers, version, tag, date) of each release tag.
+    // (numbers, version, tag, date) of each release tag; xarray's and pydicom's release notes,
+    // which SWE-bench reads, list pre-releases too (`v2022.06.0rc0`, a month before 2022.06.0).
+    let pre = matches!(rule, DateRule::Latest);
     let releases: Vec<(Vec<u64>, String, String, i64)> = git
         .tags_by_date()?
         .into_iter()
         .filter_map(|(tag, date)| {
-            let v = release_version(&tag)?;
+            let v = release_version(&tag).or_else(|| tags::listed_prerelease(&tag, pre))?;
             Some((numbers(&v)?, v, tag, date))
         })
         .collect();

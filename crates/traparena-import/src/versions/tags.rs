@@ -72,6 +72,13 @@ pub(crate) fn prerelease_version(tag: &str) -> Option<String> {
     (pre && tidy).then(|| format!("{major}.{minor}"))
 }
 
+/// A pre-release tag's version without its prefix (`v2022.06.0rc0` → `2022.06.0rc0`), when
+/// `listed`: a list of releases that names pre-releases too.
+pub(crate) fn listed_prerelease(tag: &str, listed: bool) -> Option<String> {
+    prerelease_version(tag).filter(|_| listed)?;
+    unprefixed(tag).map(str::to_owned)
+}
+
 /// The version setuptools_scm's default scheme gives a commit `distance` commits after `tag`
 /// (see the module's documentation): the tag's version itself at the tag, else the next
 /// release's development version (`6.0.0rc2.dev33`). `None` when the tag is no version.

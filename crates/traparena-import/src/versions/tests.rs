@@ -236,15 +236,26 @@ fn date_rules_pick_releases_by_the_base_commits_date() {
     ]);
     let empty = tempfile::tempdir().unwrap();
     let at = |commit: &str| derive("pydata/xarray", empty.path(), Some((&git, commit))).unwrap();
+    // A release candidate counts (xarray's release notes list them, and SWE-bench's 2022.06
+    // instances are based between 2022.06.0rc0 and 2022.06.0).
     let d = at(&c[3]);
-    assert_eq!(d.version.as_deref(), Some("0.16"));
+    assert_eq!(d.version.as_deref(), Some("0.17"));
     assert_eq!(
         d.source,
-        "release dates: v0.16.2 (2020-12-02) is the latest release before the base commit's date (2021-02-01)"
+        "release dates: v0.17.0rc1 (2021-01-10) is the latest release before the base commit's date (2021-02-01)"
     );
     assert_eq!(at(&c[6]).version.as_deref(), Some("2022.03"));
     // The commit a release is tagged on is not after that release: the one before is taken.
-    assert_eq!(at(&c[4]).version.as_deref(), Some("0.16"));
+    let d = at(&c[2]);
+    assert_eq!(d.version.as_deref(), Some("0.16"), "{}", d.source);
+    assert!(
+        d.source.starts_with("release dates: v0.16.2 (2020-12-02)"),
+        "{}",
+        d.source
+    );
+    // matplotlib's and astropy's rules take no pre-release.
+    let d = derive("matplotlib/matplotlib", empty.path(), Some((&git, &c[3]))).unwrap();
+    assert_eq!(d.version.as_deref(), Some("0.12"), "{}", d.source);
     // Before any release: unknown from the dates, then the nearest tag is the release itself.
     let d = at(&c[0]);
     assert_eq!(d.version.as_deref(), Some("0.12.0"), "{}", d.source);
