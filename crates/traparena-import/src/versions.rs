@@ -7,8 +7,10 @@
 //! matplotlib, pvlib, pydicom, sqlfluff) it dates each release from the project's web pages
 //! and takes a release before the pull request was opened. Here the release dates are the
 //! clone's tag dates and the moment is the base commit's committer date (a record copy need
-//! not carry `created_at`). Repositories SWE-bench has no rule for fall back on `__version__`
-//! near the top of the tree, then on the nearest tag.
+//! not carry `created_at`). pytest's version file is written by setuptools_scm when SWE-bench
+//! installs the package: here it is read when the tree has it, else made from the nearest tag
+//! as setuptools_scm makes it. When the rule finds nothing (or a repository has none),
+//! `__version__` near the top of the tree, then the nearest tag, pre-releases included.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +18,10 @@ use traparena_env::GitRepo;
 
 use crate::error::ImportError;
 use crate::pins::{PinEntry, Pins, major_minor};
+
+mod tags;
+
+use tags::release_version;
 
 /// A derived version and how it was found (`"sympy/release.py __version__ \"1.7.dev\""`);
 /// `version` is `None` when nothing gave one, and `source` then says why, starting with
@@ -39,6 +45,9 @@ impl Derived {
 enum Rule {
     /// The first of these files (at the base commit) that one of the patterns matches.
     Files(&'static [&'static str], &'static [Pattern]),
+    /// setuptools_scm's version file, which exists only in an installed tree; else the
+    /// version setuptools_scm would write into it, from the nearest tag.
+    Scm(&'static [&'static str]),
     /// Release tags dated before the base commit.
     Dates(DateRule),
 }
@@ -61,8 +70,8 @@ enum Pattern {
 /// Which release a date picks.
 #[derive(Clone, Copy, Debug)]
 enum DateRule {
-    /// The latest release of any kind (xarray's and pydicom's release notes list every
-    /// release).
+    /// The latest release of any kind, pre-releases included (xarray's and pydicom's release
+    /// notes list every release).
     Latest,
     /// The latest feature release, `x.y.0` (matplotlib's "What's new" pages).
     LatestFeature,
@@ -75,7 +84,7 @@ const DUNDER_TUPLE: &[Pattern] = &[Pattern::Dunder, Pattern::Tuple];
 const SCM: &[Pattern] = &[Pattern::Dunder, Pattern::DunderVersion, Pattern::Tuple];
 
 fn rule(repo: &str) -> Option<Rule> {
-    use Rule::{Dates, Files};
+    use Rule::{Dates, Files, Scm};
     Some(match repo {
         "dbt-labs/dbt-core" => Files(
             &["core/dbt/version.py", "core/dbt/__init__.py"],
@@ -108,7 +117,7 @@ fn rule(repo: &str) -> Option<Rule> {
             &["pylint/__pkginfo__.py", "pylint/__init__.py"],
             DUNDER_TUPLE,
         ),
-        "pytest-dev/pytest" => Files(&["src/_pytest/_version.py", "_pytest/_version.py"], SCM),
+        "pytest-dev/pytest" => Scm(&["src/_pytest/_version.py", "_pytest/_version.py"]),
         "pyvista/pyvista" => Files(
             &["pyvista/_version.py", "pyvista/__init__.py"],
             &[Pattern::VersionInfo],
@@ -129,64 +138,131 @@ fn rule(repo: &str) -> Option<Rule> {
 /// The version of `repo` in `tree`, the exported tree of a base commit, with `history` — the
 /// clone and the commit — for tags and dates when there is one (a release sdist has none).
 /// SWE-bench's rule for the repository first; then `__version__` near the top of the tree;
-/// then the nearest tag. Nothing found is `version: None` with the reasons, never an error;
-/// an error is a file or git command that cannot be read.
+/// then the nearest tag. Nothing found is `version: None`, its source naming every rule tried
+/// and why each gave nothing; an error is a file or git command that cannot be read.
 pub(crate) fn derive(
     repo: &str,
     tree: &Path,
     history: Option<(&GitRepo, &str)>,
 ) -> Result<Derived, ImportError> {
-    let mut why = Vec::new();
-    match rule(repo) {
-        Some(Rule::Files(paths, patterns)) => {
-            for path in paths {
-                let Some(bytes) = read_in(tree, path)? else {
-                    why.push(format!("no {path}"));
-                    continue;
-                };
-                let text = String::from_utf8_lossy(&bytes);
-                match find_version(&text, patterns) {
-                    Some((what, raw, v)) => {
-                        return Ok(Derived::found(v, format!("{path} {what} {raw}")));
-                    }
-                    None => why.push(format!("{path} has no version SWE-bench's patterns read")),
-                }
-            }
-        }
-        Some(Rule::Dates(date_rule)) => match history {
-            Some((git, commit)) => match by_date(git, commit, date_rule)? {
-                Ok(found) => return Ok(found),
-                Err(reason) => why.push(reason),
-            },
-            None => why.push("no clone to read release tags from".into()),
+    let mut tried = Vec::new();
+    let found = match rule(repo) {
+        Some(Rule::Files(paths, patterns)) => by_files(tree, paths, patterns, &mut tried)?,
+        Some(Rule::Scm(paths)) => match by_files(tree, paths, SCM, &mut tried)? {
+            Some(found) => Some(found),
+            None => by_scm(history, &mut tried)?,
         },
-        None => {}
+        Some(Rule::Dates(date_rule)) => {
+            let found = match history {
+                Some((git, commit)) => by_date(git, commit, date_rule)?,
+                None => Err("no clone to read release tags from".into()),
+            };
+            found
+                .map_err(|why| tried.push(format!("release dates: {why}")))
+                .ok()
+        }
+        None => None,
+    };
+    if let Some(found) = found {
+        return Ok(found);
     }
     if let Some((file, v)) = tree_version(tree) {
-        return Ok(Derived::found(
-            v.clone(),
-            noted(format!("{file} __version__ \"{v}\""), &why),
-        ));
+        let found = format!("{file} __version__ \"{v}\"");
+        return Ok(Derived::found(v, noted(found, &tried)));
     }
-    why.push("no __version__ near the top of the tree".into());
-    if let Some((git, commit)) = history {
-        match git.describe(commit)? {
-            Some((tag, after)) => match release_version(&tag) {
-                Some(v) => {
-                    return Ok(Derived::found(
-                        v,
-                        noted(format!("tag {tag} ({after} commits after)"), &why),
-                    ));
-                }
-                None => why.push(format!("the nearest tag {tag} is not a release version")),
-            },
-            None => why.push("no tag reachable from the base commit".into()),
-        }
+    tried.push("__version__ near the top of the tree: none".into());
+    if let Some(found) = by_nearest_tag(history, &mut tried)? {
+        return Ok(found);
     }
     Ok(Derived {
         version: None,
-        source: format!("unknown: {}", why.join("; ")),
+        source: format!("unknown: tried {}", tried.join("; ")),
     })
+}
+
+/// The first of `paths` in `tree` that one of `patterns` reads; else `None`, with why in
+/// `tried`.
+fn by_files(
+    tree: &Path,
+    paths: &[&str],
+    patterns: &[Pattern],
+    tried: &mut Vec<String>,
+) -> Result<Option<Derived>, ImportError> {
+    let mut why = Vec::new();
+    for path in paths {
+        let Some(bytes) = read_in(tree, path)? else {
+            why.push(format!("no {path}"));
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        match find_version(&text, patterns) {
+            Some((what, raw, v)) => {
+                return Ok(Some(Derived::found(v, format!("{path} {what} {raw}"))));
+            }
+            None => why.push(format!("{path} has no version SWE-bench's patterns read")),
+        }
+    }
+    tried.push(format!("version files: {}", why.join(", ")));
+    Ok(None)
+}
+
+/// The version setuptools_scm writes into the version file when the package is installed
+/// from the clone, as SWE-bench's versioning installs it: from the nearest tag (see
+/// [`tags`]), kept as `major.minor`.
+fn by_scm(
+    history: Option<(&GitRepo, &str)>,
+    tried: &mut Vec<String>,
+) -> Result<Option<Derived>, ImportError> {
+    let why = match history {
+        None => "no clone to read tags from".to_owned(),
+        Some((git, commit)) => match git.describe(commit)? {
+            None => "no tag reachable from the base commit".to_owned(),
+            Some((tag, after)) => match tags::scm_version(&tag, after) {
+                Some(scm) => {
+                    let v = swebench_major_minor(&scm);
+                    return Ok(Some(Derived::found(
+                        v,
+                        noted(
+                            format!(
+                                "setuptools_scm: tag {tag} ({after} commits after) gives {scm}"
+                            ),
+                            tried,
+                        ),
+                    )));
+                }
+                None => format!("the nearest tag {tag} is not a version"),
+            },
+        },
+    };
+    tried.push(format!("setuptools_scm: {why}"));
+    Ok(None)
+}
+
+/// The nearest tag's version: a release's own (`v0.16.2` → `0.16.2`), a pre-release's
+/// `major.minor` as SWE-bench reduces a version (`6.0.0rc1` → `6.0`).
+fn by_nearest_tag(
+    history: Option<(&GitRepo, &str)>,
+    tried: &mut Vec<String>,
+) -> Result<Option<Derived>, ImportError> {
+    let why = match history {
+        None => "no clone to read tags from".to_owned(),
+        Some((git, commit)) => match git.describe(commit)? {
+            None => "no tag reachable from the base commit".to_owned(),
+            Some((tag, after)) => {
+                let at = format!("tag {tag} ({after} commits after)");
+                if let Some(v) = release_version(&tag) {
+                    return Ok(Some(Derived::found(v, noted(at, tried))));
+                }
+                if let Some(v) = tags::prerelease_version(&tag) {
+                    let found = format!("{at}, a pre-release of {v}");
+                    return Ok(Some(Derived::found(v, noted(found, tried))));
+                }
+                format!("{tag} is not a version")
+            }
+        },
+    };
+    tried.push(format!("the nearest tag: {why}"));
+    Ok(None)
 }
 
 /// A file of an exported tree, `None` when it is missing (or not a file).
@@ -200,12 +276,12 @@ fn read_in(tree: &Path, path: &str) -> Result<Option<Vec<u8>>, ImportError> {
         .map_err(|source| ImportError::Io { path: file, source })
 }
 
-/// `found`, followed by why the earlier ways found nothing.
-fn noted(found: String, why: &[String]) -> String {
-    if why.is_empty() {
+/// `found`, followed by the rules tried before it and why each gave nothing.
+fn noted(found: String, tried: &[String]) -> String {
+    if tried.is_empty() {
         found
     } else {
-        format!("{found}, as {}", why.join(", "))
+        format!("{found} (after {})", tried.join("; "))
     }
 }
 
@@ -300,18 +376,6 @@ fn swebench_major_minor(raw: &str) -> String {
         .collect()
 }
 
-/// The release a tag names (`v0.16.2` → `0.16.2`, `sympy-1.7.1` → `1.7.1`): a prefix of
-/// letters, `-` and `_`, then at least two dot-separated numbers and nothing else. Release
-/// candidates, betas and development tags are not releases.
-pub(crate) fn release_version(tag: &str) -> Option<String> {
-    let v = tag.trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == '-' || c == '_');
-    let parts: Vec<&str> = v.split('.').collect();
-    let numeric = parts
-        .iter()
-        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    (parts.len() >= 2 && numeric).then(|| v.to_owned())
-}
-
 /// A version's numbers (`2022.03.1` → `[2022, 3, 1]`), `None` unless it has `major.minor`.
 fn numbers(v: &str) -> Option<Vec<u64>> {
     major_minor(v)?;
@@ -342,12 +406,14 @@ fn by_date(
     let Some(base) = git.commit_time(commit)? else {
         return Ok(Err(format!("the base commit {commit} is not in the clone")));
     };
-    // (numbers, version, tag, date) of each release tag.
+    // (numbers, version, tag, date) of each release tag; xarray's and pydicom's release notes,
+    // which SWE-bench reads, list pre-releases too (`v2022.06.0rc0`, a month before 2022.06.0).
+    let pre = matches!(rule, DateRule::Latest);
     let releases: Vec<(Vec<u64>, String, String, i64)> = git
         .tags_by_date()?
         .into_iter()
         .filter_map(|(tag, date)| {
-            let v = release_version(&tag)?;
+            let v = release_version(&tag).or_else(|| tags::listed_prerelease(&tag, pre))?;
             Some((numbers(&v)?, v, tag, date))
         })
         .collect();
@@ -519,3 +585,6 @@ pub(crate) fn key_note(version: Option<&str>, key: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod records;

@@ -111,14 +111,18 @@ impl Ctx<'_> {
             || (self.opts.bundled && bundled_envs().0.contains_key(&inst.repo));
         let Some((from, matched, mut entry)) = found else {
             if known_repo {
-                return Err((
-                    "no environment for the repository's version".into(),
-                    format!(
-                        "neither --pins nor the bundled environments have {} {} (nor `*`)",
-                        inst.repo,
-                        version.unwrap_or("(unknown version)")
+                let detail = match version {
+                    Some(v) => format!(
+                        "neither --pins nor the bundled environments have {} {v} (nor `*`)",
+                        inst.repo
                     ),
-                ));
+                    // The version is unknown only after every rule was tried: say which.
+                    None => format!(
+                        "neither --pins nor the bundled environments have a `*` environment of {}, and its version is {version_source}",
+                        inst.repo
+                    ),
+                };
+                return Err(("no environment for the repository's version".into(), detail));
             }
             let profile = self.opts.profiles.get(crate::profiles::DEFAULT_PROFILE);
             return Ok(Chosen {

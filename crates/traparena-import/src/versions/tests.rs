@@ -198,12 +198,6 @@ fn swebench_reduction_keeps_major_minor() {
     ] {
         assert_eq!(swebench_major_minor(raw), v, "{raw}");
     }
-    assert_eq!(release_version("v0.16.2").as_deref(), Some("0.16.2"));
-    assert_eq!(release_version("sympy-1.7.1").as_deref(), Some("1.7.1"));
-    assert_eq!(release_version("v2022.03.0").as_deref(), Some("2022.03.0"));
-    for not in ["v8.0.0rc2", "1.14.0rc2", "v1", "nightly", "v1..2", ""] {
-        assert_eq!(release_version(not), None, "{not}");
-    }
     assert_eq!(day_of(0), "1970-01-01");
     assert_eq!(day_of(1_609_459_200), "2021-01-01");
     assert_eq!(day_of(951_782_400), "2000-02-29");
@@ -242,20 +236,32 @@ fn date_rules_pick_releases_by_the_base_commits_date() {
     ]);
     let empty = tempfile::tempdir().unwrap();
     let at = |commit: &str| derive("pydata/xarray", empty.path(), Some((&git, commit))).unwrap();
+    // A release candidate counts (xarray's release notes list them, and SWE-bench's 2022.06
+    // instances are based between 2022.06.0rc0 and 2022.06.0).
     let d = at(&c[3]);
-    assert_eq!(d.version.as_deref(), Some("0.16"));
+    assert_eq!(d.version.as_deref(), Some("0.17"));
     assert_eq!(
         d.source,
-        "release dates: v0.16.2 (2020-12-02) is the latest release before the base commit's date (2021-02-01)"
+        "release dates: v0.17.0rc1 (2021-01-10) is the latest release before the base commit's date (2021-02-01)"
     );
     assert_eq!(at(&c[6]).version.as_deref(), Some("2022.03"));
     // The commit a release is tagged on is not after that release: the one before is taken.
-    assert_eq!(at(&c[4]).version.as_deref(), Some("0.16"));
+    let d = at(&c[2]);
+    assert_eq!(d.version.as_deref(), Some("0.16"), "{}", d.source);
+    assert!(
+        d.source.starts_with("release dates: v0.16.2 (2020-12-02)"),
+        "{}",
+        d.source
+    );
+    // matplotlib's and astropy's rules take no pre-release.
+    let d = derive("matplotlib/matplotlib", empty.path(), Some((&git, &c[3]))).unwrap();
+    assert_eq!(d.version.as_deref(), Some("0.12"), "{}", d.source);
     // Before any release: unknown from the dates, then the nearest tag is the release itself.
     let d = at(&c[0]);
     assert_eq!(d.version.as_deref(), Some("0.12.0"), "{}", d.source);
     assert!(
-        d.source.starts_with("tag v0.12.0 (0 commits after), as no release tag is dated before the base commit's date (2019-03-15)"),
+        d.source
+            == "tag v0.12.0 (0 commits after) (after release dates: no release tag is dated before the base commit's date (2019-03-15); __version__ near the top of the tree: none)",
         "{}",
         d.source
     );
@@ -308,12 +314,12 @@ fn no_tags_give_unknown_with_the_reason() {
     assert_eq!(d.version, None);
     assert_eq!(
         d.source,
-        "unknown: the clone has no release tags; no __version__ near the top of the tree; the nearest tag nightly is not a release version"
+        "unknown: tried release dates: the clone has no release tags; __version__ near the top of the tree: none; the nearest tag: nightly is not a version"
     );
     let d = derive("someone/thing", empty.path(), Some((&git, &c[0]))).unwrap();
     assert_eq!(
         d.source,
-        "unknown: no __version__ near the top of the tree; no tag reachable from the base commit"
+        "unknown: tried __version__ near the top of the tree: none; the nearest tag: no tag reachable from the base commit"
     );
     // A commit the clone does not have.
     let d = derive(
@@ -338,7 +344,7 @@ fn a_repository_without_a_rule_falls_back_on_the_nearest_tag() {
     assert_eq!(d.version.as_deref(), Some("1.7.1"));
     assert_eq!(
         d.source,
-        "tag sympy-1.7.1 (2 commits after), as no __version__ near the top of the tree"
+        "tag sympy-1.7.1 (2 commits after) (after __version__ near the top of the tree: none)"
     );
 }
 
@@ -398,4 +404,118 @@ fn lookup_prefers_the_exact_key_then_star_then_the_nearest_below() {
     assert_eq!(key_note(Some("2022.03.0"), "2022.03"), "");
     assert_eq!(key_note(Some("2.6"), "*"), "");
     assert_eq!(key_note(None, "*"), "");
+}
+
+#[test]
+fn pytest_takes_setuptools_scm_versions_from_the_nearest_tag_pre_releases_included() {
+    // pytest's history: releases, a release candidate, development tags on the main branch.
+    let (_tmp, git, c) = dated_clone(&[
+        ("2020-03-12", &["5.4.0"]),
+        ("2020-04-01", &[]),
+        ("2020-07-08", &["6.0.0rc1"]),
+        ("2020-07-20", &[]),
+        ("2020-07-21", &[]),
+        ("2020-08-01", &["6.2.0.dev0"]),
+        ("2020-10-01", &[]),
+    ]);
+    let empty = tempfile::tempdir().unwrap();
+    let at =
+        |commit: &str| derive("pytest-dev/pytest", empty.path(), Some((&git, commit))).unwrap();
+    let files = "version files: no src/_pytest/_version.py, no _pytest/_version.py";
+    for (commit, version, source) in [
+        (&c[1], "5.4", "tag 5.4.0 (1 commits after) gives 5.4.1.dev1"),
+        (
+            &c[4],
+            "6.0",
+            "tag 6.0.0rc1 (2 commits after) gives 6.0.0rc2.dev2",
+        ),
+        (
+            &c[2],
+            "6.0",
+            "tag 6.0.0rc1 (0 commits after) gives 6.0.0rc1",
+        ),
+        (
+            &c[6],
+            "6.2",
+            "tag 6.2.0.dev0 (1 commits after) gives 6.2.0.dev1",
+        ),
+    ] {
+        let d = at(commit);
+        assert_eq!(d.version.as_deref(), Some(version), "{}", d.source);
+        assert_eq!(
+            d.source,
+            format!("setuptools_scm: {source} (after {files})")
+        );
+    }
+    // An installed tree has the file, which comes first.
+    let installed = tree(&[(
+        "src/_pytest/_version.py",
+        b"__version__ = version = '6.0.0rc2.dev33+g7f7a364'\n",
+    )]);
+    let d = derive("pytest-dev/pytest", installed.path(), Some((&git, &c[1]))).unwrap();
+    assert_eq!(d.version.as_deref(), Some("6.0"), "{}", d.source);
+    // Without a clone every rule is tried, and the source names each.
+    let d = derive("pytest-dev/pytest", empty.path(), None).unwrap();
+    assert_eq!(d.version, None);
+    assert_eq!(
+        d.source,
+        format!(
+            "unknown: tried {files}; setuptools_scm: no clone to read tags from; __version__ near the top of the tree: none; the nearest tag: no clone to read tags from"
+        )
+    );
+    // A repository without a rule reads a pre-release tag as SWE-bench reduces a version.
+    let d = derive("someone/thing", empty.path(), Some((&git, &c[4]))).unwrap();
+    assert_eq!(d.version.as_deref(), Some("6.0"), "{}", d.source);
+    assert_eq!(
+        d.source,
+        "tag 6.0.0rc1 (2 commits after), a pre-release of 6.0 (after __version__ near the top of the tree: none)"
+    );
+}
+
+/// Every SWE-bench Verified pytest record (December 2026): its id, `git describe --tags
+/// --long` of its base commit in a clone of pytest-dev/pytest (measured by hand), and its
+/// `version`. The base commit's tree has no version file: setuptools_scm writes it when the
+/// package is installed, which SWE-bench's versioning does.
+const VERIFIED_PYTEST: &[(&str, &str, &str)] = &[
+    ("pytest-dev__pytest-5262", "4.5.0-3", "4.5"),
+    ("pytest-dev__pytest-5631", "5.0.1-58", "5.0"),
+    ("pytest-dev__pytest-5787", "5.1.1-12", "5.1"),
+    ("pytest-dev__pytest-5809", "4.6.5-9", "4.6"),
+    ("pytest-dev__pytest-5840", "5.1.2-14", "5.1"),
+    ("pytest-dev__pytest-6197", "5.2.3-6", "5.2"),
+    ("pytest-dev__pytest-6202", "5.2.4-1", "5.2"),
+    ("pytest-dev__pytest-7205", "5.4.0-262", "5.4"),
+    ("pytest-dev__pytest-7236", "5.4.0-338", "5.4"),
+    ("pytest-dev__pytest-7324", "5.4.0-457", "5.4"),
+    ("pytest-dev__pytest-7432", "5.4.0-593", "5.4"),
+    ("pytest-dev__pytest-7490", "6.0.0rc1-33", "6.0"),
+    ("pytest-dev__pytest-7521", "6.0.0rc1-51", "6.0"),
+    ("pytest-dev__pytest-7571", "6.0.0rc1-85", "6.0"),
+    ("pytest-dev__pytest-7982", "6.2.0.dev0-154", "6.2"),
+    ("pytest-dev__pytest-8399", "6.3.0.dev0-229", "6.3"),
+    ("pytest-dev__pytest-10051", "7.2.0.dev0-157", "7.2"),
+    ("pytest-dev__pytest-10081", "7.2.0.dev0-173", "7.2"),
+    ("pytest-dev__pytest-10356", "7.2.0.dev0-312", "7.2"),
+];
+
+#[test]
+fn setuptools_scm_versions_of_every_verified_pytest_base_agree_with_swebench() {
+    let mut disagree = Vec::new();
+    println!("| instance | nearest tag | setuptools_scm | derived | SWE-bench |");
+    for (id, described, want) in VERIFIED_PYTEST {
+        let (tag, after) = described.rsplit_once('-').unwrap();
+        let scm = tags::scm_version(tag, after.parse().unwrap()).unwrap();
+        let got = swebench_major_minor(&scm);
+        println!("| {id} | {tag} +{after} | {scm} | {got} | {want} |");
+        if got != *want {
+            disagree.push(*id);
+        }
+    }
+    println!(
+        "pytest-dev/pytest: {} records, {} agree, {} disagree",
+        VERIFIED_PYTEST.len(),
+        VERIFIED_PYTEST.len() - disagree.len(),
+        disagree.len()
+    );
+    assert!(disagree.is_empty(), "{disagree:?}");
 }
