@@ -144,13 +144,28 @@ fn unseen(program: &str, backend: Backend) -> Option<PathBuf> {
     (!seen).then_some(found)
 }
 
-/// For an error that says a toolchain is missing from the sandbox, the line `evaluate` prints
-/// (`not checkable here: ...`); `None` for any other error.
+/// For an error that says a toolchain is missing from the sandbox, the line `evaluate` (and
+/// `run`, `import`, when it ends one) prints (`not checkable here: ...`); `None` for any other
+/// error.
 pub(crate) fn not_checkable_message(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use traparena::import::ImportError;
+    use traparena::runner::RunError;
     let n = if let Some(e) = e.downcast_ref::<EvalError>() {
         NotCheckable::from_error(e)
+    } else if let Some(e) = e.downcast_ref::<EnvError>() {
+        NotCheckable::from_env(e)
+    } else if let Some(e) = e.downcast_ref::<RunError>() {
+        match e {
+            RunError::Env(e) => NotCheckable::from_env(e),
+            RunError::Eval(e) => NotCheckable::from_error(e),
+            _ => None,
+        }
     } else {
-        NotCheckable::from_env(e.downcast_ref::<EnvError>()?)
+        match e.downcast_ref::<ImportError>()? {
+            ImportError::Env(e) => NotCheckable::from_env(e),
+            ImportError::Eval(e) => NotCheckable::from_error(e),
+            _ => None,
+        }
     }?;
     Some(format!("not checkable here: {}", explain(&n)))
 }

@@ -27,7 +27,7 @@ pub(crate) fn not_started(
             Some((language, tools)),
         ) if tools.contains(&program.rsplit('/').next().unwrap_or(&program)) => {
             Err(EnvError::MissingToolchain {
-                program,
+                program: program.rsplit('/').next().unwrap_or(&program).to_owned(),
                 language,
                 backend,
                 detail: reason,

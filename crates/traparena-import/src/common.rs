@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use traparena_env::{Sandbox, TestFailure};
 use traparena_eval::{ValidateOptions, Validity, validate};
+
+pub(crate) use crate::report::NOT_CHECKABLE;
 use traparena_task::{TaskLayout, TaskSpec};
 
 use crate::error::{ImportError, io};
@@ -139,9 +141,6 @@ pub(crate) enum Checked {
     /// Its tests could not run here: a toolchain is missing from the sandbox (the reason).
     NotCheckable(String),
 }
-
-/// The reason of a record skipped because its task cannot be checked on this machine.
-pub(crate) const NOT_CHECKABLE: &str = "not checkable here";
 
 /// Validates a task folder.
 pub(crate) fn check_task(
