@@ -4,6 +4,9 @@
 //! `node` that does not exist (runs anywhere), and, as root, a `/dev/null` bind mount over the
 //! toolchain's program in a private mount namespace (`unshare -m`), the way CI hides bubblewrap.
 
+// It starts the binary under `unshare`.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -182,6 +182,10 @@ impl ValidationReport {
 /// - with the reference patch, the hidden tests pass `reference_runs` times in a row, and the
 ///   public tests pass.
 ///
+/// A check of a test run passes only on evidence that the tests ran. A task whose toolchain is
+/// missing from the sandbox is a report too, not checkable here ([`ValidationReport::validity`],
+/// `not_checkable`), with only the checks that need no run.
+///
 /// An invalid task is a report, not an error; `Err` means the harness itself failed.
 pub fn validate(
     dir: &Path,
