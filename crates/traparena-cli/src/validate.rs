@@ -80,13 +80,65 @@ fn report_line(r: &ValidationReport) -> String {
         (Validity::NotCheckable, Some(n)) => {
             format!("not checkable here  {name}: {}", explain(n))
         }
-        _ => {
-            let problems: Vec<String> = r
-                .problems()
-                .map(|c| format!("{}: {}", c.name, c.detail))
-                .collect();
-            format!("INVALID  {name}: {}", problems.join("; "))
+        _ => format!("INVALID  {name}: {}", problems(r).join("; ")),
+    }
+}
+
+/// The failed checks, `name: detail`; a check whose tests did not run for the same cause of the
+/// environment as an earlier one is counted after them, not repeated.
+fn problems(r: &ValidationReport) -> Vec<String> {
+    let mut causes: Vec<&str> = Vec::new();
+    let mut repeated = 0;
+    let mut lines = Vec::new();
+    for c in r.problems() {
+        if let Some(cause) = environment_cause(&c.detail) {
+            if causes.contains(&cause) {
+                repeated += 1;
+                continue;
+            }
+            causes.push(cause);
         }
+        lines.push(format!("{}: {}", c.name, c.detail));
+    }
+    if repeated > 0 {
+        lines.push(format!(
+            "{repeated} more check{} failed for the same cause",
+            if repeated == 1 { "" } else { "s" }
+        ));
+    }
+    lines
+}
+
+/// The cause in a check's detail that says its tests did not run (validate's own wording:
+/// `... the tests did not run: CAUSE (...)`, `... the hidden tests did not run (CAUSE)`).
+fn environment_cause(detail: &str) -> Option<&str> {
+    let (_, rest) = detail.split_once("did not run")?;
+    let rest = rest.trim_start_matches([':', ' ', '(']);
+    Some(
+        rest.split(" (")
+            .next()
+            .unwrap_or(rest)
+            .trim_end_matches(')'),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::environment_cause;
+
+    #[test]
+    fn one_cause_is_read_from_each_wording_of_a_run_that_did_not_run() {
+        let cause = Some("tp_build.sh: go: command not found");
+        for detail in [
+            "public tests on the buggy code: environment failure, the tests did not run: tp_build.sh: go: command not found (install golang-go) (FAILED: no test counts; exit status 127)",
+            "environment failure, not a wrong fix: the hidden tests did not run (tp_build.sh: go: command not found (install golang-go))",
+        ] {
+            assert_eq!(environment_cause(detail), cause, "{detail}");
+        }
+        assert_eq!(
+            environment_cause("hidden tests: FAILED: 7 run, 6 failed"),
+            None
+        );
     }
 }
 
