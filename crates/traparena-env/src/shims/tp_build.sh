@@ -30,6 +30,7 @@ cpp)
   ;;
 java)
   need javac "a JDK"
+  need java "a JDK"
   # The JVM's default reservations (heap from the machine's memory, a 1 GiB class space) do
   # not fit the sandbox's address-space limit: both JVMs get bounded ones.
   javac -J-Xmx512m -J-XX:CompressedClassSpaceSize=64m -J-XX:ReservedCodeCacheSize=64m -J-XX:+UseSerialGC -J-XX:TieredStopAtLevel=1 \
