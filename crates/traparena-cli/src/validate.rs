@@ -122,26 +122,6 @@ fn environment_cause(detail: &str) -> Option<&str> {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::environment_cause;
-
-    #[test]
-    fn one_cause_is_read_from_each_wording_of_a_run_that_did_not_run() {
-        let cause = Some("tp_build.sh: go: command not found");
-        for detail in [
-            "public tests on the buggy code: environment failure, the tests did not run: tp_build.sh: go: command not found (install golang-go) (FAILED: no test counts; exit status 127)",
-            "environment failure, not a wrong fix: the hidden tests did not run (tp_build.sh: go: command not found (install golang-go))",
-        ] {
-            assert_eq!(environment_cause(detail), cause, "{detail}");
-        }
-        assert_eq!(
-            environment_cause("hidden tests: FAILED: 7 run, 6 failed"),
-            None
-        );
-    }
-}
-
 /// Validates tasks on as many threads as there are cores, reporting in input order.
 fn validate_all(tasks: &[PathBuf], sb: &Sandbox, opts: &ValidateOptions) -> Vec<ValidationReport> {
     use rayon::prelude::*;
@@ -220,4 +200,24 @@ pub(crate) fn not_checkable_message(e: &(dyn std::error::Error + 'static)) -> Op
         }
     }?;
     Some(format!("not checkable here: {}", explain(&n)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::environment_cause;
+
+    #[test]
+    fn one_cause_is_read_from_each_wording_of_a_run_that_did_not_run() {
+        let cause = Some("tp_build.sh: go: command not found");
+        for detail in [
+            "public tests on the buggy code: environment failure, the tests did not run: tp_build.sh: go: command not found (install golang-go) (FAILED: no test counts; exit status 127)",
+            "environment failure, not a wrong fix: the hidden tests did not run (tp_build.sh: go: command not found (install golang-go))",
+        ] {
+            assert_eq!(environment_cause(detail), cause, "{detail}");
+        }
+        assert_eq!(
+            environment_cause("hidden tests: FAILED: 7 run, 6 failed"),
+            None
+        );
+    }
 }
