@@ -365,7 +365,13 @@ fn print_report(report: &ImportReport, json: bool) -> Result<u8, ImportError> {
         path: "stdout".into(),
         source: e,
     })?;
-    Ok(0)
+    // A record skipped for a toolchain missing from the sandbox: the import is incomplete for
+    // a reason of this machine (exit status 4, as `validate`'s).
+    Ok(if report.not_checkable() > 0 {
+        crate::NOT_CHECKABLE
+    } else {
+        0
+    })
 }
 
 fn setup(a: SetupArgs) -> Result<u8, ImportError> {

@@ -3,7 +3,6 @@
 // The one crate that prints and reads environment variables (ARCHITECTURE.md, checked by clippy).
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,8 +16,9 @@ mod llm;
 mod report;
 mod run;
 mod show;
+mod validate;
 use traparena::env::{BackendChoice, ContainerConfig, Sandbox, SandboxConfig};
-use traparena::eval::{Evaluator, ValidateOptions, ValidationReport, validate};
+use traparena::eval::Evaluator;
 use traparena::task::{ComponentSpec, ConfigContext, ModelUse, Task};
 
 /// The context components are configured in: relative paths against `base_dir`, secrets
@@ -186,11 +186,19 @@ const OK: u8 = 0;
 const INTERNAL: u8 = 1;
 /// Exit status: bad input (including an invalid task).
 const BAD_INPUT: u8 = 2;
+/// Exit status: a task could not be checked here, its toolchain missing from the sandbox
+/// (`validate`, `evaluate`, `import`): an infrastructure outcome, never failing tests.
+const NOT_CHECKABLE: u8 = 4;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
+        Err(e) if validate::not_checkable_message(e.as_ref()).is_some() => {
+            let message = validate::not_checkable_message(e.as_ref()).unwrap_or_default();
+            eprintln!("traparena: {message}");
+            ExitCode::from(NOT_CHECKABLE)
+        }
         Err(e) if is_unavailable_backend(e.as_ref()) => {
             // A backend asked for by name that this machine lacks is bad input, not a failure.
             eprintln!("traparena: {e}");
@@ -246,7 +254,7 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             tasks,
             reference_runs,
             json,
-        } => validate_cmd(&cli.sandbox, &tasks, reference_runs, json),
+        } => validate::validate_cmd(&cli.sandbox, &tasks, reference_runs, json),
         Cmd::Run {
             task,
             agent,
@@ -312,47 +320,6 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
     }
 }
 
-/// `traparena validate`: every task's checks, as lines or one JSON document.
-fn validate_cmd(
-    choice: &SandboxOpts,
-    tasks: &[PathBuf],
-    reference_runs: u32,
-    json: bool,
-) -> Result<u8, Box<dyn std::error::Error>> {
-    let sb = sandbox(choice)?;
-    let opts = ValidateOptions { reference_runs };
-    let reports = validate_all(tasks, &sb, &opts);
-    let invalid = reports.iter().filter(|r| !r.valid).count();
-    let mut out = std::io::stdout().lock();
-    if json {
-        let doc = serde_json::json!({
-            "valid": reports.len() - invalid,
-            "invalid": invalid,
-            "backend": sb.backend(),
-            "tasks": reports,
-        });
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
-    } else {
-        for r in &reports {
-            writeln!(out, "{}", report_line(r))?;
-            for c in r.problems() {
-                for line in c.failure_lines() {
-                    writeln!(out, "    {}: {line}", c.name)?;
-                }
-            }
-        }
-        let ms: u64 = reports.iter().map(|r| r.duration_ms).sum();
-        writeln!(
-            out,
-            "{} valid, {invalid} invalid ({} sandbox, {:.1} s of test time)",
-            reports.len() - invalid,
-            sb.backend(),
-            ms as f64 / 1000.0
-        )?;
-    }
-    Ok(if invalid == 0 { OK } else { BAD_INPUT })
-}
-
 /// `traparena evaluate`: one patch judged on one task.
 fn evaluate_cmd(
     choice: &SandboxOpts,
@@ -378,45 +345,6 @@ fn evaluate_cmd(
 fn bad_input(message: &str) -> Result<u8, Box<dyn std::error::Error>> {
     eprintln!("traparena: {message}");
     Ok(BAD_INPUT)
-}
-
-fn report_line(r: &ValidationReport) -> String {
-    let name = r.id.clone().unwrap_or_else(|| r.dir.display().to_string());
-    if r.valid {
-        format!("valid    {name} ({} ms)", r.duration_ms)
-    } else {
-        let problems: Vec<String> = r
-            .problems()
-            .map(|c| format!("{}: {}", c.name, c.detail))
-            .collect();
-        format!("INVALID  {name}: {}", problems.join("; "))
-    }
-}
-
-/// Validates tasks on as many threads as there are cores, reporting in input order.
-fn validate_all(tasks: &[PathBuf], sb: &Sandbox, opts: &ValidateOptions) -> Vec<ValidationReport> {
-    use rayon::prelude::*;
-    // A harness failure on one task (a process that would not start after its retry) is that
-    // task's report, never the end of the whole run.
-    tasks
-        .par_iter()
-        .map(|dir| {
-            validate(dir, sb, opts).unwrap_or_else(|e| ValidationReport {
-                dir: dir.clone(),
-                id: None,
-                valid: false,
-                checks: vec![traparena::eval::Check {
-                    name: "infrastructure".into(),
-                    ok: false,
-                    detail: format!("infrastructure error: {e}"),
-                    failures: Vec::new(),
-                    failures_omitted: 0,
-                }],
-                backend: sb.backend(),
-                duration_ms: 0,
-            })
-        })
-        .collect()
 }
 
 /// A component from the command line: a kind name or a JSON object, then `KEY=VALUE`

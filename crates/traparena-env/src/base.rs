@@ -171,7 +171,9 @@ pub const SANDBOX_WORKSPACE: &str = "/workspace";
 pub const SANDBOX_HARNESS: &str = "/harness";
 /// The file descriptor on which the test-runner shims write their result report.
 pub const REPORT_FD: i32 = 3;
-pub(crate) const PATH_ENV: &str = "/usr/local/bin:/usr/bin:/bin";
+/// The `PATH` of a sandboxed run under every backend but the container (whose image's own
+/// folders come first): a program installed elsewhere (rustup's `~/.cargo/bin`) is not found.
+pub const PATH_ENV: &str = "/usr/local/bin:/usr/bin:/bin";
 pub(crate) const SYSTEM_RO: [&str; 8] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/opt",
 ];

@@ -49,6 +49,25 @@ pub enum EnvError {
         #[source]
         source: Option<std::io::Error>,
     },
+    /// A program of a language's toolchain that a test run needs cannot run where the sandbox
+    /// looks for it (not installed there, or out of its reach): no test ran. The task cannot
+    /// be checked on this machine until the toolchain is installed — an infrastructure
+    /// outcome, never a test failure. Told from the run's report (the build shim says which
+    /// program it found missing) or from the check before launching the runner's own program.
+    #[error("{program} is missing from the {backend} sandbox ({detail}): install {}", .language.install())]
+    MissingToolchain {
+        /// The program (`rustc`, `go`, `node`).
+        program: String,
+        /// The language whose toolchain it belongs to; [`Language::install`] names what to
+        /// install.
+        ///
+        /// [`Language::install`]: traparena_task::Language::install
+        language: traparena_task::Language,
+        /// The backend the run was to go under.
+        backend: Backend,
+        /// Where it was looked for, or what is wrong with what was found.
+        detail: String,
+    },
     /// The requested sandbox backend is not available on this machine.
     #[error("sandbox backend {backend} is unavailable: {reason}")]
     BackendUnavailable {
@@ -82,7 +101,16 @@ impl EnvError {
     /// True when a program could not be started ([`EnvError::Start`]): a failure of one run,
     /// which a caller going through many tasks can record for that task and go on.
     pub fn is_start_failure(&self) -> bool {
-        matches!(self, EnvError::Start { .. })
+        matches!(
+            self,
+            EnvError::Start { .. } | EnvError::MissingToolchain { .. }
+        )
+    }
+
+    /// True when a test run could not run because its toolchain is missing from the sandbox
+    /// ([`EnvError::MissingToolchain`]): the task is not checkable on this machine.
+    pub fn is_missing_toolchain(&self) -> bool {
+        matches!(self, EnvError::MissingToolchain { .. })
     }
 }
 

@@ -48,6 +48,7 @@ mod image;
 mod landlock_rules;
 mod launch;
 mod lease;
+mod missing;
 mod origin;
 mod outcome;
 mod program;
@@ -59,6 +60,7 @@ mod tools;
 mod workspace;
 
 pub use agent::{AgentKiller, AgentProcess};
+pub use base::PATH_ENV as SANDBOX_PATH;
 pub use base::{
     BUILTIN_CAVEATS, Backend, BackendChoice, Captured, ContainerConfig, INSTALL_BUBBLEWRAP, Limits,
     Mounts, ProcessOutcome, REPORT_FD, RunSpec, SANDBOX_HARNESS, SANDBOX_WORKSPACE, SandboxConfig,

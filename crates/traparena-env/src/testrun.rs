@@ -10,6 +10,7 @@ use traparena_task::{Runner, TestCounts, TestSpec, test_name_matches};
 use crate::base::{Backend, Mounts, ProcessOutcome, REPORT_FD, RunSpec};
 use crate::error::EnvError;
 use crate::failures::{self, TestFailure};
+use crate::missing::{missing_program, not_started};
 use crate::outcome::{NamedOutcome, TestOutcome};
 use crate::sandbox::Sandbox;
 use crate::workspace::Workspace;
@@ -372,7 +373,10 @@ pub(crate) fn run(
         timeout: Duration::from_secs(timeout_s),
         report_pipe: instrumented,
     };
-    let out = sandbox.run(mounts, &spec)?;
+    let out = not_started(tests.runner, sandbox.run(mounts, &spec))?;
+    if let Some(missing) = missing_program(tests.runner, instrumented, &out) {
+        return Err(missing);
+    }
     let Reading {
         counts,
         report_problem,
@@ -542,15 +546,22 @@ impl Workspace {
         };
         let (argv, mut extra, _) = instrument(sandbox, self.mounts(), &spec)?;
         extra.extend(env);
-        sandbox.run(
-            self.mounts(),
-            &crate::RunSpec {
-                argv,
-                env: extra,
-                timeout,
-                report_pipe: true,
-            },
-        )
+        let out = not_started(
+            runner,
+            sandbox.run(
+                self.mounts(),
+                &crate::RunSpec {
+                    argv,
+                    env: extra,
+                    timeout,
+                    report_pipe: true,
+                },
+            ),
+        )?;
+        match missing_program(runner, true, &out) {
+            Some(missing) => Err(missing),
+            None => Ok(out),
+        }
     }
 
     /// Runs a test suite in the sandbox on this workspace.

@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
         "container",
     ],
     &["copy", "gitcmd", "origin", "workspace", "git", "image"],
-    &["testrun", "failures", "toolchain"],
+    &["testrun", "failures", "toolchain", "missing"],
     &["tools", "agent", "bridge", "host"],
 ];
 

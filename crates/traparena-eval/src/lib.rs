@@ -12,4 +12,4 @@ mod validate;
 pub use copy::{evaluation_copy, restore_tests};
 pub use error::EvalError;
 pub use evaluate::{Evaluation, Evaluator, FreshCopy};
-pub use validate::{Check, ValidateOptions, ValidationReport, validate};
+pub use validate::{Check, NotCheckable, ValidateOptions, ValidationReport, Validity, validate};

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use traparena_env::{Backend, Sandbox, TestFailure, TestRun, Workspace};
-use traparena_task::Task;
+use traparena_env::{Backend, EnvError, Sandbox, TestFailure, TestRun, Workspace};
+use traparena_task::{Language, Task};
 
 use crate::copy::evaluation_copy;
 use crate::error::EvalError;
@@ -84,13 +84,89 @@ pub struct ValidationReport {
     pub valid: bool,
     /// The checks, in the order they ran. A failed format check stops the rest.
     pub checks: Vec<Check>,
+    /// Why the task could not be checked on this machine, when it could not: a toolchain its
+    /// tests need is missing from the sandbox. No test ran then, so no check of a test run is
+    /// listed and `valid` is false; the task is neither valid nor invalid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_checkable: Option<NotCheckable>,
     /// The sandbox backend the tests ran under.
     pub backend: Backend,
     /// Wall-clock time spent, in milliseconds.
     pub duration_ms: u64,
 }
 
+/// A task that cannot be checked on this machine: its tests could not run because a program of
+/// its toolchain is missing from the sandbox ([`EnvError::MissingToolchain`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotCheckable {
+    /// The missing program (`rustc`, `go`, `node`).
+    pub program: String,
+    /// The language of the toolchain.
+    pub language: Language,
+    /// The packages that install it ([`Language::install`]).
+    pub install: String,
+    /// The sandbox backend it is missing from.
+    pub backend: Backend,
+    /// What the sandbox reported.
+    pub reason: String,
+}
+
+impl NotCheckable {
+    /// The task is not checkable when `e` says a toolchain is missing from the sandbox; `None`
+    /// for any other error.
+    pub fn from_error(e: &EvalError) -> Option<NotCheckable> {
+        match e {
+            EvalError::Env(env) => NotCheckable::from_env(env),
+            _ => None,
+        }
+    }
+
+    /// [`from_error`](Self::from_error) for an error of the environment.
+    pub fn from_env(e: &EnvError) -> Option<NotCheckable> {
+        match e {
+            EnvError::MissingToolchain {
+                program,
+                language,
+                backend,
+                ..
+            } => Some(NotCheckable {
+                program: program.clone(),
+                language: *language,
+                install: language.install().to_owned(),
+                backend: *backend,
+                reason: e.to_string(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// What validating a task concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Validity {
+    /// Every check holds.
+    Valid,
+    /// A check failed.
+    Invalid,
+    /// Its tests could not run here (a missing toolchain): neither valid nor invalid.
+    NotCheckable,
+}
+
 impl ValidationReport {
+    /// Valid, invalid, or not checkable on this machine. A failed check that did not need the
+    /// tests to run (the format, a leak of hidden files) makes a task invalid even when its
+    /// tests could not run.
+    pub fn validity(&self) -> Validity {
+        if self.valid {
+            Validity::Valid
+        } else if self.not_checkable.is_some() && self.problems().next().is_none() {
+            Validity::NotCheckable
+        } else {
+            Validity::Invalid
+        }
+    }
+
     /// The failed checks.
     pub fn problems(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.ok)
@@ -106,6 +182,10 @@ impl ValidationReport {
 /// - with the reference patch, the hidden tests pass `reference_runs` times in a row, and the
 ///   public tests pass.
 ///
+/// A check of a test run passes only on evidence that the tests ran. A task whose toolchain is
+/// missing from the sandbox is a report too, not checkable here ([`ValidationReport::validity`],
+/// `not_checkable`), with only the checks that need no run.
+///
 /// An invalid task is a report, not an error; `Err` means the harness itself failed.
 pub fn validate(
     dir: &Path,
@@ -118,6 +198,7 @@ pub fn validate(
         id: None,
         valid: false,
         checks: Vec::new(),
+        not_checkable: None,
         backend: sandbox.backend(),
         duration_ms: 0,
     };
@@ -136,11 +217,31 @@ pub fn validate(
         .push(check("format", true, "task files parse".into()));
     report.checks.push(hidden_unreachable(&task)?);
     report.checks.push(reference_location(&task));
+    // A toolchain missing from the sandbox stops the runs: nothing was tested, so no check of a
+    // run is made, and the task is not checkable here (never failing tests).
+    match run_checks(&task, sandbox, opts, &mut report.checks) {
+        Ok(()) => {}
+        Err(e) => match NotCheckable::from_error(&e) {
+            Some(n) => report.not_checkable = Some(n),
+            None => return Err(e),
+        },
+    }
+    report.valid = report.not_checkable.is_none() && report.checks.iter().all(|c| c.ok);
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
 
+/// The checks that run the task's tests, pushed onto `checks` as they are made.
+fn run_checks(
+    task: &Task,
+    sandbox: &Sandbox,
+    opts: &ValidateOptions,
+    checks: &mut Vec<Check>,
+) -> Result<(), EvalError> {
     let timeout = task.spec.timeout_s;
     let buggy = Workspace::materialize(&task.repo_dir(), sandbox)?;
     let public = buggy.run_tests(sandbox, &task.spec.public_tests, timeout)?;
-    report.checks.push(
+    checks.push(
         check(
             "public tests pass on the buggy code",
             public.passed(),
@@ -150,17 +251,21 @@ pub fn validate(
     );
     drop(buggy);
 
-    let (hidden_buggy, _) = evaluation_copy(&task, sandbox, "")?;
+    let (hidden_buggy, _) = evaluation_copy(task, sandbox, "")?;
     let hidden = hidden_buggy.run_tests(sandbox, &task.spec.hidden_tests, timeout)?;
-    report.checks.push(check(
+    // Failing hidden tests count only when they ran: a run that reported its tests, or one
+    // whose output shows no sign of an environment failure (a missing module, a program that
+    // could not start).
+    let ran = hidden.counts.is_some() || hidden.environment_failure().is_none();
+    checks.push(check(
         "hidden tests fail on the buggy code",
-        !hidden.passed(),
+        ran && !hidden.passed(),
         run_detail("hidden tests on the buggy code", &hidden),
     ));
     drop(hidden_buggy);
 
-    let (fixed, applied) = evaluation_copy(&task, sandbox, &task.reference_patch_text)?;
-    report.checks.push(check(
+    let (fixed, applied) = evaluation_copy(task, sandbox, &task.reference_patch_text)?;
+    checks.push(check(
         "reference patch applies",
         applied.applied,
         if applied.applied {
@@ -170,14 +275,14 @@ pub fn validate(
         },
     ));
     if applied.applied {
-        report.checks.push(hidden_pass_repeatedly(
+        checks.push(hidden_pass_repeatedly(
             &fixed,
-            &task,
+            task,
             sandbox,
             opts.reference_runs,
         )?);
         let public_fixed = fixed.run_tests(sandbox, &task.spec.public_tests, timeout)?;
-        report.checks.push(
+        checks.push(
             check(
                 "public tests pass with the reference patch",
                 public_fixed.passed(),
@@ -185,11 +290,9 @@ pub fn validate(
             )
             .with_run(&public_fixed),
         );
-        report.checks.push(reference_accepted(&task, sandbox)?);
+        checks.push(reference_accepted(task, sandbox)?);
     }
-    report.valid = report.checks.iter().all(|c| c.ok);
-    report.duration_ms = started.elapsed().as_millis() as u64;
-    Ok(report)
+    Ok(())
 }
 
 /// The hidden tests pass with the reference patch `runs` times in a row (the first failing run

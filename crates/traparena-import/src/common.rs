@@ -4,8 +4,10 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use traparena_env::{Sandbox, TestFailure};
-use traparena_eval::{ValidateOptions, validate};
+use traparena_eval::{ValidateOptions, Validity, validate};
 use traparena_task::output::{Writing, check_file, check_folder, describe};
+
+pub(crate) use crate::report::NOT_CHECKABLE;
 use traparena_task::{TaskLayout, TaskSpec};
 
 use crate::error::{ImportError, io};
@@ -175,16 +177,27 @@ pub(crate) fn discard(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Validates a task folder; `Ok(None)` when it is valid, else the failed checks (each with the
-/// failing tests its run names) and those failing tests.
+/// What validating a task folder found.
+pub(crate) enum Checked {
+    /// Every check holds.
+    Valid,
+    /// The failed checks (each with the failing tests its run names), and those failing tests.
+    Invalid(String, Vec<TestFailure>),
+    /// Its tests could not run here: a toolchain is missing from the sandbox (the reason).
+    NotCheckable(String),
+}
+
+/// Validates a task folder.
 pub(crate) fn check_task(
     dir: &Path,
     sandbox: &Sandbox,
     reference_runs: u32,
-) -> Result<Option<(String, Vec<TestFailure>)>, ImportError> {
+) -> Result<Checked, ImportError> {
     let report = validate(dir, sandbox, &ValidateOptions { reference_runs })?;
-    if report.valid {
-        return Ok(None);
+    match (report.validity(), &report.not_checkable) {
+        (Validity::Valid, _) => return Ok(Checked::Valid),
+        (Validity::NotCheckable, Some(n)) => return Ok(Checked::NotCheckable(n.reason.clone())),
+        _ => {}
     }
     let problems: Vec<String> = report
         .problems()
@@ -194,7 +207,7 @@ pub(crate) fn check_task(
         .problems()
         .flat_map(|c| c.failures.iter().cloned())
         .collect();
-    Ok(Some((problems.join("; "), failures)))
+    Ok(Checked::Invalid(problems.join("; "), failures))
 }
 
 /// Writes `content` to `rel` under `root`, creating folders.

@@ -57,7 +57,9 @@ pub use install::{build_cache_entry, install_generated};
 pub use interpreters::InterpreterSearch;
 pub use pins::{BUNDLED_FORMAT, EnvTree, PinEntry, Pins, TreeEdit, bundled_envs, major_minor};
 pub use profiles::{Profiles, RunnerProfile};
-pub use report::{Emitted, INFRASTRUCTURE, ImportReport, REPORT_JSON, REPORT_TEXT, Skipped};
+pub use report::{
+    Emitted, INFRASTRUCTURE, ImportReport, NOT_CHECKABLE, REPORT_JSON, REPORT_TEXT, Skipped,
+};
 pub use setup::{
     BuildOptions, DEFAULT_VENV_CACHE, Ensured, SETUP_STAMP, WORKSPACE_PTH, ensure_env,
     ensure_env_tree, is_built, setup_for, setup_for_tree, venv_python,

@@ -153,7 +153,20 @@ fn reaches_for_network(text: &str) -> bool {
 /// The reason of a record skipped because the harness failed on it (see the import report).
 pub const INFRASTRUCTURE: &str = "infrastructure error";
 
+/// The reason of a record skipped because its task cannot be checked on this machine: a
+/// toolchain its tests need is missing from the sandbox, so no test ran (the detail says what
+/// to install). Neither valid nor invalid: importing again with the toolchain may emit it.
+pub const NOT_CHECKABLE: &str = "not checkable here";
+
 impl ImportReport {
+    /// How many records were skipped as [`NOT_CHECKABLE`].
+    pub fn not_checkable(&self) -> usize {
+        self.skipped
+            .iter()
+            .filter(|s| s.reason == NOT_CHECKABLE)
+            .count()
+    }
+
     /// How many records were skipped for each reason.
     pub fn reasons(&self) -> BTreeMap<String, usize> {
         let mut m = BTreeMap::new();

@@ -39,6 +39,7 @@ struct Row {
     aliases: &'static [&'static str],
     extensions: &'static [&'static str],
     program: Option<(Runner, &'static [&'static str])>,
+    install: &'static str,
 }
 
 impl Language {
@@ -59,36 +60,42 @@ impl Language {
                 aliases: &[],
                 extensions: &["py", "pyi"],
                 program: None,
+                install: "python3",
             },
             Language::JavaScript => &Row {
                 name: "javascript",
                 aliases: &["js"],
                 extensions: &["js", "mjs", "cjs"],
                 program: Some((Runner::Node, &["node"])),
+                install: "nodejs",
             },
             Language::Cpp => &Row {
                 name: "cpp",
                 aliases: &["c++"],
                 extensions: &["cpp", "cc", "cxx", "hpp", "h", "hh"],
                 program: Some((Runner::Cpp, &["g++", "c++", "clang++"])),
+                install: "g++",
             },
             Language::Java => &Row {
                 name: "java",
                 aliases: &[],
                 extensions: &["java"],
                 program: Some((Runner::Java, &["java", "javac"])),
+                install: "default-jdk-headless",
             },
             Language::Go => &Row {
                 name: "go",
                 aliases: &[],
                 extensions: &["go"],
                 program: Some((Runner::Go, &["go"])),
+                install: "golang-go golang-github-stretchr-testify-dev",
             },
             Language::Rust => &Row {
                 name: "rust",
                 aliases: &[],
                 extensions: &["rs"],
                 program: Some((Runner::Rust, &["rustc"])),
+                install: "rustc librust-rand-dev librust-regex-dev librust-md5-dev",
             },
         }
     }
@@ -126,6 +133,12 @@ impl Language {
     /// Python, whose tests run under a test framework instead.
     pub fn program(self) -> Option<(Runner, &'static [&'static str])> {
         self.row().program
+    }
+
+    /// The Debian packages that install its toolchain where every sandbox backend sees it
+    /// (`apt-get install ...`): what to tell a user whose machine lacks it.
+    pub fn install(self) -> &'static str {
+        self.row().install
     }
 }
 

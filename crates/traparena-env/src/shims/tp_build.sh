@@ -13,8 +13,14 @@ shift
 here=$(dirname "$0")
 report=${TRAPARENA_REPORT_FD:-3}
 out=$(mktemp -d "${TMPDIR:-/tmp}/tp-build.XXXXXX") || exit 125
+# A missing tool is said in the report too (`missing_program`), so that the harness records a
+# run that could not build as not checkable here, never as failing tests.
 need() {
-  command -v "$1" >/dev/null 2>&1 || { echo "tp_build.sh: $1: command not found (install $2)" >&2; exit 127; }
+  command -v "$1" >/dev/null 2>&1 || {
+    echo "tp_build.sh: $1: command not found (install $2)" >&2
+    printf '{"missing_program": "%s"}\n' "$1" >&"$report"
+    exit 127
+  }
 }
 case $lang in
 cpp)
@@ -24,6 +30,7 @@ cpp)
   ;;
 java)
   need javac "a JDK"
+  need java "a JDK"
   # The JVM's default reservations (heap from the machine's memory, a 1 GiB class space) do
   # not fit the sandbox's address-space limit: both JVMs get bounded ones.
   javac -J-Xmx512m -J-XX:CompressedClassSpaceSize=64m -J-XX:ReservedCodeCacheSize=64m -J-XX:+UseSerialGC -J-XX:TieredStopAtLevel=1 \

@@ -12,7 +12,8 @@ use traparena_task::{Language, Location, Patch, RelPath, TaskLayout, TaskSpec, T
 
 use super::{HumanEvalFixOptions, HumanEvalFixRecord};
 use crate::common::{
-    check_task, discard, finish, partial_dir, unified_diff, write_file, write_task_files,
+    Checked, NOT_CHECKABLE, check_task, discard, finish, partial_dir, unified_diff, write_file,
+    write_task_files,
 };
 use crate::error::ImportError;
 use crate::report::{Emitted, Skipped};
@@ -170,7 +171,13 @@ pub(super) fn import_one<P: Profile>(
     if let Some(refusal) = profile.refuse_modules(&d) {
         return skip(r, refusal);
     }
-    let results = profile.probe(&d, sandbox, opts.assertion_timeout)?;
+    // A toolchain missing from the sandbox: no check ran, so none can be told passing or failing.
+    let results = match profile.probe(&d, sandbox, opts.assertion_timeout) {
+        Err(ImportError::Env(e)) if e.is_missing_toolchain() => {
+            return skip(r, (NOT_CHECKABLE, e.to_string()));
+        }
+        results => results?,
+    };
     if let Some(refusal) = profile.refuse_probes(&results) {
         return skip(r, refusal);
     }
@@ -311,8 +318,12 @@ fn validate_and_finish(
 ) -> Outcome {
     if opts.validate {
         match check_task(partial, sandbox, opts.reference_runs) {
-            Ok(None) => {}
-            Ok(Some((problems, failures))) => {
+            Ok(Checked::Valid) => {}
+            Ok(Checked::NotCheckable(why)) => {
+                discard(partial);
+                return Ok(Err(Skipped::new(&r.task_id, NOT_CHECKABLE, why)));
+            }
+            Ok(Checked::Invalid(problems, failures)) => {
                 discard(partial);
                 return Ok(Err(Skipped {
                     failures,

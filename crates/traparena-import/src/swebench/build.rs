@@ -16,7 +16,7 @@ use super::{
     Ctx, Outcome, Source, SweBenchInstance, lock, runs_in_sandbox, skip, skip_failing,
     skipped_failing,
 };
-use crate::common::{check_task, write_file};
+use crate::common::{Checked, NOT_CHECKABLE, check_task, write_file};
 use crate::error::{ImportError, io};
 use crate::install::install_generated;
 use crate::pins::{EnvTree, PinEntry, bundled_envs};
@@ -376,16 +376,22 @@ impl Ctx<'_> {
         } else {
             1
         };
-        if self.opts.validate
-            && let Some((problems, failures)) = check_task(dir, sandbox, runs)?
-        {
-            return skip_failing(
-                inst,
-                "the task fails validation",
-                problems,
-                failures,
-                Vec::new(),
-            );
+        if self.opts.validate {
+            match check_task(dir, sandbox, runs)? {
+                Checked::Valid => {}
+                Checked::Invalid(problems, failures) => {
+                    return skip_failing(
+                        inst,
+                        "the task fails validation",
+                        problems,
+                        failures,
+                        Vec::new(),
+                    );
+                }
+                Checked::NotCheckable(why) => {
+                    return skip_failing(inst, NOT_CHECKABLE, why, Vec::new(), Vec::new());
+                }
+            }
         }
         Ok(Ok(Emitted {
             record: inst.instance_id.clone(),
