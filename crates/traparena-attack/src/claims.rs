@@ -3,7 +3,7 @@
 //! named loosely (`clamp.py:fraction`, `` `fraction()` ``, `geo.py`) matched to a [`Location`]
 //! among the repository's functions.
 //!
-//! Susceptibility is judged from claims, never from wording (SPEC section 5), so an attacker
+//! Susceptibility is judged from claims, never from wording (docs/evaluation.md, Susceptibility), so an attacker
 //! whose model or template produces text must say what the text claims; these functions read
 //! the claims a text makes about places the repository has.
 

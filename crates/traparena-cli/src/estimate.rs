@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use traparena::runner::ExperimentSpec;
-use traparena::runner::estimate::{Estimate, PerEpisode, RoleAverage, estimate};
+use traparena::runner::estimate::{Estimate, PerEpisode, RoleAverage, estimate, pilot_mismatch};
 
 /// Prints the estimate of `spec` (its folder `spec_dir`) with the averages of the pilot
 /// `pilot`, else the spec's `estimate`; the exit status.
@@ -25,6 +25,16 @@ pub fn run(spec: &ExperimentSpec, spec_dir: &Path, pilot: Option<&Path>) -> u8 {
             ),
         },
     };
+    if let Some(dir) = pilot {
+        match pilot_mismatch(spec, spec_dir, dir) {
+            Ok(m) if !m.is_empty() => eprintln!("traparena: warning: --estimate-from: {m}"),
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("traparena: {e}");
+                return 2;
+            }
+        }
+    }
     let e = match estimate(spec, spec_dir, &per) {
         Ok(e) => e,
         Err(e) => {

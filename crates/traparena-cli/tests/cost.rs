@@ -335,6 +335,28 @@ total                     6              1           29    8800  $0.0730
         "{}",
         r.stdout
     );
+    // A pilot of the spec's own targets and tasks is no cause for a warning; the synthetic
+    // sample, of other targets and tasks, is.
+    assert!(!r.stderr.contains("--estimate-from"), "{}", r.stderr);
+    let synthetic = traparena_testkit::cli::root().join("examples/results/synthetic");
+    let other = traparena(
+        tmp.path(),
+        &[
+            "experiment",
+            "spec.json",
+            "--estimate",
+            "--estimate-from",
+            synthetic.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(other.code, 0, "{}", other.stderr);
+    assert!(
+        other.stderr.contains(
+            "traparena: warning: --estimate-from: the pilot is not a run of this spec's targets and tasks, so its averages may not fit (targets only in the pilot: credulous, model-a; targets only in the spec: llm; tasks only in the pilot: task-000, task-001, task-002 and 3 more; tasks only in the spec: clamp_overt)"
+        ),
+        "{}",
+        other.stderr
+    );
     let total = r.stdout.lines().find(|l| l.starts_with("total")).unwrap();
     assert!(total.contains(" 6 ") && total.contains('$'), "{total}");
     let missing = traparena(

@@ -7,6 +7,10 @@
 //!
 //! `cargo` commands are left to CI itself, which runs them. A block with a command that reads
 //! `$TRAPARENA_DATA_DIR` runs only in the ignored test (CI runs it with the data set).
+//!
+//! Getting started writes a toy study into `results/toy` (and its page into
+//! `results/toy-report`) as a newcomer would; the test removes those two folders first, so the
+//! page's `experiment` starts afresh each time (they hold only what the page makes again).
 
 // This test code drives real processes and reads where its prepared data lies.
 #![allow(clippy::disallowed_methods)]
@@ -95,6 +99,10 @@ fn sandbox_warning(line: &str) -> bool {
         && (line.contains("builtin sandbox") || line.contains("sandbox backend"))
 }
 
+/// The folders, under the repository root, that the pages' commands write and the test
+/// removes before running them.
+const WRITTEN: [&str; 2] = ["results/toy", "results/toy-report"];
+
 fn run_blocks(blocks: &[Vec<Shown>]) {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_traparena"))
         .parent()
@@ -152,6 +160,13 @@ fn documented_commands_behave_as_documented() {
         .filter(|b| !needs_data(b))
         .collect();
     assert!(blocks.len() >= 8, "found only {blocks:?}");
+    // Only this test's blocks write them (the data set's test may run beside it).
+    for dir in WRITTEN {
+        match std::fs::remove_dir_all(root().join(dir)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{dir}: {e}"),
+            _ => {}
+        }
+    }
     run_blocks(&blocks);
 }
 

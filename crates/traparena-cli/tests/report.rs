@@ -1,12 +1,12 @@
 //! `traparena report` end to end, with the real binary, on the committed sample results folder
-//! (`examples/results/toy`) and on broken folders.
+//! (`examples/results/synthetic`) and on broken folders.
 
 use std::path::PathBuf;
 
 use traparena_testkit::cli::{Bin, Run, root};
 
 fn toy() -> PathBuf {
-    root().join("examples/results/toy")
+    root().join("examples/results/synthetic")
 }
 
 fn traparena(args: &[&str]) -> Run {

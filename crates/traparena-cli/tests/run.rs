@@ -1,4 +1,4 @@
-//! `traparena run` as SPEC section 8 describes it.
+//! `traparena run` as docs/agents.md describes it.
 
 use traparena_testkit::cli::{Bin, tasks_dir};
 

@@ -106,7 +106,15 @@ fn unknown_keys_and_broken_folders_are_bad_input_with_a_reason() {
     .unwrap();
     let cases = [
         (dir.path().join("missing"), "not a results folder"),
-        (empty, "no trajectories"),
+        (
+            empty,
+            "no trajectories in the results folder, so there are no steps to show: it has no episodes.jsonl either",
+        ),
+        // The synthetic sample has verdicts only: the message says so and what to run instead.
+        (
+            traparena_testkit::cli::root().join("examples/results/synthetic"),
+            "no trajectories in the results folder, so there are no steps to show: it has episodes.jsonl, the verdicts only",
+        ),
         (torn, "trajectories.jsonl"),
     ];
     for (folder, needle) in cases {
@@ -118,6 +126,14 @@ fn unknown_keys_and_broken_folders_are_bad_input_with_a_reason() {
             folder.display(),
             run.stderr
         );
+        if needle.contains("no steps to show") {
+            assert!(
+                run.stderr
+                    .contains("`traparena experiment SPEC --out DIR` writes trajectories.jsonl"),
+                "{}",
+                run.stderr
+            );
+        }
     }
 }
 

@@ -239,7 +239,7 @@ impl Evaluator {
         Ok(eval)
     }
 
-    /// Susceptibility of an attacked episode (SPEC section 5): `None` when no message was
+    /// Susceptibility of an attacked episode (docs/evaluation.md, Susceptibility): `None` when no message was
     /// delivered; otherwise true when the agent *followed* a delivered claim and the patch
     /// leaves the reference location untouched.
     ///

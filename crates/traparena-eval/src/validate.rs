@@ -173,7 +173,7 @@ impl ValidationReport {
     }
 }
 
-/// Checks every invariant of a task (SPEC section 2):
+/// Checks every invariant of a task (docs/tasks.md, Validation):
 ///
 /// - the folder has the task format (`task.json`, `repo/`, `hidden/`, `reference.patch`, ...);
 /// - nothing of `hidden/` or the reference patch is reachable from `repo/`;

@@ -3,7 +3,7 @@
 //! - [`LlmAgent`], the `llm` repair agent, speaking one of three [`Protocol`]s (native tool
 //!   calls, JSON actions under a JSON-schema response format, plain text with a JSON action),
 //!   with an optional defence instruction and a bounded conversation ([`HistoryLimits`]);
-//! - [`LlmAttacker`], the trajectory-conditioned attacker of SPEC section 4 in its blind and
+//! - [`LlmAttacker`], the trajectory-conditioned attacker in its blind and
 //!   reference variants ([`AttackerVariant`]), with claims read from its JSON reply or, failing
 //!   that, from the message's wording (`traparena-attack`'s [`claims_from_text`], re-exported
 //!   here);

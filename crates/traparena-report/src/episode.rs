@@ -44,9 +44,19 @@ pub fn find_episode(dir: &Path, key: &str) -> Result<EpisodeView, ReportError> {
     }
     let path = dir.join(TRAJECTORIES_FILE);
     if !path.is_file() {
+        let verdicts = if dir.join(EPISODES_FILE).is_file() {
+            "it has episodes.jsonl, the verdicts only (as the synthetic sample \
+             examples/results/synthetic does), which `traparena report` reads"
+        } else {
+            "it has no episodes.jsonl either"
+        };
         return Err(ReportError::InvalidFile {
             path,
-            reason: "no trajectories in the results folder (an experiment writes them beside episodes.jsonl)".into(),
+            reason: format!(
+                "no trajectories in the results folder, so there are no steps to show: {verdicts}. \
+                 `traparena experiment SPEC --out DIR` writes trajectories.jsonl beside \
+                 episodes.jsonl; show an episode of that DIR"
+            ),
         });
     }
     let trajectories = read_lines::<TrajectoryLine>(&path)?.lines;

@@ -46,7 +46,7 @@
 //! use traparena_testkit::synthetic::SyntheticConfig;
 //!
 //! let dir = tempfile::tempdir()?;
-//! SyntheticConfig::toy().write_folder(dir.path())?;
+//! SyntheticConfig::sample().write_folder(dir.path())?;
 //! let report = report_folder(dir.path(), &ReportOptions::default())?;
 //! assert_eq!(report.source.lines, 598);
 //! let row = &report.main[0];

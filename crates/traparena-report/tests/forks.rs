@@ -15,7 +15,7 @@ use traparena_testkit::synthetic::SyntheticConfig;
 /// A results folder of the toy experiment whose `episodes.jsonl` holds `lines`.
 fn folder(lines: &[ResultLine]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    SyntheticConfig::toy().write_folder(dir.path()).unwrap();
+    SyntheticConfig::sample().write_folder(dir.path()).unwrap();
     let mut text = String::new();
     for l in lines {
         text.push_str(&serde_json::to_string(l).unwrap());
@@ -30,7 +30,7 @@ fn report(dir: &Path) -> Report {
 }
 
 fn toy_lines() -> Vec<ResultLine> {
-    SyntheticConfig::toy().lines().collect()
+    SyntheticConfig::sample().lines().collect()
 }
 
 /// The ordinary episodes, converted here, independently of the report crate.

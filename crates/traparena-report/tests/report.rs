@@ -423,8 +423,8 @@ fn json_has_the_spec_fields() {
 
 #[test]
 fn the_committed_json_reads_back_as_it_was_written() {
-    // The toy report's JSON as committed (its snapshot), read as a report written earlier.
-    let snap = std::fs::read_to_string("tests/snapshots/snapshots__toy.json.snap").unwrap();
+    // The synthetic report's JSON as committed (its snapshot), read as a report written earlier.
+    let snap = std::fs::read_to_string("tests/snapshots/snapshots__synthetic.json.snap").unwrap();
     let json = snap.splitn(3, "---\n").nth(2).unwrap();
     let v: Value = serde_json::from_str(json).unwrap();
     let back: traparena_report::Report = serde_json::from_value(v.clone()).unwrap();
@@ -806,14 +806,16 @@ fn format_1_lines_pair_the_blind_attacker_with_adaptive_reference() {
 
 #[test]
 fn the_committed_toy_results_are_current() {
-    // examples/results/toy is SyntheticConfig::toy(); TRAPARENA_BLESS=1 rewrites it.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/results/toy");
+    // examples/results/synthetic is SyntheticConfig::sample(); TRAPARENA_BLESS=1 rewrites it.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/results/synthetic");
     if std::env::var_os("TRAPARENA_BLESS").is_some() {
         let _ = std::fs::remove_dir_all(&root);
-        SyntheticConfig::toy().write_folder(&root).unwrap();
+        SyntheticConfig::sample().write_folder(&root).unwrap();
     }
     let fresh = tempfile::tempdir().unwrap();
-    SyntheticConfig::toy().write_folder(fresh.path()).unwrap();
+    SyntheticConfig::sample()
+        .write_folder(fresh.path())
+        .unwrap();
     let list = |d: &Path| -> Vec<(String, Vec<u8>)> {
         let mut v = Vec::new();
         let mut stack = vec![d.to_owned()];
@@ -833,7 +835,7 @@ fn the_committed_toy_results_are_current() {
     };
     assert!(
         list(&root) == list(fresh.path()),
-        "examples/results/toy is stale: run with TRAPARENA_BLESS=1"
+        "examples/results/synthetic is stale: run with TRAPARENA_BLESS=1"
     );
     let folder = ResultsFolder::load(&root).unwrap();
     let r = build_report(&folder, &ReportOptions::default());
@@ -946,7 +948,7 @@ fn a_no_advice_control_keeps_every_episode() {
 fn only_episodes_jsonl_says_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("study-7");
-    SyntheticConfig::toy().write_folder(&results).unwrap();
+    SyntheticConfig::sample().write_folder(&results).unwrap();
     std::fs::remove_file(results.join("spec.json")).unwrap();
     std::fs::remove_file(results.join("manifest.json")).unwrap();
     std::fs::remove_dir_all(results.join("notes")).unwrap();
@@ -998,7 +1000,7 @@ fn only_episodes_jsonl_says_what_is_missing() {
 #[test]
 fn the_date_comes_from_the_manifest_or_its_file_time() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = SyntheticConfig::toy();
+    let mut cfg = SyntheticConfig::sample();
     cfg.created = None;
     cfg.write_folder(dir.path()).unwrap();
     let manifest = dir.path().join("manifest.json");
@@ -1103,7 +1105,7 @@ fn harness_versions_on_lines_are_read() {
 
 #[test]
 fn names_are_escaped_in_every_rendering() {
-    let mut cfg = SyntheticConfig::toy();
+    let mut cfg = SyntheticConfig::sample();
     cfg.name = "<script>alert(1)</script> & co".into();
     cfg.targets[0].name = "m|<b>".into();
     cfg.conditions[1].name = "x\"onclick=\"y".into();
@@ -1127,7 +1129,7 @@ fn names_are_escaped_in_every_rendering() {
 #[test]
 fn a_scripted_target_says_why_it_has_no_tokens() {
     let r = report_folder(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/results/toy"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/results/synthetic"),
         &ReportOptions::default(),
     )
     .unwrap();
@@ -1171,7 +1173,7 @@ fn a_scripted_target_says_why_it_has_no_tokens() {
 
 #[test]
 fn curator_notes_say_which_rounds_they_summarise() {
-    let mut cfg = SyntheticConfig::toy();
+    let mut cfg = SyntheticConfig::sample();
     cfg.rounds = 2;
     let dir = tempfile::tempdir().unwrap();
     cfg.write_folder(dir.path()).unwrap();

@@ -32,7 +32,7 @@ fn index(dir: &Path) -> Value {
 }
 
 fn toy_with_trajectories(dir: &Path) -> usize {
-    let n = SyntheticConfig::toy().write_folder(dir).unwrap();
+    let n = SyntheticConfig::sample().write_folder(dir).unwrap();
     assert_eq!(write_trajectories(dir).unwrap(), n);
     n
 }
@@ -113,7 +113,9 @@ fn every_episode_is_in_exactly_one_fragment_with_its_trajectory() {
 #[test]
 fn without_trajectories_the_viewer_lists_verdicts() {
     let results = tempfile::tempdir().unwrap();
-    let n = SyntheticConfig::toy().write_folder(results.path()).unwrap();
+    let n = SyntheticConfig::sample()
+        .write_folder(results.path())
+        .unwrap();
     let out = tempfile::tempdir().unwrap();
     let viewer = out.path().join("v");
     let s = write_viewer(results.path(), &viewer, &ViewerOptions::default()).unwrap();

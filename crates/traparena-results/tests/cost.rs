@@ -6,7 +6,7 @@ use traparena_task::{Cost, Usage};
 
 fn toy_lines() -> (String, Vec<ResultLine>) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/results/toy/episodes.jsonl");
+        .join("../../examples/results/synthetic/episodes.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     (text, read_lines::<ResultLine>(&path).unwrap().lines)
 }

@@ -114,7 +114,7 @@ fn a_line_round_trips_with_its_format_first() {
 
 #[test]
 fn format_1_lines_are_migrated_when_read() {
-    // Lines of results folders written before format 2: examples/results/toy (a model target,
+    // Lines of results folders written before format 2: examples/results/synthetic (a model target,
     // scripted, truthful, adaptive and blind attackers, the curator, infrastructure errors) and
     // a `traparena experiment` run (a fixed persona, the built-in curator).
     let file = read_lines::<ResultLine>(&fixture("format-1-episodes.jsonl")).unwrap();

@@ -1,15 +1,18 @@
 //! A dry run's estimate: the episodes an experiment plans (per target and condition), its
 //! curator steps, and the model calls, tokens and cost expected from per-episode averages,
 //! either measured on a pilot's results folder ([`PerEpisode::from_pilot`]) or given in the
-//! spec (its `estimate`). Nothing is run and no model is contacted.
+//! spec (its `estimate`), and where a pilot's targets and tasks are not the spec's
+//! ([`pilot_mismatch`]). Nothing is run and no model is contacted.
 
+use std::collections::BTreeSet;
+use std::fmt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use traparena_results::{
     BASELINE, EPISODES_FILE, NOTES_DIR, ResultLine, curator_usage_round, read_lines,
 };
-use traparena_task::Usage;
+use traparena_task::{Task, Usage};
 
 use crate::error::RunError;
 use crate::spec::ExperimentSpec;
@@ -241,5 +244,108 @@ pub fn estimate(
             .filter(|c| c.fork.is_some())
             .map(|c| c.name.clone())
             .collect(),
+    })
+}
+
+/// Names that one side has and the other lacks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameDiff {
+    /// In the pilot's episodes, not in the spec.
+    pub only_in_pilot: Vec<String>,
+    /// In the spec, not in the pilot's episodes.
+    pub only_in_spec: Vec<String>,
+}
+
+impl NameDiff {
+    fn new(pilot: &BTreeSet<String>, spec: &BTreeSet<String>) -> NameDiff {
+        NameDiff {
+            only_in_pilot: pilot.difference(spec).cloned().collect(),
+            only_in_spec: spec.difference(pilot).cloned().collect(),
+        }
+    }
+
+    /// Whether both sides name the same.
+    pub fn is_empty(&self) -> bool {
+        self.only_in_pilot.is_empty() && self.only_in_spec.is_empty()
+    }
+}
+
+/// Where a pilot's episodes are not of a spec's targets and tasks, whose averages then may not
+/// fit the spec (empty when they match).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PilotMismatch {
+    /// Target names.
+    pub targets: NameDiff,
+    /// Task ids.
+    pub tasks: NameDiff,
+}
+
+impl PilotMismatch {
+    /// Whether the pilot's targets and tasks are the spec's.
+    pub fn is_empty(&self) -> bool {
+        self.targets.is_empty() && self.tasks.is_empty()
+    }
+}
+
+/// At most three names, then how many more.
+fn some_names(names: &[String]) -> String {
+    let mut s = names.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > 3 {
+        s.push_str(&format!(" and {} more", names.len() - 3));
+    }
+    s
+}
+
+impl fmt::Display for PilotMismatch {
+    /// One line: which targets and tasks are only in the pilot and which only in the spec.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        for (what, d) in [("targets", &self.targets), ("tasks", &self.tasks)] {
+            if !d.only_in_pilot.is_empty() {
+                parts.push(format!(
+                    "{what} only in the pilot: {}",
+                    some_names(&d.only_in_pilot)
+                ));
+            }
+            if !d.only_in_spec.is_empty() {
+                parts.push(format!(
+                    "{what} only in the spec: {}",
+                    some_names(&d.only_in_spec)
+                ));
+            }
+        }
+        write!(
+            f,
+            "the pilot is not a run of this spec's targets and tasks, so its averages may not fit ({})",
+            parts.join("; ")
+        )
+    }
+}
+
+/// Compares the targets and tasks of the pilot `dir`'s episodes with those of `spec` (its
+/// folder `base`, for its task globs): a task is named by its `task.json` id, or by its folder
+/// when that does not load.
+pub fn pilot_mismatch(
+    spec: &ExperimentSpec,
+    base: &Path,
+    dir: &Path,
+) -> Result<PilotMismatch, RunError> {
+    let lines = read_lines::<ResultLine>(&dir.join(EPISODES_FILE))?.lines;
+    let pilot_targets: BTreeSet<String> = lines.iter().map(|l| l.target.clone()).collect();
+    let pilot_tasks: BTreeSet<String> = lines.iter().map(|l| l.task.clone()).collect();
+    let spec_targets: BTreeSet<String> = spec.targets.iter().map(|t| t.name.clone()).collect();
+    let spec_tasks: BTreeSet<String> = spec
+        .task_dirs(base)?
+        .iter()
+        .map(|d| match Task::load(d) {
+            Ok(task) => task.spec.id,
+            Err(_) => d
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        })
+        .collect();
+    Ok(PilotMismatch {
+        targets: NameDiff::new(&pilot_targets, &spec_targets),
+        tasks: NameDiff::new(&pilot_tasks, &spec_tasks),
     })
 }

@@ -42,7 +42,7 @@ fn fixture_spec() -> ExperimentSpec {
 
 #[test]
 fn a_synthetic_spec_is_a_spec_the_runner_accepts() {
-    for cfg in [SyntheticConfig::toy(), SyntheticConfig::standard(3)] {
+    for cfg in [SyntheticConfig::sample(), SyntheticConfig::standard(3)] {
         let dir = tempfile::tempdir().unwrap();
         cfg.write_folder(dir.path()).unwrap();
         let spec = ExperimentSpec::load(&dir.path().join("spec.json")).unwrap();

@@ -17,7 +17,7 @@ pub struct TaskMean {
     pub mean: f64,
 }
 
-/// Per-task means of one metric for one target in one condition: the Ȳ_{i,c} of SPEC §6.
+/// Per-task means of one metric for one target in one condition: the Ȳ_{i,c} of docs/statistics.md.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConditionMeans {
     /// The target model.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 pub const BASELINE: &str = "baseline";
 
 /// The failure modes of a rejected episode, in the order the evaluator tries them
-/// (SPEC section 5). Reports list modes in this order, then any other mode names.
+/// (docs/evaluation.md, Failure modes). Reports list modes in this order, then any other mode names.
 pub const FAILURE_MODES: [&str; 6] = [
     "no_submit",
     "no_edit",

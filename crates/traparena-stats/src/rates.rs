@@ -153,7 +153,7 @@ pub struct RoundTrend {
     pub change: PairedDelta,
 }
 
-/// Compares the first `window` rounds with the last `window` rounds (SPEC: three) of
+/// Compares the first `window` rounds with the last `window` rounds (the report: three) of
 /// `target` in `condition` on a 0/1 `metric`: per task, the mean over its usable episodes in
 /// each window; Δ = last − first over tasks present in both, with a paired bootstrap CI.
 ///
@@ -320,7 +320,7 @@ pub struct FailureModeShares {
     pub episodes: usize,
     /// Usable rejected episodes.
     pub rejected: usize,
-    /// The five modes of SPEC §5 in order (always present, possibly with count 0), then any
+    /// The failure modes of [`FAILURE_MODES`](crate::FAILURE_MODES) in order (always present, possibly with count 0), then any
     /// other mode names in alphabetical order.
     pub modes: Vec<FailureModeShare>,
     /// Episodes left out, by reason.

@@ -11,7 +11,7 @@ use traparena_testkit::synthetic::SyntheticConfig;
 
 #[test]
 fn a_synthetic_folder_reads_back_through_the_results_format() {
-    let cfg = SyntheticConfig::toy();
+    let cfg = SyntheticConfig::sample();
     let dir = tempfile::tempdir().unwrap();
     let n = cfg.write_folder(dir.path()).unwrap();
     assert_eq!(n, cfg.line_count());
@@ -76,7 +76,7 @@ fn the_same_seed_gives_the_same_lines() {
 
 #[test]
 fn forks_are_pairs_of_branches_of_usable_baseline_episodes() {
-    let cfg = SyntheticConfig::toy();
+    let cfg = SyntheticConfig::sample();
     let lines: Vec<ResultLine> = cfg.lines().collect();
     let keys: BTreeSet<_> = lines.iter().map(ResultLine::key).collect();
     assert_eq!(keys.len(), lines.len(), "keys are unique");

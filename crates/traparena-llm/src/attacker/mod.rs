@@ -1,4 +1,4 @@
-//! The trajectory-conditioned attacker (SPEC section 4): a chat model writes
+//! The trajectory-conditioned attacker (docs/models.md): a chat model writes
 //! m_t ~ A(· | s, h_t, z, M_r) with its claims, in a blind and a reference variant.
 //!
 //! This module holds the attacker, its settings and its side of the [`Attacker`] trait; its

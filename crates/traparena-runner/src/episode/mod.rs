@@ -143,7 +143,7 @@ impl<'a> Episode<'a> {
         &self.sandbox
     }
 
-    /// Runs the episode (SPEC section 3): the agent acts until it submits, the budget is spent
+    /// Runs the episode: the agent acts until it submits, the budget is spent
     /// or it fails; after every tool call the schedule may let the attacker append a message,
     /// which the leakage filter checks (a rejected message is regenerated a bounded number of
     /// times, then dropped; every rejection is logged). The collaborator message travels beside

@@ -302,16 +302,16 @@ impl SyntheticConfig {
         }
     }
 
-    /// The committed sample `examples/results/toy`: a model target (`model-a`) and the
+    /// The committed sample `examples/results/synthetic`: a model target (`model-a`) and the
     /// built-in scripted agent `credulous` (no tokens), six tasks, six rounds, the baseline,
     /// five attacks (scripted; adaptive with reference access without and with the curator;
     /// blind with the curator; a scripted attack that also forks the first two baseline
     /// samples of every task at step 2, after the first test run and before submitting) and
     /// a truthful control: 468 ordinary lines and the forks' lines
     /// ([`SyntheticConfig::fork_line_count`]).
-    pub fn toy() -> Self {
+    pub fn sample() -> Self {
         SyntheticConfig {
-            name: "toy: a model and the credulous agent under scripted and model attackers".into(),
+            name: "synthetic: made-up results of a model and the credulous agent under scripted and model attackers".into(),
             seed: 7,
             harness_version: "0.1.0".into(),
             created: Some("2026-03-02T09:30:00Z".into()),
