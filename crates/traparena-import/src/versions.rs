@@ -206,6 +206,19 @@ fn by_files(
     Ok(None)
 }
 
+/// The nearest tag reachable from the base commit and how many commits follow it, or why there
+/// is none to read.
+fn nearest_tag(
+    history: Option<(&GitRepo, &str)>,
+) -> Result<Result<(String, u64), String>, ImportError> {
+    Ok(match history {
+        None => Err("no clone to read tags from".to_owned()),
+        Some((git, commit)) => git
+            .describe(commit)?
+            .ok_or_else(|| "no tag reachable from the base commit".to_owned()),
+    })
+}
+
 /// The version setuptools_scm writes into the version file when the package is installed
 /// from the clone, as SWE-bench's versioning installs it: from the nearest tag (see
 /// [`tags`]), kept as `major.minor`.
@@ -213,25 +226,16 @@ fn by_scm(
     history: Option<(&GitRepo, &str)>,
     tried: &mut Vec<String>,
 ) -> Result<Option<Derived>, ImportError> {
-    let why = match history {
-        None => "no clone to read tags from".to_owned(),
-        Some((git, commit)) => match git.describe(commit)? {
-            None => "no tag reachable from the base commit".to_owned(),
-            Some((tag, after)) => match tags::scm_version(&tag, after) {
-                Some(scm) => {
-                    let v = swebench_major_minor(&scm);
-                    return Ok(Some(Derived::found(
-                        v,
-                        noted(
-                            format!(
-                                "setuptools_scm: tag {tag} ({after} commits after) gives {scm}"
-                            ),
-                            tried,
-                        ),
-                    )));
-                }
-                None => format!("the nearest tag {tag} is not a version"),
-            },
+    let why = match nearest_tag(history)? {
+        Err(why) => why,
+        Ok((tag, after)) => match tags::scm_version(&tag, after) {
+            Some(scm) => {
+                let v = swebench_major_minor(&scm);
+                let found =
+                    format!("setuptools_scm: tag {tag} ({after} commits after) gives {scm}");
+                return Ok(Some(Derived::found(v, noted(found, tried))));
+            }
+            None => format!("the nearest tag {tag} is not a version"),
         },
     };
     tried.push(format!("setuptools_scm: {why}"));
@@ -244,22 +248,19 @@ fn by_nearest_tag(
     history: Option<(&GitRepo, &str)>,
     tried: &mut Vec<String>,
 ) -> Result<Option<Derived>, ImportError> {
-    let why = match history {
-        None => "no clone to read tags from".to_owned(),
-        Some((git, commit)) => match git.describe(commit)? {
-            None => "no tag reachable from the base commit".to_owned(),
-            Some((tag, after)) => {
-                let at = format!("tag {tag} ({after} commits after)");
-                if let Some(v) = release_version(&tag) {
-                    return Ok(Some(Derived::found(v, noted(at, tried))));
-                }
-                if let Some(v) = tags::prerelease_version(&tag) {
-                    let found = format!("{at}, a pre-release of {v}");
-                    return Ok(Some(Derived::found(v, noted(found, tried))));
-                }
-                format!("{tag} is not a version")
+    let why = match nearest_tag(history)? {
+        Err(why) => why,
+        Ok((tag, after)) => {
+            let at = format!("tag {tag} ({after} commits after)");
+            if let Some(v) = release_version(&tag) {
+                return Ok(Some(Derived::found(v, noted(at, tried))));
             }
-        },
+            if let Some(v) = tags::prerelease_version(&tag) {
+                let found = format!("{at}, a pre-release of {v}");
+                return Ok(Some(Derived::found(v, noted(found, tried))));
+            }
+            format!("{tag} is not a version")
+        }
     };
     tried.push(format!("the nearest tag: {why}"));
     Ok(None)
