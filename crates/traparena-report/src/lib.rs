@@ -55,7 +55,7 @@
 //! // The truthful control is not an attack.
 //! assert!(report.main.iter().all(|m| m.condition != "truthful"));
 //! assert_eq!(report.controls[0].kind, ConditionKind::TruthfulControl);
-//! assert!(report.to_markdown().starts_with("# TrapArena report: toy"));
+//! assert!(report.to_markdown().starts_with("# TrapArena report: synthetic"));
 //! assert!(report.to_html().contains("<svg"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
