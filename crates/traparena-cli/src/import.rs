@@ -473,15 +473,11 @@ fn predictions(a: PredictionsArgs) -> Result<u8, ImportError> {
         }
         (Some(file), _) => vec![(Some(file.clone()), &sets[0])],
         (None, Some(dir)) => {
-            if std::fs::symlink_metadata(dir).is_ok_and(|m| !m.is_dir()) {
-                return Err(traparena::task::Refusal {
-                    path: dir.clone(),
-                    what: "a folder of predictions".into(),
-                    found: traparena::task::output::describe(dir),
-                    advice: "--out-dir names a folder: choose a new one".into(),
-                }
-                .into());
-            }
+            let writing = traparena::task::output::Writing {
+                what: "a folder of predictions",
+                advice: "--out-dir names a folder: choose a new one",
+            };
+            traparena::task::output::check_folder(dir, writing, |_| true)?;
             sets.iter().map(|s| (Some(per_set(dir, s)), s)).collect()
         }
         (None, None) => vec![(None, &sets[0])],

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use traparena_env::{Sandbox, TestFailure};
 use traparena_eval::{ValidateOptions, Validity, validate};
-use traparena_task::output::{Writing, check_file, check_folder, describe};
+use traparena_task::output::{Writing, check_file, check_folder};
 
 pub(crate) use crate::report::NOT_CHECKABLE;
 use traparena_task::{TaskLayout, TaskSpec};
@@ -81,15 +81,11 @@ pub(crate) fn default_jobs() -> usize {
 /// Creates the output folder, after checking that nothing in the way would be replaced: a file
 /// at `out`, or an import report there that is not one.
 pub(crate) fn prepare_out(out: &Path) -> Result<PathBuf, ImportError> {
-    if out.exists() && !out.is_dir() {
-        return Err(traparena_task::Refusal {
-            path: out.to_owned(),
-            what: "imported task folders".into(),
-            found: describe(out),
-            advice: "--out names a folder: choose a new one".into(),
-        }
-        .into());
-    }
+    let folder = Writing {
+        what: "imported task folders",
+        advice: "--out names a folder: choose a new one",
+    };
+    check_folder(out, folder, |_| true)?;
     let writing = Writing {
         what: "an import report",
         advice: "choose a new --out folder",

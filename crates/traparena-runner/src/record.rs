@@ -332,16 +332,12 @@ pub fn record_file_name(
 /// Checks that a record may be written at `path`: its folder is new or a folder, and the file is
 /// new or a record written before. Anything else is [`RunError::Refused`].
 pub fn check_record_path(path: &std::path::Path) -> Result<(), RunError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && std::fs::symlink_metadata(dir).is_ok_and(|m| !m.is_dir())
-    {
-        return Err(traparena_task::Refusal {
-            path: dir.to_owned(),
-            what: "a folder of episode records".into(),
-            found: traparena_task::output::describe(dir),
-            advice: "--out names a folder: choose a new one".into(),
-        }
-        .into());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let writing = traparena_task::output::Writing {
+            what: "a folder of episode records",
+            advice: "--out names a folder: choose a new one",
+        };
+        traparena_task::output::check_folder(dir, writing, |_| true)?;
     }
     let writing = traparena_task::output::Writing {
         what: "an episode record",

@@ -53,26 +53,35 @@ pub fn check_file(
     writing: Writing<'_>,
     is_own: impl FnOnce(&Path) -> bool,
 ) -> Result<(), Refusal> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(writing.refuse(path, format!("something that cannot be inspected ({e})"))),
-        Ok(m) if m.is_file() && is_own(path) => Ok(()),
-        Ok(_) => Err(writing.refuse(path, describe(path))),
-    }
+    check(path, writing, |m| m.is_file() && is_own(path))
 }
 
 /// Checks that a folder may be written at `path`: nothing is there, an empty folder, or a folder
-/// that `is_own` recognises as the writer's earlier output. A file, another folder, or anything
+/// that `is_own` recognises as the writer's earlier output (`|_| true` for a writer that only
+/// adds files of its own, each checked with [`check_file`]). A file, another folder, or anything
 /// that cannot be inspected is refused.
 pub fn check_folder(
     path: &Path,
     writing: Writing<'_>,
     is_own: impl FnOnce(&Path) -> bool,
 ) -> Result<(), Refusal> {
-    match std::fs::symlink_metadata(path) {
+    check(path, writing, |m| {
+        m.is_dir() && (is_empty_dir(path) || is_own(path))
+    })
+}
+
+/// What [`check_file`] and [`check_folder`] share: a free path may be written, an existing one
+/// when `may_replace` accepts what is there. A symbolic link is followed (an output folder is
+/// often a link to a larger disk).
+fn check(
+    path: &Path,
+    writing: Writing<'_>,
+    may_replace: impl FnOnce(&std::fs::Metadata) -> bool,
+) -> Result<(), Refusal> {
+    match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(writing.refuse(path, format!("something that cannot be inspected ({e})"))),
-        Ok(m) if m.is_dir() && (is_empty_dir(path) || is_own(path)) => Ok(()),
+        Ok(m) if may_replace(&m) => Ok(()),
         Ok(_) => Err(writing.refuse(path, describe(path))),
     }
 }
@@ -84,12 +93,9 @@ fn is_empty_dir(path: &Path) -> bool {
 /// Says what is at `path` in a few words: a folder and the first names in it, or a file, its size
 /// and whether it reads as JSON or JSON Lines.
 pub fn describe(path: &Path) -> String {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
+    let Ok(meta) = std::fs::metadata(path) else {
         return "nothing".into();
     };
-    if meta.is_symlink() {
-        return "a symbolic link".into();
-    }
     if meta.is_dir() {
         let mut names: Vec<String> = match std::fs::read_dir(path) {
             Ok(d) => d
@@ -179,5 +185,10 @@ mod tests {
         assert!(check_folder(&full, W, |_| false).is_err());
         let r = check_folder(&file, W, |_| true).unwrap_err();
         assert!(r.found.starts_with("a file of 16 bytes"), "{}", r.found);
+        // A link is what it leads to: an output folder on another disk.
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&empty, &link).unwrap();
+        assert!(check_folder(&link, W, |_| false).is_ok());
+        assert!(check_file(&link, W, |_| true).is_err());
     }
 }
