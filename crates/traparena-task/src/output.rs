@@ -126,7 +126,7 @@ pub fn describe(path: &Path) -> String {
 
 /// "JSON", "JSON Lines, N lines" or "HTML" from a file's first bytes, when it reads as one.
 fn content_kind(path: &Path) -> Option<String> {
-    use std::io::Read;
+    use std::io::{BufRead, Read};
     let mut head = Vec::new();
     std::fs::File::open(path)
         .ok()?
@@ -140,9 +140,13 @@ fn content_kind(path: &Path) -> Option<String> {
     }
     let first = start.lines().next()?;
     if serde_json::from_str::<serde_json::Value>(first).is_ok() && first.starts_with('{') {
-        let lines = std::fs::read(path)
-            .map(|b| b.iter().filter(|&&c| c == b'\n').count())
-            .unwrap_or(0);
+        // Counted as it streams by: results lines can be hundreds of megabytes.
+        let lines = std::fs::File::open(path).map_or(0, |f| {
+            std::io::BufReader::new(f)
+                .split(b'\n')
+                .map_while(Result::ok)
+                .count()
+        });
         return Some(format!("JSON Lines, {lines} lines"));
     }
     (start.starts_with('{') || start.starts_with('[')).then(|| "JSON".into())
