@@ -101,14 +101,16 @@ pub(crate) fn prepare_out(out: &Path) -> Result<PathBuf, ImportError> {
 
 /// Whether `path` holds an import report ([`crate::REPORT_JSON`]) written by an earlier import.
 fn is_import_report(path: &Path) -> bool {
-    std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .is_some_and(|v| {
-            ["source", "records", "emitted", "skipped"]
-                .iter()
-                .all(|k| v.get(k).is_some())
-        })
+    json_at(path).is_some_and(|v| {
+        ["source", "records", "emitted", "skipped"]
+            .iter()
+            .all(|k| v.get(k).is_some())
+    })
+}
+
+/// The JSON document at `path`, if there is a readable one.
+fn json_at(path: &Path) -> Option<serde_json::Value> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
 /// Refuses to replace anything at `out/id` but an empty folder or a task folder that an import
@@ -116,9 +118,7 @@ fn is_import_report(path: &Path) -> bool {
 /// or imported from another source, is never replaced.
 pub(crate) fn check_target(out: &Path, id: &str, source: &str) -> Result<(), ImportError> {
     let target = out.join(id);
-    let task = std::fs::read(TaskLayout::new(&target).spec())
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let task = json_at(&TaskLayout::new(&target).spec());
     let field = |k: &str| {
         task.as_ref()
             .and_then(|v| v.get(k))
