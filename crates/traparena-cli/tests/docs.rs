@@ -153,6 +153,39 @@ fn run_blocks(blocks: &[Vec<Shown>]) {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// The pages whose console blocks run without the data set, one test each so that they run
+/// side by side (getting started alone writes `results/toy`).
+const PAGES: [&str; 9] = [
+    "agents.md",
+    "attackers.md",
+    "evaluation.md",
+    "experiments.md",
+    "extending.md",
+    "getting-started.md",
+    "models.md",
+    "report.md",
+    "tasks.md",
+];
+
+/// Runs the blocks of `page` that need no data set.
+fn run_page(page: &str) {
+    assert!(PAGES.contains(&page), "{page} is not in PAGES");
+    let blocks: Vec<_> = documented_blocks()
+        .into_iter()
+        .filter(|b| !needs_data(b) && b[0].page == page)
+        .collect();
+    if page == "getting-started.md" {
+        for dir in WRITTEN {
+            match std::fs::remove_dir_all(root().join(dir)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{dir}: {e}"),
+                _ => {}
+            }
+        }
+    }
+    run_blocks(&blocks);
+}
+
+/// Every page with commands to run has its test below, and there are enough of them.
 #[test]
 fn documented_commands_behave_as_documented() {
     let blocks: Vec<_> = documented_blocks()
@@ -160,14 +193,43 @@ fn documented_commands_behave_as_documented() {
         .filter(|b| !needs_data(b))
         .collect();
     assert!(blocks.len() >= 8, "found only {blocks:?}");
-    // Only this test's blocks write them (the data set's test may run beside it).
-    for dir in WRITTEN {
-        match std::fs::remove_dir_all(root().join(dir)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{dir}: {e}"),
-            _ => {}
+    let mut pages: Vec<&str> = blocks.iter().map(|b| b[0].page.as_str()).collect();
+    pages.dedup();
+    let mut listed = PAGES.to_vec();
+    listed.sort();
+    pages.sort();
+    pages.dedup();
+    assert_eq!(
+        pages, listed,
+        "PAGES must list every page whose commands run here"
+    );
+    // Only getting started's commands write results/toy.
+    for b in blocks.iter().filter(|b| b[0].page != "getting-started.md") {
+        for s in b {
+            assert!(!s.command.contains("results/toy"), "{}:{}", s.page, s.line);
         }
     }
-    run_blocks(&blocks);
+}
+
+macro_rules! page_tests {
+    ($($name:ident => $page:literal),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            run_page($page);
+        }
+    )*};
+}
+
+page_tests! {
+    agents_page_commands_behave_as_documented => "agents.md",
+    attackers_page_commands_behave_as_documented => "attackers.md",
+    evaluation_page_commands_behave_as_documented => "evaluation.md",
+    experiments_page_commands_behave_as_documented => "experiments.md",
+    extending_page_commands_behave_as_documented => "extending.md",
+    getting_started_commands_behave_as_documented => "getting-started.md",
+    models_page_commands_behave_as_documented => "models.md",
+    report_page_commands_behave_as_documented => "report.md",
+    tasks_page_commands_behave_as_documented => "tasks.md",
 }
 
 #[test]
