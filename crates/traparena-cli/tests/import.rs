@@ -408,64 +408,75 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-#[ignore = "needs TRAPARENA_DATA_DIR holding humanevalfix/humanevalpack_{js,cpp,java,go,rust}.jsonl (HumanEvalPack) and node, g++, a JDK, Go with testify, Debian's rustc with rand/regex/md5; see ARCHITECTURE.md, Testing"]
-fn humanevalfix_records_of_every_language_become_valid_tasks_the_gold_patch_repairs() {
-    // (file, record prefix, language, records that become tasks among the first six)
-    for (file, prefix, language, expect) in [
-        ("humanevalpack_js.jsonl", "JavaScript", "javascript", 3),
-        ("humanevalpack_cpp.jsonl", "CPP", "cpp", 3),
-        ("humanevalpack_java.jsonl", "Java", "java", 3),
-        ("humanevalpack_go.jsonl", "Go", "go", 3),
-        ("humanevalpack_rust.jsonl", "Rust", "rust", 3),
-    ] {
-        let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("tasks");
-        let data = data_file(&format!("humanevalfix/{file}"));
-        let mut args = vec![
-            "import".to_owned(),
-            "humanevalfix".to_owned(),
-            s(&data).to_owned(),
-            "--out".to_owned(),
-            s(&out).to_owned(),
-            "--json".to_owned(),
-        ];
-        for i in 0..6 {
-            args.extend(["--record".to_owned(), format!("{prefix}/{i}")]);
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, stdout, stderr) = traparena(&args);
-        assert_eq!(code, 0, "{language}: {stdout}\n{stderr}");
-        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-        let emitted = report["emitted"].as_array().unwrap();
-        assert_eq!(emitted.len(), expect, "{language}: {stdout}");
-        // Every skip has its reason; an all-failing bug is the usual one.
-        for sk in report["skipped"].as_array().unwrap() {
-            assert!(!sk["reason"].as_str().unwrap().is_empty(), "{sk}");
-        }
-        let first = out.join(emitted[0]["id"].as_str().unwrap());
-        let task: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(first.join("task.json")).unwrap())
-                .unwrap();
-        assert_eq!(task["language"], language);
-        assert!(
-            task["description"]
-                .as_str()
-                .unwrap()
-                .contains("The code is"),
-            "the agent is told the language: {task}"
-        );
-        let locations = task["reference_locations"].as_array().unwrap();
-        assert!(
-            !locations.is_empty() && locations.iter().all(|l| l["symbol"].is_string()),
-            "{language}: {task}"
-        );
-        let (code, stdout, _) =
-            traparena(&["run", "--task", s(&first), "--agent", "gold", "--json"]);
-        assert_eq!(code, 0, "{language}: {stdout}");
-        let run: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-        assert_eq!(run["accepted"], true, "{language}: {stdout}");
+/// The first six records of one language's file (`file`, ids `prefix/N`) import; `expect` of
+/// them become tasks, told their language, with reference locations, and the gold agent is
+/// accepted on the first.
+fn language_records_become_valid_tasks(file: &str, prefix: &str, language: &str, expect: usize) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tasks");
+    let data = data_file(&format!("humanevalfix/{file}"));
+    let mut args = vec![
+        "import".to_owned(),
+        "humanevalfix".to_owned(),
+        s(&data).to_owned(),
+        "--out".to_owned(),
+        s(&out).to_owned(),
+        "--json".to_owned(),
+    ];
+    for i in 0..6 {
+        args.extend(["--record".to_owned(), format!("{prefix}/{i}")]);
     }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stdout, stderr) = traparena(&args);
+    assert_eq!(code, 0, "{language}: {stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let emitted = report["emitted"].as_array().unwrap();
+    assert_eq!(emitted.len(), expect, "{language}: {stdout}");
+    // Every skip has its reason; an all-failing bug is the usual one.
+    for sk in report["skipped"].as_array().unwrap() {
+        assert!(!sk["reason"].as_str().unwrap().is_empty(), "{sk}");
+    }
+    let first = out.join(emitted[0]["id"].as_str().unwrap());
+    let task: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(first.join("task.json")).unwrap()).unwrap();
+    assert_eq!(task["language"], language);
+    assert!(
+        task["description"]
+            .as_str()
+            .unwrap()
+            .contains("The code is"),
+        "the agent is told the language: {task}"
+    );
+    let locations = task["reference_locations"].as_array().unwrap();
+    assert!(
+        !locations.is_empty() && locations.iter().all(|l| l["symbol"].is_string()),
+        "{language}: {task}"
+    );
+    let (code, stdout, _) = traparena(&["run", "--task", s(&first), "--agent", "gold", "--json"]);
+    assert_eq!(code, 0, "{language}: {stdout}");
+    let run: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(run["accepted"], true, "{language}: {stdout}");
+}
+
+/// One test per language, so that the languages' imports (each compiles and runs its records'
+/// programs) run side by side.
+macro_rules! language_tests {
+    ($($name:ident => ($file:literal, $prefix:literal, $language:literal, $expect:literal)),* $(,)?) => {$(
+        #[test]
+        #[ignore = "needs TRAPARENA_DATA_DIR holding humanevalfix/humanevalpack_{js,cpp,java,go,rust}.jsonl (HumanEvalPack) and node, g++, a JDK, Go with testify, Debian's rustc with rand/regex/md5; see ARCHITECTURE.md, Testing"]
+        fn $name() {
+            language_records_become_valid_tasks($file, $prefix, $language, $expect);
+        }
+    )*};
+}
+
+// (file, record prefix, language, records that become tasks among the first six)
+language_tests! {
+    humanevalfix_javascript_records_become_valid_tasks_the_gold_patch_repairs => ("humanevalpack_js.jsonl", "JavaScript", "javascript", 3),
+    humanevalfix_cpp_records_become_valid_tasks_the_gold_patch_repairs => ("humanevalpack_cpp.jsonl", "CPP", "cpp", 3),
+    humanevalfix_java_records_become_valid_tasks_the_gold_patch_repairs => ("humanevalpack_java.jsonl", "Java", "java", 3),
+    humanevalfix_go_records_become_valid_tasks_the_gold_patch_repairs => ("humanevalpack_go.jsonl", "Go", "go", 3),
+    humanevalfix_rust_records_become_valid_tasks_the_gold_patch_repairs => ("humanevalpack_rust.jsonl", "Rust", "rust", 3),
 }
 
 #[test]
