@@ -15,6 +15,7 @@
 // This test code drives real processes and reads where its prepared data lies.
 #![allow(clippy::disallowed_methods)]
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -153,23 +154,8 @@ fn run_blocks(blocks: &[Vec<Shown>]) {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// The pages whose console blocks run without the data set, one test each so that they run
-/// side by side (getting started alone writes `results/toy`).
-const PAGES: [&str; 9] = [
-    "agents.md",
-    "attackers.md",
-    "evaluation.md",
-    "experiments.md",
-    "extending.md",
-    "getting-started.md",
-    "models.md",
-    "report.md",
-    "tasks.md",
-];
-
 /// Runs the blocks of `page` that need no data set.
 fn run_page(page: &str) {
-    assert!(PAGES.contains(&page), "{page} is not in PAGES");
     let blocks: Vec<_> = documented_blocks()
         .into_iter()
         .filter(|b| !needs_data(b) && b[0].page == page)
@@ -193,12 +179,8 @@ fn documented_commands_behave_as_documented() {
         .filter(|b| !needs_data(b))
         .collect();
     assert!(blocks.len() >= 8, "found only {blocks:?}");
-    let mut pages: Vec<&str> = blocks.iter().map(|b| b[0].page.as_str()).collect();
-    pages.dedup();
-    let mut listed = PAGES.to_vec();
-    listed.sort();
-    pages.sort();
-    pages.dedup();
+    let pages: BTreeSet<&str> = blocks.iter().map(|b| b[0].page.as_str()).collect();
+    let listed: BTreeSet<&str> = PAGES.iter().copied().collect();
     assert_eq!(
         pages, listed,
         "PAGES must list every page whose commands run here"
@@ -211,13 +193,18 @@ fn documented_commands_behave_as_documented() {
     }
 }
 
+/// One test per page whose console blocks run without the data set, so that the pages run side
+/// by side (getting started alone writes `results/toy`), and `PAGES`, the pages they cover.
 macro_rules! page_tests {
-    ($($name:ident => $page:literal),* $(,)?) => {$(
-        #[test]
-        fn $name() {
-            run_page($page);
-        }
-    )*};
+    ($($name:ident => $page:literal),* $(,)?) => {
+        const PAGES: &[&str] = &[$($page),*];
+        $(
+            #[test]
+            fn $name() {
+                run_page($page);
+            }
+        )*
+    };
 }
 
 page_tests! {
