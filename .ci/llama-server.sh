@@ -114,6 +114,10 @@ SERVER="" # set by build(): the prebuilt's launcher or the built binary
 URL="http://127.0.0.1:$PORT"
 
 log() { echo "llama-server.sh: $*" >&2; }
+
+# A checked install of the prebuilt, and a checked source build, in their cache folders.
+prebuilt_cached() { [ -x "$PREBUILT_DIR/llama-server" ] && [ -f "$PREBUILT_DIR/checked" ]; }
+build_cached() { [ -x "$BUILD_DIR/llama-server" ] && [ -f "$BUILD_DIR/checked" ]; }
 fail() { log "$*"; exit 1; }
 
 healthy() {
@@ -186,7 +190,7 @@ prebuilt() {
     log "not using the prebuilt $PREBUILT_PKG: $(cat "$PREBUILT_DIR/unusable") (delete that file to try it again)"
     return 1
   fi
-  if [ -x "$PREBUILT_DIR/llama-server" ] && [ -f "$PREBUILT_DIR/checked" ]; then
+  if prebuilt_cached; then
     SERVER="$PREBUILT_DIR/llama-server"
     log "CPU backend: $(cat "$PREBUILT_DIR/checked") (cached prebuilt $PREBUILT_DIR)"
     return 0
@@ -259,7 +263,7 @@ build() {
     return 0
   fi
   SERVER="$BUILD_DIR/llama-server"
-  if [ -x "$SERVER" ] && [ -f "$BUILD_DIR/checked" ]; then
+  if build_cached; then
     log "CPU backend: $(cat "$BUILD_DIR/checked") (cached build $BUILD_DIR)"
     flock -u 9
     return 0
@@ -417,11 +421,7 @@ status() {
 
 # Whether a checked server is cached (the prebuilt, unless marked unusable, or the source build).
 built() {
-  if [ "$PREBUILT" = 1 ] && [ ! -f "$PREBUILT_DIR/unusable" ] && [ -x "$PREBUILT_DIR/llama-server" ] &&
-    [ -f "$PREBUILT_DIR/checked" ]; then
-    return 0
-  fi
-  [ -x "$BUILD_DIR/llama-server" ] && [ -f "$BUILD_DIR/checked" ]
+  { [ "$PREBUILT" = 1 ] && [ ! -f "$PREBUILT_DIR/unusable" ] && prebuilt_cached; } || build_cached
 }
 
 case "${1:-start}" in
