@@ -343,6 +343,41 @@ fn kill_user(uid: u32) {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let _ = c.status();
+    // SIGKILL is delivered at once but a process takes a moment to end: the run is over only
+    // when none is left (bounded, as a process stuck in the kernel cannot be waited out).
+    let until = Instant::now() + Duration::from_secs(5);
+    while has_live_process(uid) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether a process of `uid` that has not yet ended (a zombie has) is in `/proc`.
+fn has_live_process(uid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        if !name
+            .to_str()
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return false;
+        }
+        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
+            return false;
+        };
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(str::trim)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let real_uid = field("Uid:").split_whitespace().next().map(str::to_owned);
+        real_uid.as_deref() == Some(uid.to_string().as_str()) && !field("State:").starts_with('Z')
+    })
 }
 
 /// Removes the entries of `dir` (not below it) owned by `uid`, folders with what they hold.
