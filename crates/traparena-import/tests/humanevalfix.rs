@@ -168,7 +168,6 @@ fn records_to_import() -> (Vec<String>, usize) {
         ids.sort();
         chosen.extend(ids.into_iter().take(SAMPLE_PER_BUG_TYPE).map(|(_, id)| id));
     }
-    println!("sampled records: {}", chosen.join(" "));
     (chosen, records.len())
 }
 
