@@ -125,6 +125,14 @@ fn run_blocks(blocks: &[Vec<Shown>]) {
         for v in MODEL_VARS {
             cmd.env_remove(v);
         }
+        // A reader's shell has none of what cargo sets for this test process. A page's `cargo
+        // run` that saw them would record them in build scripts' fingerprints (ring's tracks
+        // CARGO_MANIFEST_DIR), and the next build outside would redo the crates behind them.
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(set_by_cargo_for_tests) {
+                cmd.env_remove(&name);
+            }
+        }
         let out = cmd.output().unwrap();
         let mut actual = String::from_utf8_lossy(&out.stdout).into_owned();
         for line in String::from_utf8_lossy(&out.stderr).lines() {
@@ -152,6 +160,25 @@ fn run_blocks(blocks: &[Vec<Shown>]) {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Whether cargo (or nextest) sets the variable `name` for a test process: a package's facts,
+/// not a user's settings (`CARGO_HOME`, `CARGO_TARGET_DIR` and the like stay).
+fn set_by_cargo_for_tests(name: &str) -> bool {
+    const PREFIXES: [&str; 4] = [
+        "CARGO_MANIFEST_",
+        "CARGO_PKG_",
+        "CARGO_CRATE_",
+        "CARGO_BIN_",
+    ];
+    const NAMES: [&str; 5] = [
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+        "CARGO",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name)
 }
 
 /// Runs the blocks of `page` that need no data set.
