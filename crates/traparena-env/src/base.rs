@@ -74,6 +74,9 @@ pub enum BackendChoice {
     /// The strongest one that works here: bubblewrap, then builtin, then none (with a warning).
     #[default]
     Auto,
+    /// The strongest one that isolates: bubblewrap, then builtin; an error when neither works
+    /// (for unattended runs, such as cluster jobs, where a warning would go unread).
+    Isolated,
     /// bubblewrap, or an error.
     Bubblewrap,
     /// The built-in fallback, or an error.

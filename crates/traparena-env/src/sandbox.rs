@@ -110,6 +110,21 @@ impl Sandbox {
                 Backend::None
             }
             BackendChoice::Container => Backend::Container,
+            BackendChoice::Isolated => match probe_bwrap(root, &config) {
+                Ok(()) => Backend::Bubblewrap,
+                Err(e1) => {
+                    probe_builtin(root, &config).map_err(|e2| {
+                        unavailable(
+                            "isolated",
+                            format!("bubblewrap: {e1}; builtin: {e2}; {INSTALL_BUBBLEWRAP}"),
+                        )
+                    })?;
+                    warnings.push(format!(
+                        "bubblewrap unavailable ({e1}); using the builtin sandbox: {BUILTIN_CAVEATS}; {INSTALL_BUBBLEWRAP}"
+                    ));
+                    Backend::Builtin
+                }
+            },
             BackendChoice::Auto => match probe_bwrap(root, &config) {
                 Ok(()) => Backend::Bubblewrap,
                 Err(e1) => match probe_builtin(root, &config) {
