@@ -34,6 +34,15 @@ pub enum RunError {
     /// (checked before anything is written).
     #[error(transparent)]
     Refused(#[from] traparena_task::Refusal),
+    /// A cluster study's files (its submission record, its job scripts, its folders) cannot
+    /// be read or written.
+    #[error("{path}: {message}")]
+    Cluster {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// A blocking task of the harness panicked or was cancelled.
     #[error("harness task failed: {0}")]
     Join(String),

@@ -3,6 +3,7 @@
 //! experiments from a spec ([`run_experiment`]).
 #![deny(missing_docs)]
 
+pub mod cluster;
 mod episode;
 mod error;
 pub mod estimate;
