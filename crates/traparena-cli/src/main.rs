@@ -16,6 +16,7 @@ mod llm;
 mod report;
 mod run;
 mod show;
+mod submit;
 mod validate;
 use traparena::env::{BackendChoice, ContainerConfig, Sandbox, SandboxConfig};
 use traparena::eval::Evaluator;
@@ -55,8 +56,9 @@ struct Cli {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Sandbox options (every command)")]
 struct SandboxOpts {
-    /// Sandbox backend for tested code (`container`: a container of the task's image, with
-    /// podman or docker).
+    /// Sandbox backend for tested code (`auto`: the strongest available, unisolated with a
+    /// warning when none is; `isolated`: bubblewrap or builtin, else an error; `container`: a
+    /// container of the task's image, with podman or docker).
     #[arg(long, global = true, value_enum, default_value = "auto")]
     sandbox: SandboxArg,
     /// The container engine: podman, docker, or a path (default: the first installed).
@@ -78,6 +80,7 @@ struct SandboxOpts {
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum SandboxArg {
     Auto,
+    Isolated,
     Bubblewrap,
     Builtin,
     None,
@@ -155,6 +158,10 @@ enum Cmd {
     Experiment(experiment::ExperimentArgs),
     /// Join the results folders of shards.
     Merge(experiment::MergeArgs),
+    /// Submit a study to a Slurm cluster as sharded jobs, chained pass by pass.
+    Submit(submit::SubmitArgs),
+    /// Say, per pass and shard, where a submitted study stands.
+    Status(submit::StatusArgs),
     /// Turn a results folder into the paper-style tables (Markdown, JSON, HTML).
     Report(report::ReportArgs),
     /// Print one episode of a results folder step by step: actions, tool outputs, the
@@ -220,13 +227,14 @@ fn is_unavailable_backend(e: &(dyn std::error::Error + 'static)) -> bool {
     matches!(
         e.downcast_ref::<traparena::env::EnvError>(),
         Some(traparena::env::EnvError::BackendUnavailable { backend, .. })
-            if backend == "bubblewrap" || backend == "builtin" || backend == "container"
+            if ["bubblewrap", "builtin", "container", "isolated"].contains(&backend.as_str())
     )
 }
 
 fn sandbox(opts: &SandboxOpts) -> Result<Sandbox, Box<dyn std::error::Error>> {
     let backend = match opts.sandbox {
         SandboxArg::Auto => BackendChoice::Auto,
+        SandboxArg::Isolated => BackendChoice::Isolated,
         SandboxArg::Bubblewrap => BackendChoice::Bubblewrap,
         SandboxArg::Builtin => BackendChoice::Builtin,
         SandboxArg::None => BackendChoice::None,
@@ -312,6 +320,8 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
         }
         Cmd::Experiment(args) => experiment::run(args, sandbox(&cli.sandbox)?),
         Cmd::Merge(args) => experiment::merge(args),
+        Cmd::Submit(args) => submit::submit(args, &cli.sandbox),
+        Cmd::Status(args) => submit::status(args),
         Cmd::Report(args) => report::run(args),
         Cmd::Show(args) => show::run(args),
         Cmd::Import(cmd) => import::run_import(cmd, sandbox(&cli.sandbox)?),

@@ -102,7 +102,7 @@ fn sandbox_warning(line: &str) -> bool {
 
 /// The folders, under the repository root, that the pages' commands write and the test
 /// removes before running them.
-const WRITTEN: [&str; 2] = ["results/toy", "results/toy-report"];
+const WRITTEN: [&str; 3] = ["results/toy", "results/toy-report", "results/toy-cluster"];
 
 fn run_blocks(blocks: &[Vec<Shown>]) {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_traparena"))
@@ -238,6 +238,7 @@ page_tests! {
     agents_page_commands_behave_as_documented => "agents.md",
     attackers_page_commands_behave_as_documented => "attackers.md",
     evaluation_page_commands_behave_as_documented => "evaluation.md",
+    cluster_page_commands_behave_as_documented => "cluster.md",
     experiments_page_commands_behave_as_documented => "experiments.md",
     extending_page_commands_behave_as_documented => "extending.md",
     getting_started_commands_behave_as_documented => "getting-started.md",

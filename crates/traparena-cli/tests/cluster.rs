@@ -1,0 +1,235 @@
+//! `traparena submit` and `traparena status` on a real Slurm cluster: the one-node cluster of
+//! `.ci/slurm.sh`, reached through `sbatch` and `squeue` as a user reaches it. Nothing is mocked.
+
+// This test code drives real processes and reads where the cluster's configuration lies.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use traparena_testkit::cli::{Bin, Run, tasks_dir};
+use traparena_testkit::folder::results_summary;
+
+const NEEDS: &str = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)";
+
+fn bin() -> Bin {
+    Bin::new(env!("CARGO_BIN_EXE_traparena"))
+}
+
+fn traparena(args: &[&str]) -> Run {
+    assert!(std::env::var_os("SLURM_CONF").is_some(), "{NEEDS}");
+    bin().run(args)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A curated study of three rounds (so three passes) on three bundled tasks.
+fn write_spec(dir: &Path) -> PathBuf {
+    let tasks: Vec<String> = ["clamp_overt", "invoice_coupon", "page_count"]
+        .iter()
+        .map(|n| tasks_dir().join(n).to_string_lossy().into_owned())
+        .collect();
+    let spec = serde_json::json!({
+        "name": "cluster test",
+        "seed": 41,
+        "tasks": tasks,
+        "targets": [{"name": "credulous", "agent": "credulous"}, {"name": "hardcoder", "agent": "hardcoder"}],
+        "conditions": [
+            {"name": "scripted", "attacker": "scripted"},
+            {"name": "offline_curated", "attacker": "offline", "curator": "tally"}
+        ],
+        "rounds": 3,
+        "baseline_samples": 2,
+        "budget": 20
+    });
+    let p = dir.join("spec.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
+    p
+}
+
+fn status(out: &Path) -> serde_json::Value {
+    let run = traparena(&["status", s(out), "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+/// Every shard and merge state of a status, in order, as `pass/what=state`.
+fn states(v: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, pass) in v["passes"].as_array().unwrap().iter().enumerate() {
+        for (i, sh) in pass["shards"].as_array().unwrap().iter().enumerate() {
+            out.push(format!("{p}/shard-{i}={}", sh["state"].as_str().unwrap()));
+        }
+        out.push(format!(
+            "{p}/merge={}",
+            pass["merge"]["state"].as_str().unwrap()
+        ));
+    }
+    out
+}
+
+/// Polls the status until `done` says it is over (bounded: a stuck study fails the test).
+fn wait_for(out: &Path, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let until = Instant::now() + Duration::from_secs(900);
+    loop {
+        let v = status(out);
+        if done(&v) {
+            return v;
+        }
+        assert!(
+            Instant::now() < until,
+            "the study never got there: {:?}",
+            states(&v)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn finished(v: &serde_json::Value) -> bool {
+    v["passes"]
+        .as_array()
+        .unwrap()
+        .last()
+        .is_some_and(|p| p["merge"]["state"] == "done")
+}
+
+fn unsharded(spec: &Path, dir: &Path) -> PathBuf {
+    let whole = dir.join("whole");
+    let run = bin().run(&["experiment", s(spec), "--out", s(&whole)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    whole
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
+fn a_curated_study_submitted_to_slurm_equals_the_unsharded_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path());
+    let whole = unsharded(&spec, tmp.path());
+    let out = tmp.path().join("study");
+
+    // A dry run writes the scripts and submits nothing.
+    let dry = traparena(&[
+        "submit",
+        s(&spec),
+        "--shards",
+        "4",
+        "--out",
+        s(&out),
+        "--dry-run",
+    ]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(
+        dry.stdout.contains("3 passes of 4 shards"),
+        "{}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout.contains("--dependency=afterok:$MERGE1"),
+        "{}",
+        dry.stdout
+    );
+    assert!(out.join("jobs/pass-2.sbatch").is_file() && !out.join("submission.json").exists());
+
+    let run = traparena(&["submit", s(&spec), "--shards", "4", "--out", s(&out)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = wait_for(&out, |v| {
+        finished(v) || states(v).iter().any(|s| s.ends_with("=failed"))
+    });
+    assert!(finished(&v), "{:?}", states(&v));
+    assert!(
+        states(&v).iter().all(|s| s.ends_with("=done")),
+        "{:?}",
+        states(&v)
+    );
+    assert_eq!(
+        results_summary(&out.join("results")),
+        results_summary(&whole)
+    );
+    let text = traparena(&["status", s(&out)]);
+    assert!(
+        text.stdout.contains("pass 3/3") && text.stdout.contains("next: traparena report"),
+        "{}",
+        text.stdout
+    );
+
+    // A second submission to the same folder is refused, and nothing is submitted.
+    let again = traparena(&["submit", s(&spec), "--shards", "4", "--out", s(&out)]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("already holds a submitted study"),
+        "{}",
+        again.stderr
+    );
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
+fn a_failed_shard_stops_its_pass_and_a_resubmission_finishes_the_study_without_duplicates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path());
+    let whole = unsharded(&spec, tmp.path());
+    let out = tmp.path().join("study");
+    // Shard 2's results folder is a file: its job fails, whatever user runs it.
+    std::fs::create_dir_all(out.join("shards")).unwrap();
+    std::fs::write(out.join("shards/2"), "not a folder").unwrap();
+    let run = traparena(&["submit", s(&spec), "--shards", "3", "--out", s(&out)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The pass stops: its merge and everything after it are cancelled, never run.
+    let v = wait_for(&out, |v| {
+        let st = states(v);
+        st.iter()
+            .all(|s| !s.ends_with("=pending") && !s.ends_with("=running"))
+    });
+    let st = states(&v);
+    assert!(st.contains(&"0/shard-2=failed".to_owned()), "{st:?}");
+    assert!(st.contains(&"0/shard-0=done".to_owned()), "{st:?}");
+    assert!(st.contains(&"0/merge=failed".to_owned()), "{st:?}");
+    assert!(!out.join("results").exists() && !out.join("passes/0").exists());
+    let failed = &v["passes"][0]["shards"][2];
+    let log = PathBuf::from(failed["log"].as_str().unwrap());
+    assert_eq!(log, out.join("logs/pass-0/shard-2.log"));
+    assert!(
+        std::fs::read_to_string(&log).unwrap().contains("shards/2"),
+        "the log says why"
+    );
+    let text = traparena(&["status", s(&out)]);
+    assert!(
+        text.stdout
+            .contains("shard 2: failed (exit status 2); log "),
+        "{}",
+        text.stdout
+    );
+
+    // Mended, the study is resubmitted: the shards that ended well are not run again.
+    std::fs::remove_file(out.join("shards/2")).unwrap();
+    let again = traparena(&[
+        "submit",
+        s(&spec),
+        "--shards",
+        "3",
+        "--out",
+        s(&out),
+        "--resume",
+    ]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stdout.contains("pass 1: shards 2 "),
+        "{}",
+        again.stdout
+    );
+    let v = wait_for(&out, |v| {
+        finished(v)
+            || states(v)
+                .iter()
+                .any(|s| s.ends_with("=failed") && !s.starts_with("0/"))
+    });
+    assert!(finished(&v), "{:?}", states(&v));
+    // results_summary refuses duplicated episodes.
+    assert_eq!(
+        results_summary(&out.join("results")),
+        results_summary(&whole)
+    );
+}
