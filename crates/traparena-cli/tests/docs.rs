@@ -102,7 +102,7 @@ fn sandbox_warning(line: &str) -> bool {
 
 /// The folders, under the repository root, that the pages' commands write and the test
 /// removes before running them.
-const WRITTEN: [&str; 3] = ["results/toy", "results/toy-report", "results/toy-cluster"];
+const WRITTEN: [&str; 2] = ["results/toy", "results/toy-report"];
 
 fn run_blocks(blocks: &[Vec<Shown>]) {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_traparena"))

@@ -42,6 +42,34 @@ fn bubblewrap_is_covered() {
     );
 }
 
+/// `isolated` takes the backend `auto` takes when that one isolates (bubblewrap, else builtin:
+/// CI's second pass masks bubblewrap), and is an error where `auto` would run unisolated.
+#[test]
+fn isolated_takes_the_strongest_isolating_backend_and_never_none() {
+    let auto = traparena_env::Sandbox::new(traparena_env::SandboxConfig::default()).unwrap();
+    let isolated = traparena_env::Sandbox::new(traparena_env::SandboxConfig {
+        backend: traparena_env::BackendChoice::Isolated,
+        ..Default::default()
+    });
+    match auto.backend() {
+        traparena_env::Backend::None => match isolated {
+            Err(traparena_env::EnvError::BackendUnavailable { backend, reason }) => {
+                assert_eq!(backend, "isolated");
+                assert!(
+                    reason.contains("bubblewrap") && reason.contains("builtin"),
+                    "{reason}"
+                );
+            }
+            other => panic!("isolated without a sandbox: {other:?}"),
+        },
+        b => {
+            let isolated = isolated.unwrap();
+            assert_eq!(isolated.backend(), b);
+            assert_eq!(isolated.warnings().is_empty(), auto.warnings().is_empty());
+        }
+    }
+}
+
 #[test]
 fn path_traversal_read_and_write_are_refused() {
     let (tmp, task) = make_task(10);
