@@ -233,3 +233,86 @@ fn a_failed_shard_stops_its_pass_and_a_resubmission_finishes_the_study_without_d
         results_summary(&whole)
     );
 }
+
+#[test]
+#[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
+fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path());
+    let whole = unsharded(&spec, tmp.path());
+    let out = tmp.path().join("study");
+    // One episode at a time, so that a shard runs long enough to be caught running.
+    let run = traparena(&[
+        "submit",
+        s(&spec),
+        "--shards",
+        "2",
+        "--out",
+        s(&out),
+        "--experiment-arg=--concurrency=1",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Shard 1 of the second pass is cancelled while it runs, as `scancel JOB_1` does.
+    let v = wait_for(&out, |v| v["passes"][1]["shards"][1]["state"] == "running");
+    let task = v["passes"][1]["shards"][1]["job"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let cancel = std::process::Command::new("scancel")
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert!(cancel.status.success(), "{cancel:?}");
+    let v = wait_for(&out, |v| {
+        states(v)
+            .iter()
+            .all(|s| !s.ends_with("=pending") && !s.ends_with("=running"))
+    });
+    let st = states(&v);
+    assert!(st.contains(&"1/shard-1=failed".to_owned()), "{st:?}");
+    assert!(st.contains(&"1/merge=failed".to_owned()), "{st:?}");
+    assert!(!out.join("results").exists());
+
+    let again = traparena(&[
+        "submit",
+        s(&spec),
+        "--shards",
+        "2",
+        "--out",
+        s(&out),
+        "--resume",
+    ]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        !again.stdout.contains("pass 1:"),
+        "pass 1 ended well: {}",
+        again.stdout
+    );
+    assert!(
+        again.stdout.contains("pass 2: shards 1 "),
+        "{}",
+        again.stdout
+    );
+    let v = wait_for(&out, |v| {
+        finished(v)
+            || states(v)
+                .iter()
+                .any(|s| s.ends_with("=failed") && !s.starts_with("1/"))
+    });
+    assert!(finished(&v), "{:?}", states(&v));
+    let log = std::fs::read_to_string(out.join("logs/pass-1/shard-1.log")).unwrap();
+    assert_eq!(
+        log.matches("traparena: pass 2 of 3, shard 1/2").count(),
+        2,
+        "{log}"
+    );
+    assert!(
+        log.contains("already done"),
+        "the second attempt resumed: {log}"
+    );
+    // results_summary refuses duplicated episodes.
+    assert_eq!(
+        results_summary(&out.join("results")),
+        results_summary(&whole)
+    );
+}
