@@ -139,7 +139,12 @@ fn processes_of(uid: u32) -> Vec<String> {
             .find_map(|l| l.strip_prefix("Uid:"))
             .and_then(|l| l.split_whitespace().next())
             .and_then(|u| u.parse::<u32>().ok());
-        if owner == Some(uid) {
+        // A zombie has ended: only its parent (the container's init) has yet to reap it.
+        let zombie = status
+            .lines()
+            .find_map(|l| l.strip_prefix("State:"))
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        if owner == Some(uid) && !zombie {
             out.push(std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default());
         }
     }
