@@ -35,9 +35,13 @@ def main(path, list_json):
         return 1
     tests = collections.defaultdict(set)
     untraced = []
+    orphans = 0
     for line in lines:
         binary, _, name = line.partition("\t")
-        if binary == "?" or not name:
+        if binary == "orphan":
+            # Its starter had ended before bubblewrap ran (.ci/bwrap-trace): no test waits on it.
+            orphans += 1
+        elif binary == "?" or not name:
             untraced.append(name or line)
         elif binary not in ids:
             untraced.append(f"{binary} (not a test binary of this workspace) {name}")
@@ -48,6 +52,9 @@ def main(path, list_json):
     total = sum(len(v) for v in tests.values())
     print(f"sandbox-tests: {total} tests in {len(tests)} binaries started bubblewrap "
           f"({len(lines)} starts)", file=sys.stderr)
+    if orphans:
+        print(f"sandbox-tests: {orphans} starts were orphaned before they ran (not counted)",
+              file=sys.stderr)
     if untraced:
         print(f"sandbox-tests: {len(untraced)} starts had no test among their ancestors, "
               f"first: {untraced[0]}", file=sys.stderr)
