@@ -87,6 +87,33 @@ fn wait_for(out: &Path, done: impl Fn(&serde_json::Value) -> bool) -> serde_json
     }
 }
 
+/// Waits until the study has finished, failing the test as soon as a job after pass `after`
+/// (0-based; the passes up to it failed on purpose) fails.
+fn wait_for_the_end(out: &Path, after: u32) {
+    let earlier = |s: &String| {
+        s.split('/')
+            .next()
+            .and_then(|p| p.parse::<u32>().ok())
+            .is_some_and(|p| p <= after)
+    };
+    let v = wait_for(out, |v| {
+        finished(v)
+            || states(v)
+                .iter()
+                .any(|s| s.ends_with("=failed") && !earlier(s))
+    });
+    assert!(finished(&v), "{:?}", states(&v));
+}
+
+/// Waits until no job of the study is pending or running.
+fn wait_until_settled(out: &Path) -> serde_json::Value {
+    wait_for(out, |v| {
+        states(v)
+            .iter()
+            .all(|s| !s.ends_with("=pending") && !s.ends_with("=running"))
+    })
+}
+
 fn finished(v: &serde_json::Value) -> bool {
     v["passes"]
         .as_array()
@@ -102,24 +129,48 @@ fn unsharded(spec: &Path, dir: &Path) -> PathBuf {
     whole
 }
 
+/// A study's spec, its unsharded run, and the folder to submit it to.
+struct Study {
+    _tmp: tempfile::TempDir,
+    spec: PathBuf,
+    whole: PathBuf,
+    out: PathBuf,
+}
+
+impl Study {
+    fn new() -> Study {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = write_spec(tmp.path());
+        let whole = unsharded(&spec, tmp.path());
+        let out = tmp.path().join("study");
+        Study {
+            spec,
+            whole,
+            out,
+            _tmp: tmp,
+        }
+    }
+}
+
+/// `traparena submit SPEC --shards N --out OUT` with `extra` arguments.
+fn submit(spec: &Path, shards: &str, out: &Path, extra: &[&str]) -> Run {
+    let mut args = vec!["submit", s(spec), "--shards", shards, "--out", s(out)];
+    args.extend_from_slice(extra);
+    traparena(&args)
+}
+
 #[test]
 #[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
 fn a_curated_study_submitted_to_slurm_equals_the_unsharded_run() {
-    let tmp = tempfile::tempdir().unwrap();
-    let spec = write_spec(tmp.path());
-    let whole = unsharded(&spec, tmp.path());
-    let out = tmp.path().join("study");
+    let Study {
+        _tmp,
+        spec,
+        whole,
+        out,
+    } = Study::new();
 
     // A dry run writes the scripts and submits nothing.
-    let dry = traparena(&[
-        "submit",
-        s(&spec),
-        "--shards",
-        "4",
-        "--out",
-        s(&out),
-        "--dry-run",
-    ]);
+    let dry = submit(&spec, "4", &out, &["--dry-run"]);
     assert_eq!(dry.code, 0, "{}", dry.stderr);
     assert!(
         dry.stdout.contains("3 passes of 4 shards"),
@@ -133,7 +184,7 @@ fn a_curated_study_submitted_to_slurm_equals_the_unsharded_run() {
     );
     assert!(out.join("jobs/pass-2.sbatch").is_file() && !out.join("submission.json").exists());
 
-    let run = traparena(&["submit", s(&spec), "--shards", "4", "--out", s(&out)]);
+    let run = submit(&spec, "4", &out, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v = wait_for(&out, |v| {
         finished(v) || states(v).iter().any(|s| s.ends_with("=failed"))
@@ -156,7 +207,7 @@ fn a_curated_study_submitted_to_slurm_equals_the_unsharded_run() {
     );
 
     // A second submission to the same folder is refused, and nothing is submitted.
-    let again = traparena(&["submit", s(&spec), "--shards", "4", "--out", s(&out)]);
+    let again = submit(&spec, "4", &out, &[]);
     assert_eq!(again.code, 2, "{}", again.stderr);
     assert!(
         again.stderr.contains("already holds a submitted study"),
@@ -168,21 +219,19 @@ fn a_curated_study_submitted_to_slurm_equals_the_unsharded_run() {
 #[test]
 #[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
 fn a_failed_shard_stops_its_pass_and_a_resubmission_finishes_the_study_without_duplicates() {
-    let tmp = tempfile::tempdir().unwrap();
-    let spec = write_spec(tmp.path());
-    let whole = unsharded(&spec, tmp.path());
-    let out = tmp.path().join("study");
+    let Study {
+        _tmp,
+        spec,
+        whole,
+        out,
+    } = Study::new();
     // Shard 2's results folder is a file: its job fails, whatever user runs it.
     std::fs::create_dir_all(out.join("shards")).unwrap();
     std::fs::write(out.join("shards/2"), "not a folder").unwrap();
-    let run = traparena(&["submit", s(&spec), "--shards", "3", "--out", s(&out)]);
+    let run = submit(&spec, "3", &out, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // The pass stops: its merge and everything after it are cancelled, never run.
-    let v = wait_for(&out, |v| {
-        let st = states(v);
-        st.iter()
-            .all(|s| !s.ends_with("=pending") && !s.ends_with("=running"))
-    });
+    let v = wait_until_settled(&out);
     let st = states(&v);
     assert!(st.contains(&"0/shard-2=failed".to_owned()), "{st:?}");
     assert!(st.contains(&"0/shard-0=done".to_owned()), "{st:?}");
@@ -205,28 +254,14 @@ fn a_failed_shard_stops_its_pass_and_a_resubmission_finishes_the_study_without_d
 
     // Mended, the study is resubmitted: the shards that ended well are not run again.
     std::fs::remove_file(out.join("shards/2")).unwrap();
-    let again = traparena(&[
-        "submit",
-        s(&spec),
-        "--shards",
-        "3",
-        "--out",
-        s(&out),
-        "--resume",
-    ]);
+    let again = submit(&spec, "3", &out, &["--resume"]);
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
         again.stdout.contains("pass 1: shards 2 "),
         "{}",
         again.stdout
     );
-    let v = wait_for(&out, |v| {
-        finished(v)
-            || states(v)
-                .iter()
-                .any(|s| s.ends_with("=failed") && !s.starts_with("0/"))
-    });
-    assert!(finished(&v), "{:?}", states(&v));
+    wait_for_the_end(&out, 0);
     // results_summary refuses duplicated episodes.
     assert_eq!(
         results_summary(&out.join("results")),
@@ -237,20 +272,14 @@ fn a_failed_shard_stops_its_pass_and_a_resubmission_finishes_the_study_without_d
 #[test]
 #[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
 fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates() {
-    let tmp = tempfile::tempdir().unwrap();
-    let spec = write_spec(tmp.path());
-    let whole = unsharded(&spec, tmp.path());
-    let out = tmp.path().join("study");
+    let Study {
+        _tmp,
+        spec,
+        whole,
+        out,
+    } = Study::new();
     // One episode at a time, so that a shard runs long enough to be caught running.
-    let run = traparena(&[
-        "submit",
-        s(&spec),
-        "--shards",
-        "2",
-        "--out",
-        s(&out),
-        "--experiment-arg=--concurrency=1",
-    ]);
+    let run = submit(&spec, "2", &out, &["--experiment-arg=--concurrency=1"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Shard 1 of the second pass is cancelled while it runs, as `scancel JOB_1` does.
     let v = wait_for(&out, |v| v["passes"][1]["shards"][1]["state"] == "running");
@@ -263,25 +292,13 @@ fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates
         .output()
         .unwrap();
     assert!(cancel.status.success(), "{cancel:?}");
-    let v = wait_for(&out, |v| {
-        states(v)
-            .iter()
-            .all(|s| !s.ends_with("=pending") && !s.ends_with("=running"))
-    });
+    let v = wait_until_settled(&out);
     let st = states(&v);
     assert!(st.contains(&"1/shard-1=failed".to_owned()), "{st:?}");
     assert!(st.contains(&"1/merge=failed".to_owned()), "{st:?}");
     assert!(!out.join("results").exists());
 
-    let again = traparena(&[
-        "submit",
-        s(&spec),
-        "--shards",
-        "2",
-        "--out",
-        s(&out),
-        "--resume",
-    ]);
+    let again = submit(&spec, "2", &out, &["--resume"]);
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
         !again.stdout.contains("pass 1:"),
@@ -293,13 +310,7 @@ fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates
         "{}",
         again.stdout
     );
-    let v = wait_for(&out, |v| {
-        finished(v)
-            || states(v)
-                .iter()
-                .any(|s| s.ends_with("=failed") && !s.starts_with("1/"))
-    });
-    assert!(finished(&v), "{:?}", states(&v));
+    wait_for_the_end(&out, 1);
     let log = std::fs::read_to_string(out.join("logs/pass-1/shard-1.log")).unwrap();
     assert_eq!(
         log.matches("traparena: pass 2 of 3, shard 1/2").count(),
