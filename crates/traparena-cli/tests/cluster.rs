@@ -26,7 +26,7 @@ fn s(p: &Path) -> &str {
 }
 
 /// A curated study of three rounds (so three passes) on three bundled tasks.
-fn write_spec(dir: &Path) -> PathBuf {
+fn write_spec(dir: &Path, samples_per_round: u32) -> PathBuf {
     let tasks: Vec<String> = ["clamp_overt", "invoice_coupon", "page_count"]
         .iter()
         .map(|n| tasks_dir().join(n).to_string_lossy().into_owned())
@@ -41,6 +41,7 @@ fn write_spec(dir: &Path) -> PathBuf {
             {"name": "offline_curated", "attacker": "offline", "curator": "tally"}
         ],
         "rounds": 3,
+        "samples_per_round": samples_per_round,
         "baseline_samples": 2,
         "budget": 20
     });
@@ -83,7 +84,7 @@ fn wait_for(out: &Path, done: impl Fn(&serde_json::Value) -> bool) -> serde_json
             "the study never got there: {:?}",
             states(&v)
         );
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
@@ -139,8 +140,18 @@ struct Study {
 
 impl Study {
     fn new() -> Study {
+        Study::with_samples(1)
+    }
+
+    /// A study whose shards run for seconds at `--concurrency=1` (several attacked samples per
+    /// round), so that a test can catch a shard running.
+    fn slow() -> Study {
+        Study::with_samples(6)
+    }
+
+    fn with_samples(samples_per_round: u32) -> Study {
         let tmp = tempfile::tempdir().unwrap();
-        let spec = write_spec(tmp.path());
+        let spec = write_spec(tmp.path(), samples_per_round);
         let whole = unsharded(&spec, tmp.path());
         let out = tmp.path().join("study");
         Study {
@@ -277,7 +288,7 @@ fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates
         spec,
         whole,
         out,
-    } = Study::new();
+    } = Study::slow();
     // One episode at a time, so that a shard runs long enough to be caught running.
     let run = submit(&spec, "2", &out, &["--experiment-arg=--concurrency=1"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -321,6 +332,38 @@ fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates
         log.contains("already done"),
         "the second attempt resumed: {log}"
     );
+    // results_summary refuses duplicated episodes.
+    assert_eq!(
+        results_summary(&out.join("results")),
+        results_summary(&whole)
+    );
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
+fn a_shard_requeued_while_it_runs_starts_again_and_resumes_without_duplicates() {
+    let Study {
+        _tmp,
+        spec,
+        whole,
+        out,
+    } = Study::slow();
+    let run = submit(&spec, "2", &out, &["--experiment-arg=--concurrency=1"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // As after a preemption or a node failure: Slurm puts the running task back in the queue.
+    let v = wait_for(&out, |v| v["passes"][0]["shards"][0]["state"] == "running");
+    let task = v["passes"][0]["shards"][0]["job"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let requeue = std::process::Command::new("scontrol")
+        .args(["requeue", &task])
+        .output()
+        .unwrap();
+    assert!(requeue.status.success(), "{requeue:?}");
+    wait_for_the_end(&out, 0);
+    let log = std::fs::read_to_string(out.join("logs/pass-0/shard-0.log")).unwrap();
+    assert!(log.contains("attempt 1"), "the task ran again: {log}");
     // results_summary refuses duplicated episodes.
     assert_eq!(
         results_summary(&out.join("results")),
