@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use traparena::env::Sandbox;
+use traparena::task::Shard;
 use traparena_import::{
     BuildOptions, DEFAULT_VENV_CACHE, Ensured, ExportOptions, HumanEvalFixOptions, ImageNaming,
     ImportError, ImportReport, Pins, PredictionSet, SweBenchOptions, check_predictions_path,
@@ -21,6 +22,44 @@ pub enum ImportCmd {
     Swebench(SweBenchArgs),
     /// Build the Python environments that task folders' `setup` fields describe.
     Setup(SetupArgs),
+    /// Join the reports of an import run in shards (`--shard I/N`) into the whole import's.
+    Merge(MergeArgs),
+}
+
+/// `traparena import ...` as the jobs of `traparena submit` run it (parsed to check it).
+#[derive(Debug, clap::Parser)]
+#[command(name = "traparena import")]
+pub struct ImportLine {
+    /// The importer and its arguments.
+    #[command(subcommand)]
+    pub cmd: ImportCmd,
+}
+
+impl ImportCmd {
+    /// The output folder and the shard of an import of records (`None` for `setup` and
+    /// `merge`, which import nothing).
+    pub fn records_out(&self) -> Option<(&Path, Option<Shard>)> {
+        match self {
+            ImportCmd::Humanevalfix(a) => Some((&a.out, a.shard)),
+            ImportCmd::Swebench(a) => Some((&a.out, a.shard)),
+            ImportCmd::Setup(_) | ImportCmd::Merge(_) => None,
+        }
+    }
+}
+
+/// `traparena import merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The folder the shards imported into (their `--out`).
+    out: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Parses `--shard I/N`.
+pub fn parse_shard(s: &str) -> Result<Shard, String> {
+    Shard::parse(s).ok_or_else(|| format!("{s:?}: expected I/N with 0 <= I < N, e.g. 0/4"))
 }
 
 /// `traparena import humanevalfix`.
@@ -56,6 +95,11 @@ pub struct HumanEvalFixArgs {
     /// Worker threads (default: the number of cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Import only shard I of N (0-based, e.g. 0/4): one contiguous block of the records.
+    /// Shards import into the same --out side by side, each writes its own report, and
+    /// `traparena import merge OUT` joins the reports.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<Shard>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -119,6 +163,11 @@ pub struct SweBenchArgs {
     /// Worker threads (default: the number of cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Import only shard I of N (0-based, e.g. 0/4): one contiguous block of the records.
+    /// Shards import into the same --out side by side, each writes its own report, and
+    /// `traparena import merge OUT` joins the reports.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<Shard>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -180,6 +229,9 @@ pub fn run_import(cmd: ImportCmd, sandbox: Sandbox) -> Result<u8, Box<dyn std::e
         ImportCmd::Humanevalfix(a) => humanevalfix(a, &sandbox),
         ImportCmd::Swebench(a) => swebench(a, &sandbox),
         ImportCmd::Setup(a) => setup(a),
+        ImportCmd::Merge(a) => {
+            traparena_import::merge_reports(&a.out).and_then(|report| print_report(&report, a.json))
+        }
     };
     finish(result)
 }
@@ -234,6 +286,7 @@ fn humanevalfix(a: HumanEvalFixArgs, sb: &Sandbox) -> Result<u8, ImportError> {
         validate: !a.no_validate,
         reference_runs: a.reference_runs,
         jobs: jobs(a.jobs)?,
+        shard: a.shard,
     };
     let report = import_humanevalfix(&a.jsonl, &a.out, sb, &opts)?;
     print_report(&report, a.json)
@@ -322,6 +375,7 @@ fn swebench(a: SweBenchArgs, sb: &Sandbox) -> Result<u8, ImportError> {
         reference_runs: a.reference_runs,
         jobs: jobs(a.jobs)?,
         profiles: traparena_import::Profiles::default(),
+        shard: a.shard,
     };
     let report = match &a.repo {
         Some(repo) => import_swebench(&a.input, repo, &a.out, sb, &opts)?,
@@ -358,7 +412,10 @@ fn print_report(report: &ImportReport, json: bool) -> Result<u8, ImportError> {
             "{skipped}{}{}\nreport: {}\n",
             report.groups_text(),
             report.summary(),
-            report.out.join(traparena_import::REPORT_TEXT).display()
+            report
+                .out
+                .join(traparena_import::report_names(report.shard).1)
+                .display()
         )
     };
     r.map_err(|e| ImportError::Io {

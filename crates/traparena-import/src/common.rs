@@ -8,7 +8,7 @@ use traparena_eval::{ValidateOptions, Validity, validate};
 use traparena_task::output::{Writing, check_file, check_folder};
 
 pub(crate) use crate::report::NOT_CHECKABLE;
-use traparena_task::{TaskLayout, TaskSpec};
+use traparena_task::{Shard, TaskLayout, TaskSpec};
 
 use crate::error::{ImportError, io};
 
@@ -80,7 +80,7 @@ pub(crate) fn default_jobs() -> usize {
 
 /// Creates the output folder, after checking that nothing in the way would be replaced: a file
 /// at `out`, or an import report there that is not one.
-pub(crate) fn prepare_out(out: &Path) -> Result<PathBuf, ImportError> {
+pub(crate) fn prepare_out(out: &Path, shard: Option<Shard>) -> Result<PathBuf, ImportError> {
     let folder = Writing {
         what: "imported task folders",
         advice: "--out names a folder: choose a new one",
@@ -90,11 +90,10 @@ pub(crate) fn prepare_out(out: &Path) -> Result<PathBuf, ImportError> {
         what: "an import report",
         advice: "choose a new --out folder",
     };
-    let json = out.join(crate::REPORT_JSON);
+    let (json, text) = crate::shards::report_names(shard);
+    let json = out.join(json);
     check_file(&json, writing, is_import_report)?;
-    check_file(&out.join(crate::REPORT_TEXT), writing, |_| {
-        is_import_report(&json)
-    })?;
+    check_file(&out.join(text), writing, |_| is_import_report(&json))?;
     std::fs::create_dir_all(out).map_err(io(out))?;
     std::path::absolute(out).map_err(io(out))
 }

@@ -39,6 +39,7 @@ pub mod profiles;
 mod pyparse;
 mod report;
 mod setup;
+mod shards;
 mod store;
 mod swebench;
 mod tree_env;
@@ -64,6 +65,7 @@ pub use setup::{
     BuildOptions, DEFAULT_VENV_CACHE, Ensured, SETUP_STAMP, WORKSPACE_PTH, ensure_env,
     ensure_env_tree, is_built, setup_for, setup_for_tree, venv_python,
 };
+pub use shards::{merge_reports, report_names};
 pub use swebench::{
     ImageNaming, SweBenchInstance, SweBenchOptions, import_swebench, import_swebench_images,
     read_swebench,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use traparena_env::{Backend, TestFailure};
+use traparena_task::Shard;
 
 use crate::error::{ImportError, io};
 
@@ -38,6 +39,20 @@ pub struct ImportReport {
     /// made again: what and why, one line each, sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repaired: Vec<String>,
+    /// The shard this report is of (`--shard I/N`), or none for a whole import (one process's,
+    /// or the shards' reports joined by [`merge_reports`](crate::merge_reports)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+}
+
+/// What an import's report is about, besides its records.
+pub(crate) struct Gathered<'a> {
+    pub source: &'a str,
+    pub input: &'a Path,
+    pub out: &'a Path,
+    pub validated: bool,
+    pub backend: Backend,
+    pub shard: Option<Shard>,
 }
 
 /// A task an import wrote.
@@ -322,25 +337,22 @@ impl ImportReport {
     }
 
     pub(crate) fn gather(
-        source: &str,
-        input: &Path,
-        out: &Path,
-        validated: bool,
-        backend: Backend,
+        g: Gathered<'_>,
         started: std::time::Instant,
         results: Vec<Result<Result<Emitted, Skipped>, ImportError>>,
     ) -> Result<ImportReport, ImportError> {
         let mut report = ImportReport {
-            source: source.into(),
-            input: std::path::absolute(input).unwrap_or_else(|_| input.to_owned()),
-            out: out.to_owned(),
+            source: g.source.into(),
+            input: std::path::absolute(g.input).unwrap_or_else(|_| g.input.to_owned()),
+            out: g.out.to_owned(),
             records: results.len(),
             emitted: Vec::new(),
             skipped: Vec::new(),
-            validated,
-            backend,
+            validated: g.validated,
+            backend: g.backend,
             duration_ms: 0,
             repaired: Vec::new(),
+            shard: g.shard,
         };
         for r in results {
             match r? {
@@ -349,16 +361,17 @@ impl ImportReport {
             }
         }
         report.duration_ms = started.elapsed().as_millis() as u64;
-        report.write(out)?;
+        report.write(g.out)?;
         Ok(report)
     }
 
-    /// Writes [`REPORT_JSON`] and [`REPORT_TEXT`] into `dir`.
+    /// Writes the report into `dir`: [`REPORT_JSON`] and [`REPORT_TEXT`], or a shard's
+    /// own pair of files ([`report_names`](crate::report_names)).
     pub fn write(&self, dir: &Path) -> Result<(), ImportError> {
-        let json = dir.join(REPORT_JSON);
+        let (json, txt) = crate::shards::report_names(self.shard);
+        let (json, txt) = (dir.join(json), dir.join(txt));
         let text = serde_json::to_string_pretty(self).expect("the report serialises") + "\n";
         std::fs::write(&json, text).map_err(io(&json))?;
-        let txt = dir.join(REPORT_TEXT);
         std::fs::write(&txt, self.text()).map_err(io(&txt))
     }
 }
@@ -399,6 +412,7 @@ mod tests {
             backend: Backend::None,
             duration_ms: 0,
             repaired: Vec::new(),
+            shard: None,
         };
         assert!(!serde_json::to_string(&r).unwrap().contains("repaired"));
         assert!(!r.text().contains("repaired"));
@@ -452,6 +466,7 @@ mod tests {
             backend: Backend::None,
             duration_ms: 0,
             repaired: Vec::new(),
+            shard: None,
         };
         for r in rows {
             match r {

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use traparena_env::{GitRepo, Sandbox};
-use traparena_task::{Patch, RelPath};
+use traparena_task::{Patch, RelPath, Shard};
 
 mod build;
 mod images;
@@ -30,7 +30,7 @@ use crate::error::ImportError;
 use crate::interpreters::{InterpreterSearch, find_python, is_version};
 use crate::pins::Pins;
 use crate::profiles::Profiles;
-use crate::report::{Emitted, ImportReport, Skipped};
+use crate::report::{Emitted, Gathered, ImportReport, Skipped};
 use crate::setup::{BuildOptions, DEFAULT_VENV_CACHE};
 
 /// One SWE-bench instance, in the field names of the published data set (fields the importer
@@ -137,6 +137,9 @@ pub struct SweBenchOptions {
     pub jobs: usize,
     /// The runner profiles environments are resolved in (see [`Profiles`]).
     pub profiles: Profiles,
+    /// Import only this shard's block of the instances (after `instances`), and write the
+    /// report as the shard's (see [`merge_reports`](crate::merge_reports)).
+    pub shard: Option<Shard>,
 }
 
 impl Default for SweBenchOptions {
@@ -155,6 +158,7 @@ impl Default for SweBenchOptions {
             reference_runs: 3,
             jobs: default_jobs(),
             profiles: Profiles::default(),
+            shard: None,
         }
     }
 }
@@ -257,10 +261,12 @@ fn import_from(
             )));
         }
     }
-    let selected: Vec<SweBenchInstance> = all
-        .into_iter()
-        .filter(|i| opts.instances.is_empty() || opts.instances.contains(&i.instance_id))
-        .collect();
+    let selected: Vec<SweBenchInstance> = crate::shards::shard_block(
+        all.into_iter()
+            .filter(|i| opts.instances.is_empty() || opts.instances.contains(&i.instance_id))
+            .collect(),
+        opts.shard,
+    );
     let source = match from {
         Origin::Clone(repo) => {
             if !repo.exists() {
@@ -275,7 +281,7 @@ fn import_from(
         }
         Origin::Images(naming) => Source::Images(naming.clone()),
     };
-    let out = prepare_out(out)?;
+    let out = prepare_out(out, opts.shard)?;
     for i in &selected {
         check_target(&out, &i.instance_id, "swebench")?;
     }
@@ -295,11 +301,14 @@ fn import_from(
         crate::report::stamp(r, &inst.repo, started)
     });
     let mut report = ImportReport::gather(
-        "swebench",
-        input,
-        &out,
-        opts.validate,
-        sandbox.backend(),
+        Gathered {
+            source: "swebench",
+            input,
+            out: &out,
+            validated: opts.validate,
+            backend: sandbox.backend(),
+            shard: opts.shard,
+        },
         started,
         results,
     )?;

@@ -31,6 +31,7 @@ pub mod patch;
 mod paths;
 pub mod process;
 mod registry;
+mod shard;
 mod spec;
 mod task;
 mod verdict;
@@ -47,6 +48,7 @@ pub use patch::{ChangedFile, Hunk, Patch};
 pub use paths::{RelPath, check_relative};
 pub use process::{AgentCommand, AgentExit};
 pub use registry::{ComponentRole, ConfiguredKind, Factory, KindRegistry};
+pub use shard::Shard;
 pub use spec::{ImageEnv, Location, Runner, Setup, TaskSpec, TestSpec, test_name_matches};
 pub use task::Task;
 pub use verdict::{

@@ -7,6 +7,7 @@
 //!   and records every request;
 //! - [`cli`]: running the `traparena` binary from its tests;
 //! - [`procs`]: the machine's processes, to check that nothing outlives a sandboxed run;
+//! - [`swebench`]: a synthetic SWE-bench clone and instance records over it;
 //! - [`browser`]: headless Chromium through the DevTools Protocol, for the HTML pages.
 
 // This test code reads where its prepared data lies.
@@ -18,4 +19,5 @@ pub mod cli;
 pub mod folder;
 pub mod procs;
 pub mod stub;
+pub mod swebench;
 pub mod synthetic;

@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use traparena_env::Sandbox;
-use traparena_task::Language;
+use traparena_task::{Language, Shard};
 
 use crate::common::{check_target, default_jobs, par_map, prepare_out, read_records};
 use crate::error::ImportError;
-use crate::report::ImportReport;
+use crate::report::{Gathered, ImportReport};
 
 /// One record of a HumanEvalPack file (fields the importer uses; others are ignored).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +89,9 @@ pub struct HumanEvalFixOptions {
     pub reference_runs: u32,
     /// Worker threads.
     pub jobs: usize,
+    /// Import only this shard's block of the records (after `records`), and write the report
+    /// as the shard's (see [`merge_reports`](crate::merge_reports)).
+    pub shard: Option<Shard>,
 }
 
 impl Default for HumanEvalFixOptions {
@@ -102,6 +105,7 @@ impl Default for HumanEvalFixOptions {
             validate: true,
             reference_runs: 3,
             jobs: default_jobs(),
+            shard: None,
         }
     }
 }
@@ -150,8 +154,8 @@ pub fn import_humanevalfix(
             opts.language
         )));
     }
-    let records = chosen_records(input, opts)?;
-    let out = prepare_out(out)?;
+    let records = crate::shards::shard_block(chosen_records(input, opts)?, opts.shard);
+    let out = prepare_out(out, opts.shard)?;
     let mut items = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for r in records {
@@ -177,11 +181,14 @@ pub fn import_humanevalfix(
         ImportReport::contain(&r.task_id, import_one(r, id))
     });
     ImportReport::gather(
-        "humanevalfix",
-        input,
-        &out,
-        opts.validate,
-        sandbox.backend(),
+        Gathered {
+            source: "humanevalfix",
+            input,
+            out: &out,
+            validated: opts.validate,
+            backend: sandbox.backend(),
+            shard: opts.shard,
+        },
         started,
         results,
     )

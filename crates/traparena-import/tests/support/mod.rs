@@ -11,6 +11,10 @@ use std::time::Duration;
 
 use traparena_env::{HostCommand, run_host};
 use traparena_import::{BuildOptions, PinEntry, Pins, SweBenchOptions, ensure_env, setup_for};
+#[allow(unused_imports)]
+pub use traparena_testkit::swebench::{
+    CALC_BUGGY, CALC_FIXED, TESTS_BASE, TESTS_NEW, instance, synthetic_clone,
+};
 
 pub fn sh(dir: &Path, script: &str) -> String {
     let out = run_host(&HostCommand {
@@ -37,61 +41,6 @@ pub fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
-}
-
-pub const CALC_BUGGY: &str = "__version__ = \"1.0.0\"\n\n\ndef add(a, b):\n    return a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return x\n";
-pub const CALC_FIXED: &str = "__version__ = \"1.0.0\"\n\n\ndef add(a, b):\n    return a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n";
-pub const TESTS_BASE: &str = "from calc import add, clamp\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_clamp_low(bounds):\n    assert clamp(-5, *bounds) == 0\n\n\nclass TestMore:\n    def test_in_class(self):\n        assert clamp(5, 0, 10) == 5\n";
-pub const TESTS_NEW: &str = "import pathlib\n\nfrom calc import add, clamp\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_clamp_low(bounds):\n    assert clamp(-5, *bounds) == 0\n\n\nclass TestMore:\n    def test_in_class(self):\n        assert clamp(5, 0, 10) == 5\n\n\ndef test_new_passing():\n    assert add(0, 0) == 0\n\n\ndef test_clamp_high(bounds):\n    for line in (pathlib.Path(__file__).parent / \"data\" / \"cases.txt\").read_text().split():\n        assert clamp(int(line), *bounds) == 10\n";
-
-/// A clone with the base commit, the fix (code and tests) and a later commit; returns the
-/// clone, the base commit, the code patch and the test patch.
-pub fn synthetic_clone(root: &Path) -> (PathBuf, String, String, String) {
-    let d = root.join("calc-clone");
-    std::fs::create_dir_all(&d).unwrap();
-    write(&d, "pyproject.toml", "[project]\nname = \"calc\"\n");
-    write(&d, "src/calc/__init__.py", CALC_BUGGY);
-    write(
-        &d,
-        "tests/conftest.py",
-        "import pytest\n\n\n@pytest.fixture\ndef bounds():\n    return (0, 10)\n",
-    );
-    write(&d, "tests/test_calc.py", TESTS_BASE);
-    write(
-        &d,
-        "tests/test_other.py",
-        "def test_other():\n    assert True\n",
-    );
-    sh(&d, "git init -q . && git add -A && git commit -qm base");
-    let base = sh(&d, "git rev-parse HEAD").trim().to_owned();
-    write(&d, "src/calc/__init__.py", CALC_FIXED);
-    write(&d, "tests/test_calc.py", TESTS_NEW);
-    write(&d, "tests/data/cases.txt", "11\n99\n");
-    sh(&d, "git add -A && git commit -qm fix");
-    let patch = sh(&d, &format!("git diff {base} HEAD -- src"));
-    let test_patch = sh(&d, &format!("git diff {base} HEAD -- tests"));
-    write(&d, "LATER.md", "a later commit\n");
-    sh(&d, "git add -A && git commit -qm later");
-    (d, base, patch, test_patch)
-}
-
-pub fn instance(id: &str, base: &str, patch: &str, test_patch: &str) -> serde_json::Value {
-    serde_json::json!({
-        "instance_id": id,
-        "repo": "example/calc",
-        "base_commit": base,
-        "problem_statement": "clamp(x, lo, hi) returns x when x is above hi.",
-        "patch": patch,
-        "test_patch": test_patch,
-        "FAIL_TO_PASS": "[\"tests/test_calc.py::test_clamp_high\"]",
-        "PASS_TO_PASS": serde_json::to_string(&[
-            "tests/test_calc.py::test_add",
-            "tests/test_calc.py::test_clamp_low",
-            "tests/test_calc.py::TestMore::test_in_class",
-            "tests/test_calc.py::test_new_passing",
-        ]).unwrap(),
-        "created_at": "ignored",
-    })
 }
 
 /// The environment cache: outside /tmp (a sandbox's own /tmp hides it), kept across runs.

@@ -40,7 +40,7 @@ pub(super) async fn run_jobs(
     let notes = Arc::new(notes);
     let mut set = JoinSet::new();
     for job in jobs {
-        let skip = s.opts.shard.is_some_and(|sh| !sh.owns(&job.key))
+        let skip = s.opts.shard.is_some_and(|sh| !shard_owns(&sh, &job.key))
             || s.done
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())

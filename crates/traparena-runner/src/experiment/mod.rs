@@ -30,33 +30,17 @@ mod rounds;
 use jobs::*;
 use rounds::*;
 
-/// One share of a sharded experiment: shard `index` of `count` (0-based).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    /// This shard (0-based).
-    pub index: u32,
-    /// How many shards.
-    pub count: u32,
-}
+pub use traparena_task::Shard;
 
-impl Shard {
-    /// Parses `I/N`.
-    pub fn parse(s: &str) -> Option<Shard> {
-        let (i, n) = s.split_once('/')?;
-        let (index, count) = (i.trim().parse().ok()?, n.trim().parse().ok()?);
-        (count >= 1 && index < count).then_some(Shard { index, count })
+/// True when `shard` runs the episode `key`: a stable hash of the key picks the shard. A fork
+/// goes with its parent, so that every shard can fork the baseline episodes it ran.
+pub(crate) fn shard_owns(shard: &Shard, key: &EpisodeKey) -> bool {
+    if let Some(parent) = key.parent() {
+        return shard_owns(shard, &parent);
     }
-
-    /// True when this shard runs `key`: a stable hash of the key picks the shard. A fork goes
-    /// with its parent, so that every shard can fork the baseline episodes it ran.
-    pub fn owns(&self, key: &EpisodeKey) -> bool {
-        if let Some(parent) = key.parent() {
-            return self.owns(&parent);
-        }
-        let h = Sha256::digest(key.to_string().as_bytes());
-        (u64::from_le_bytes(h[..8].try_into().expect("8 bytes")) % self.count as u64) as u32
-            == self.index
-    }
+    let h = Sha256::digest(key.to_string().as_bytes());
+    (u64::from_le_bytes(h[..8].try_into().expect("8 bytes")) % shard.count as u64) as u32
+        == shard.index
 }
 
 /// How to run an experiment.
@@ -251,7 +235,7 @@ pub async fn run_experiment(
     };
     let (results, done_lines) = ResultsDir::open(&opts.out, spec, &manifest, opts.resume)?;
     let done: BTreeSet<EpisodeKey> = done_lines.iter().map(|l| l.key()).collect();
-    let owned = |k: &EpisodeKey| opts.shard.is_none_or(|s| s.owns(k));
+    let owned = |k: &EpisodeKey| opts.shard.is_none_or(|s| shard_owns(&s, k));
     let all = plan(spec, &tasks);
     let mine: Vec<&EpisodeKey> = all.iter().filter(|k| owned(k)).collect();
     let already = mine.iter().filter(|k| done.contains(*k)).count() as u64;

@@ -44,7 +44,7 @@ pub(super) async fn forks(s: Arc<Shared>, ti: usize) -> Result<(), RunError> {
                 })
                 .collect::<Vec<_>>()
         })
-        .filter(|k| s.opts.shard.is_none_or(|sh| sh.owns(k)))
+        .filter(|k| s.opts.shard.is_none_or(|sh| shard_owns(&sh, k)))
         .collect();
     let usable = s.results.usable(&parents)?;
     let trajectories = s.results.trajectories(&usable)?;
