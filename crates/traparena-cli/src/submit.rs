@@ -9,7 +9,7 @@ use traparena::runner::ExperimentSpec;
 use traparena::runner::cluster::slurm::{self, JobSettings};
 use traparena::runner::cluster::{
     Layout, Marker, Plan, SUBMISSION_FILE, SUBMISSION_VERSION, ShardState, Submission,
-    SubmittedPass,
+    SubmittedPass, Work,
 };
 
 /// The schedulers `submit` hands a study to.
@@ -22,8 +22,14 @@ pub enum Engine {
 /// Arguments of `traparena submit`.
 #[derive(Debug, clap::Args)]
 pub struct SubmitArgs {
-    /// The experiment spec (JSON).
-    pub spec: PathBuf,
+    /// The experiment spec (JSON). Or, instead, an import after `--`:
+    /// `traparena submit --shards 8 --out DIR -- import swebench FILE --repo CLONE --out TASKS`.
+    #[arg(required_unless_present = "command")]
+    pub spec: Option<PathBuf>,
+    /// An import to run in shards instead of an experiment: `import swebench ...` or
+    /// `import humanevalfix ...`, as you would run it, after `--`.
+    #[arg(last = true, value_name = "IMPORT", conflicts_with = "spec")]
+    pub command: Vec<String>,
     /// The scheduler.
     #[arg(long, value_enum, default_value = "slurm")]
     pub engine: Engine,
@@ -151,15 +157,10 @@ pub fn submit(
     opts: &crate::SandboxOpts,
 ) -> Result<u8, Box<dyn std::error::Error>> {
     let Engine::Slurm = args.engine;
-    let spec = match ExperimentSpec::load(&args.spec) {
-        Ok(s) => s,
-        Err(e) => return crate::bad_input(&e.to_string()),
+    let (work, plan, name) = match what_runs(&args) {
+        Ok(w) => w,
+        Err(message) => return crate::bad_input(&message),
     };
-    let spec_dir = args.spec.parent().filter(|p| !p.as_os_str().is_empty());
-    let context = crate::config_context(spec_dir.unwrap_or(Path::new(".")));
-    if let Err(e) = traparena::registry().resolve(&spec, &context) {
-        return crate::bad_input(&format!("{}: {e}", args.spec.display()));
-    }
     std::fs::create_dir_all(&args.out)?;
     let out = absolute(&args.out)?;
     let earlier = out.join(SUBMISSION_FILE).is_file();
@@ -171,16 +172,15 @@ pub fn submit(
             out.display()
         ));
     }
-    let plan = Plan::new(&spec, args.shards);
     let layout = Layout { out: out.clone() };
-    let mut experiment_args = sandbox_flags(opts);
-    experiment_args.extend(args.experiment_args.iter().cloned());
+    let mut extra_args = sandbox_flags(opts);
+    extra_args.extend(args.experiment_args.iter().cloned());
     let settings = JobSettings {
         traparena: std::env::current_exe()?,
-        spec: absolute(&args.spec)?,
-        experiment_args,
+        work,
+        extra_args,
         sbatch_options: args.sbatch_options.clone(),
-        name: job_name(&spec, &args.spec),
+        name,
     };
     let scripts = slurm::write_scripts(&plan, &layout, &settings)?;
     println!(
@@ -222,10 +222,11 @@ pub fn submit(
     }
     let mut record = if earlier && args.resume {
         match Submission::load(&out) {
-            Ok(s) if s.shards == plan.shards && s.spec == settings.spec => s,
+            Ok(s) if s.shards == plan.shards && s.work == settings.work => s,
             Ok(_) => {
                 return crate::bad_input(&format!(
-                    "{}: the earlier submission has another spec or shard count",
+                    "{}: the earlier submission runs another spec or import, or has another \
+                     shard count",
                     out.display()
                 ));
             }
@@ -235,7 +236,7 @@ pub fn submit(
         Submission {
             version: SUBMISSION_VERSION,
             engine: "slurm".into(),
-            spec: settings.spec.clone(),
+            work: settings.work.clone(),
             shards: plan.shards,
             passes: Vec::new(),
         }
@@ -299,11 +300,64 @@ pub fn submit(
         prev = Some(id);
     }
     println!(
-        "next: traparena status {} ; the results will be in {}",
+        "next: traparena status {} ; the {} will be in {}",
         out.display(),
-        layout.results().display()
+        match settings.work {
+            Work::Experiment { .. } => "results",
+            Work::Import { .. } => "tasks",
+        },
+        settings.work.results(&layout).display()
     );
     Ok(crate::OK)
+}
+
+/// What the shards run, its plan and the jobs' name, from `submit`'s arguments; or why not.
+fn what_runs(args: &SubmitArgs) -> Result<(Work, Plan, String), String> {
+    if let Some(path) = &args.spec {
+        let spec = ExperimentSpec::load(path).map_err(|e| e.to_string())?;
+        let spec_dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+        let context = crate::config_context(spec_dir.unwrap_or(Path::new(".")));
+        traparena::registry()
+            .resolve(&spec, &context)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let work = Work::Experiment {
+            spec: absolute(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        };
+        return Ok((work, Plan::new(&spec, args.shards), job_name(&spec, path)));
+    }
+    let usage = "after `--`, submit runs an import of records: `import swebench ...` or \
+                 `import humanevalfix ...`";
+    let (first, rest) = args.command.split_first().ok_or(usage)?;
+    if first != "import" {
+        return Err(format!("{usage}, not `{first}`"));
+    }
+    let line = <crate::import::ImportLine as clap::Parser>::try_parse_from(
+        std::iter::once("traparena import").chain(rest.iter().map(String::as_str)),
+    )
+    .map_err(|e| e.render().to_string().trim_end().to_owned())?;
+    let Some((tasks, shard)) = line.cmd.records_out() else {
+        return Err(usage.to_owned());
+    };
+    if shard.is_some() {
+        return Err("the import is given its --shard by each job: leave it out".into());
+    }
+    if !args.experiment_args.is_empty() {
+        return Err(
+            "--experiment-arg is for experiments; an import's arguments go after `--`".into(),
+        );
+    }
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let source = rest.first().cloned().unwrap_or_default();
+    let work = Work::Import {
+        args: rest.to_vec(),
+        tasks: std::path::absolute(tasks).map_err(|e| format!("{}: {e}", tasks.display()))?,
+        cwd,
+    };
+    Ok((
+        work,
+        Plan::import(args.shards),
+        format!("traparena-import-{source}"),
+    ))
 }
 
 /// The jobs' name: `traparena-` and the spec's name (or file stem), in characters Slurm and
@@ -442,10 +496,10 @@ pub fn status(args: StatusArgs) -> Result<u8, Box<dyn std::error::Error>> {
     let finished = passes.last().is_some_and(|(_, m)| *m == ShardState::Done);
     if args.json {
         let v = serde_json::json!({
-            "spec": record.spec,
+            "work": record.work,
             "shards": record.shards,
             "scheduler_error": unreachable,
-            "results": finished.then(|| layout.results()),
+            "results": finished.then(|| record.work.results(&layout)),
             "passes": passes.iter().zip(&record.passes).map(|((shards, merge), jobs)| serde_json::json!({
                 "shards": shards.iter().enumerate().map(|(i, s)| state_json(s, jobs.shards_job.as_ref().map(|j| format!("{j}_{i}")))).collect::<Vec<_>>(),
                 "merge": state_json(merge, jobs.merge_job.clone()),
@@ -470,12 +524,18 @@ pub fn status(args: StatusArgs) -> Result<u8, Box<dyn std::error::Error>> {
         }
         println!("  merge: {}", state_text(merge));
     }
-    if finished {
-        println!(
+    match (&record.work, finished) {
+        (_, false) => {}
+        (Work::Experiment { .. }, true) => println!(
             "done: the merged results are in {}; next: traparena report {}",
             layout.results().display(),
             layout.results().display()
-        );
+        ),
+        (Work::Import { tasks, .. }, true) => println!(
+            "done: the tasks are in {}, the import report at {}",
+            tasks.display(),
+            tasks.join(traparena_import::REPORT_TEXT).display()
+        ),
     }
     Ok(crate::OK)
 }

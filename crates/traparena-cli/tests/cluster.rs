@@ -370,3 +370,125 @@ fn a_shard_requeued_while_it_runs_starts_again_and_resumes_without_duplicates() 
         results_summary(&whole)
     );
 }
+
+/// Every file under `dir` (but the import reports) with its bytes, by relative path.
+fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, into: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                walk(root, &p, into);
+            } else if !rel.starts_with("import-report") {
+                into.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut all = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut all);
+    all
+}
+
+/// An import report without what differs between runs (times, the output folder).
+fn report_without_times(dir: &Path) -> serde_json::Value {
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("import-report.json")).unwrap()).unwrap();
+    v["duration_ms"] = 0.into();
+    v["out"] = "".into();
+    for e in v["emitted"].as_array_mut().unwrap() {
+        e["duration_ms"] = 0.into();
+    }
+    v
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
+fn a_swebench_import_in_three_shards_through_slurm_writes_what_one_process_writes() {
+    use traparena_testkit::swebench::{instance, synthetic_clone};
+    assert!(std::env::var_os("SLURM_CONF").is_some(), "{NEEDS}");
+    // Outside /tmp: the sandbox's own /tmp would hide the environments.
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let root = tmp.path();
+    let (_clone, base, patch, test_patch) = synthetic_clone(root);
+    let lines: Vec<String> = (1..=6)
+        .map(|n| instance(&format!("example__calc-{n}"), &base, &patch, &test_patch).to_string())
+        .collect();
+    std::fs::write(root.join("instances.jsonl"), lines.join("\n") + "\n").unwrap();
+    let pins = serde_json::json!({"example/calc": {"1.0": {
+        "python": "/usr/bin/python3", "packages": ["pytest"], "source_dirs": ["src"]}}});
+    std::fs::write(root.join("pins.json"), pins.to_string()).unwrap();
+    // The arguments as a user types them in `root`: relative paths, read in the jobs' folder.
+    let import = |out: &str| -> Vec<String> {
+        [
+            "import",
+            "swebench",
+            "instances.jsonl",
+            "--repo",
+            "calc-clone",
+            "--pins",
+            "pins.json",
+            "--no-bundled-envs",
+            "--venv-cache",
+            "venvs",
+            "--timeout",
+            "60",
+            "--jobs",
+            "1",
+            "--out",
+            out,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let run_in_root = |args: &[String]| {
+        let mut cmd = bin().command();
+        cmd.args(args).current_dir(root);
+        traparena_testkit::cli::output(&mut cmd)
+    };
+
+    // Submitted first, so that its three shards build the one environment they share
+    // together, from an empty cache (the cache's lock between processes).
+    let mut submit = vec!["submit", "--shards", "3", "--out", "study", "--"]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    submit.extend(import("sharded"));
+    let run = run_in_root(&submit);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("1 pass of 3 shards"), "{}", run.stdout);
+    let study = root.join("study");
+    wait_for_the_end(&study, 0);
+    let text = traparena(&["status", s(&study)]);
+    assert!(
+        text.stdout.contains(&format!(
+            "the tasks are in {}",
+            root.join("sharded").display()
+        )),
+        "{}",
+        text.stdout
+    );
+
+    let whole = run_in_root(&import("whole"));
+    assert_eq!(whole.code, 0, "{}\n{}", whole.stdout, whole.stderr);
+    let report = report_without_times(&root.join("whole"));
+    assert_eq!(report["emitted"].as_array().unwrap().len(), 6, "{report}");
+    assert_eq!(report_without_times(&root.join("sharded")), report);
+    let (one, sharded) = (files(&root.join("whole")), files(&root.join("sharded")));
+    assert_eq!(
+        one.keys().collect::<Vec<_>>(),
+        sharded.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &one {
+        assert!(sharded[path] == *bytes, "{path} differs");
+    }
+    // Each shard wrote its own report: two of the six instances each.
+    for i in 0..3 {
+        let r: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(root.join(format!("sharded/import-report.shard-{i}-of-3.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(r["records"], 2, "{r}");
+        assert_eq!(r["shard"], format!("{i}/3"));
+    }
+}

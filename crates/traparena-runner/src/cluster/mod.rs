@@ -6,6 +6,10 @@
 //! curated conditions. A study without curated conditions needs one pass; with them, one per
 //! round. The last merge writes `OUT/results`, which equals the unsharded run.
 //!
+//! An import (`traparena import swebench|humanevalfix`) runs the same way in one pass: every
+//! shard imports its block of the records into the shared task folder, and the merge step joins
+//! the shards' import reports ([`Work::Import`]).
+//!
 //! [`Plan`] says what runs; [`slurm`] writes it as batch scripts chained with the scheduler's
 //! own dependencies. The scripts and the [`Submission`] record stay in the output folder, so a
 //! study can be read, resubmitted by hand and followed ([`ShardState`]) without TrapArena.
@@ -20,8 +24,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::RunError;
 use crate::spec::ExperimentSpec;
 
-/// The version of [`Submission`]'s format (`submission.json`).
-pub const SUBMISSION_VERSION: u32 = 1;
+/// The version of [`Submission`]'s format (`submission.json`). Version 1 (an experiment's
+/// `spec` in place of `work`) is still read.
+pub const SUBMISSION_VERSION: u32 = 2;
 /// The submission record's file name in the output folder.
 pub const SUBMISSION_FILE: &str = "submission.json";
 
@@ -36,7 +41,49 @@ pub struct Plan {
     pub curated: bool,
 }
 
+/// What the shards of a submitted study run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Work {
+    /// An experiment: `traparena experiment SPEC --shard I/N` in each pass, then a merge.
+    Experiment {
+        /// The spec file (absolute).
+        spec: PathBuf,
+    },
+    /// An import: `traparena import ARGS --shard I/N` in one pass, then
+    /// `traparena import merge TASKS`.
+    Import {
+        /// The import's arguments after `traparena import`, as the user gave them (without
+        /// `--shard`).
+        args: Vec<String>,
+        /// The import's output folder (absolute): the task folders and the joined report.
+        tasks: PathBuf,
+        /// The folder the jobs run in (the submitter's), against which `args` are read.
+        cwd: PathBuf,
+    },
+}
+
+impl Work {
+    /// Where the study's result ends up: the merged results folder of an experiment, the task
+    /// folders of an import.
+    pub fn results(&self, layout: &Layout) -> PathBuf {
+        match self {
+            Work::Experiment { .. } => layout.results(),
+            Work::Import { tasks, .. } => tasks.clone(),
+        }
+    }
+}
+
 impl Plan {
+    /// The plan of an import in `shards` shards: one pass, no curator.
+    pub fn import(shards: NonZeroU32) -> Plan {
+        Plan {
+            shards,
+            passes: 1,
+            curated: false,
+        }
+    }
+
     /// The plan of `spec` in `shards` shards.
     pub fn new(spec: &ExperimentSpec, shards: NonZeroU32) -> Plan {
         let curated = spec.conditions.iter().any(|c| c.curator.is_some());
@@ -148,8 +195,8 @@ pub struct Submission {
     pub version: u32,
     /// The scheduler (`slurm`).
     pub engine: String,
-    /// The spec file (absolute).
-    pub spec: PathBuf,
+    /// What the shards run.
+    pub work: Work,
     /// Shards per pass.
     pub shards: NonZeroU32,
     /// Passes, in order, with their job ids (empty for a dry run).
@@ -174,14 +221,29 @@ impl Submission {
             message,
         };
         let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
-        let s: Submission = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-        if s.version != SUBMISSION_VERSION {
-            return Err(bad(format!(
-                "format version {} (this traparena reads {SUBMISSION_VERSION})",
-                s.version
-            )));
+        let mut v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        match v.get("version").and_then(|n| n.as_u64()) {
+            Some(1) => {
+                // Version 1 knew only experiments, named by `spec`.
+                if let Some(o) = v.as_object_mut() {
+                    let spec = o.remove("spec").unwrap_or_default();
+                    o.insert(
+                        "work".into(),
+                        serde_json::json!({"kind": "experiment", "spec": spec}),
+                    );
+                    o.insert("version".into(), SUBMISSION_VERSION.into());
+                }
+            }
+            Some(n) if n == u64::from(SUBMISSION_VERSION) => {}
+            other => {
+                return Err(bad(format!(
+                    "format version {} (this traparena reads 1 and {SUBMISSION_VERSION})",
+                    other.map_or("missing".to_owned(), |n| n.to_string())
+                )));
+            }
         }
-        Ok(s)
+        serde_json::from_value(v).map_err(|e| bad(e.to_string()))
     }
 
     /// Writes `DIR/submission.json` (whole or not at all).

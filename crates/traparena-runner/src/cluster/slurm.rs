@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Layout, Plan, ShardState};
+use super::{Layout, Plan, ShardState, Work};
 use crate::error::RunError;
 
 /// What every job script runs and how.
@@ -17,11 +17,11 @@ use crate::error::RunError;
 pub struct JobSettings {
     /// The `traparena` command the jobs run: an absolute path that every node sees.
     pub traparena: PathBuf,
-    /// The spec file (absolute).
-    pub spec: PathBuf,
-    /// Extra arguments of every `traparena experiment` the jobs run (`--concurrency 8`,
-    /// `--backend container`, spending limits, ...).
-    pub experiment_args: Vec<String>,
+    /// What the shards run.
+    pub work: Work,
+    /// Extra arguments of every `traparena experiment` or `traparena import` the jobs run
+    /// (`--concurrency 8`, `--sandbox container`, spending limits, ...).
+    pub extra_args: Vec<String>,
     /// Extra `#SBATCH` options of every job (`--partition=...`, `--time=...`,
     /// `--cpus-per-task=...`).
     pub sbatch_options: Vec<String>,
@@ -68,30 +68,54 @@ fn header(name: &str, output: &Path, settings: &JobSettings) -> String {
         quote(name),
         quote_path(output)
     );
+    if let Work::Import { cwd, .. } = &settings.work {
+        // The import's arguments are read as in the submitter's shell.
+        h.push_str(&format!("#SBATCH --chdir={}\n", quote_path(cwd)));
+    }
     for o in &settings.sbatch_options {
         h.push_str(&format!("#SBATCH {o}\n"));
     }
     h
 }
 
-fn experiment_line(settings: &JobSettings, out: &str, extra: &str) -> String {
+fn experiment_line(settings: &JobSettings, spec: &Path, out: &str, extra: &str) -> String {
     let mut line = format!(
         "{} experiment {} --out {out} --resume{extra}",
         quote_path(&settings.traparena),
-        quote_path(&settings.spec)
+        quote_path(spec)
     );
-    for a in &settings.experiment_args {
+    for a in &settings.extra_args {
         line.push(' ');
         line.push_str(&quote(a));
     }
     line
 }
 
+/// The command of shard `"$i"` of `n`.
+fn shard_line(settings: &JobSettings, layout: &Layout, n: u32) -> String {
+    match &settings.work {
+        Work::Experiment { spec } => experiment_line(
+            settings,
+            spec,
+            &format!("{}/\"$i\"", quote_path(&layout.out.join("shards"))),
+            &format!(" --shard \"$i/{n}\""),
+        ),
+        Work::Import { args, .. } => {
+            let mut line = format!("{} import", quote_path(&settings.traparena));
+            for a in args.iter().chain(&settings.extra_args) {
+                line.push(' ');
+                line.push_str(&quote(a));
+            }
+            line.push_str(&format!(" --shard \"$i/{n}\""));
+            line
+        }
+    }
+}
+
 /// The scripts of pass `p` (0-based) of `plan`.
 pub fn pass_scripts(plan: &Plan, layout: &Layout, settings: &JobSettings, p: u32) -> PassScripts {
     let n = plan.shards.get();
     let state = quote_path(&layout.state(p));
-    let shards_dir = quote_path(&layout.out.join("shards"));
 
     let mut s = header(
         &format!("{}-pass-{p}", settings.name),
@@ -99,65 +123,37 @@ pub fn pass_scripts(plan: &Plan, layout: &Layout, settings: &JobSettings, p: u32
         settings,
     );
     s.push_str(&format!("#SBATCH --array=0-{}\n", n - 1));
-    s.push_str(&format!(
-        "# Pass {} of {} of a TrapArena study: shard $SLURM_ARRAY_TASK_ID of {n} runs every episode\n\
-         # of its share that the notes at hand allow. --resume keeps what an earlier attempt wrote\n\
-         # (a requeue, a resubmission), so no episode runs twice.\n",
-        p + 1,
-        plan.passes
-    ));
+    s.push_str(&match &settings.work {
+        Work::Experiment { .. } => format!(
+            "# Pass {} of {} of a TrapArena study: shard $SLURM_ARRAY_TASK_ID of {n} runs every episode\n\
+             # of its share that the notes at hand allow. --resume keeps what an earlier attempt wrote\n\
+             # (a requeue, a resubmission), so no episode runs twice.\n",
+            p + 1,
+            plan.passes
+        ),
+        Work::Import { .. } => format!(
+            "# A TrapArena import in {n} shards: shard $SLURM_ARRAY_TASK_ID imports its block of the records\n\
+             # into the shared task folder. A requeued attempt imports the block again, replacing its\n\
+             # own task folders.\n"
+        ),
+    });
     let (pn, passes) = (p + 1, plan.passes);
     s.push_str(&format!(
         "set -u\ni=\"$SLURM_ARRAY_TASK_ID\"\nstate={state}\nmkdir -p \"$state\"\n\
          rm -f \"$state/shard-$i.ok\" \"$state/shard-$i.failed\"\n\
          echo \"traparena: pass {pn} of {passes}, shard $i/{n}, job ${{SLURM_JOB_ID:-?}} on $(hostname), attempt ${{SLURM_RESTART_COUNT:-0}}\"\n"
     ));
-    s.push_str(&experiment_line(
-        settings,
-        &format!("{shards_dir}/\"$i\""),
-        &format!(" --shard \"$i/{n}\""),
-    ));
+    s.push_str(&shard_line(settings, layout, n));
     s.push_str(
         "\nrc=$?\nif [ \"$rc\" -eq 0 ]; then : > \"$state/shard-$i.ok\"; else echo \"$rc\" > \"$state/shard-$i.failed\"; fi\nexit \"$rc\"\n",
     );
 
-    let merged = layout.merged(plan, p);
-    let mq = quote_path(&merged);
     let mut m = header(
         &format!("{}-merge-{p}", settings.name),
         &layout.merge_log(p),
         settings,
     );
-    m.push_str(&format!(
-        "# Pass {} of {}: merges the shards{}.\n",
-        p + 1,
-        plan.passes,
-        if plan.curated {
-            ", runs the curator step on the merged results and hands the notes back to every shard"
-        } else {
-            ""
-        }
-    ));
-    m.push_str(&format!(
-        "set -u\nstate={state}\nmkdir -p \"$state\"\nrm -f \"$state/merge.ok\" \"$state/merge.failed\"\n\
-         fail() {{ echo \"$1\" > \"$state/merge.failed\"; exit \"$1\"; }}\n\
-         # The merged folder is made again from the shards on every attempt.\nrm -rf {mq}\n"
-    ));
-    let shards: Vec<String> = (0..n).map(|i| quote_path(&layout.shard(i))).collect();
-    m.push_str(&format!(
-        "{} merge {} --out {mq} || fail $?\n",
-        quote_path(&settings.traparena),
-        shards.join(" ")
-    ));
-    if plan.curated {
-        m.push_str(&experiment_line(settings, &mq, " --curate-only"));
-        m.push_str(" || fail $?\n");
-        m.push_str(&format!(
-            "if [ -d {mq}/notes ]; then\n  for d in {}; do\n    rm -rf \"$d/notes\" && cp -r {mq}/notes \"$d/notes\" || fail 1\n  done\nfi\n",
-            shards.join(" ")
-        ));
-    }
-    m.push_str(": > \"$state/merge.ok\"\n");
+    m.push_str(&merge_body(plan, layout, settings, p));
     let jobs = layout.jobs();
     PassScripts {
         shards: Script {
@@ -169,6 +165,55 @@ pub fn pass_scripts(plan: &Plan, layout: &Layout, settings: &JobSettings, p: u32
             text: m,
         },
     }
+}
+
+/// The merge step of pass `p`: joins the shards (and for a curated study runs the curator step
+/// and hands the notes back), then leaves its marker.
+fn merge_body(plan: &Plan, layout: &Layout, settings: &JobSettings, p: u32) -> String {
+    let state = quote_path(&layout.state(p));
+    let n = plan.shards.get();
+    let traparena = quote_path(&settings.traparena);
+    let mut m = format!(
+        "# Pass {} of {}: {}.\n\
+         set -u\nstate={state}\nmkdir -p \"$state\"\nrm -f \"$state/merge.ok\" \"$state/merge.failed\"\n\
+         fail() {{ echo \"$1\" > \"$state/merge.failed\"; exit \"$1\"; }}\n",
+        p + 1,
+        plan.passes,
+        match (&settings.work, plan.curated) {
+            (Work::Import { .. }, _) => "joins the shards' import reports",
+            (_, true) =>
+                "merges the shards, runs the curator step on the merged results and hands the notes back to every shard",
+            (_, false) => "merges the shards",
+        }
+    );
+    let spec = match &settings.work {
+        Work::Import { tasks, .. } => {
+            m.push_str(&format!(
+                "{traparena} import merge {} || fail $?\n",
+                quote_path(tasks)
+            ));
+            m.push_str(": > \"$state/merge.ok\"\n");
+            return m;
+        }
+        Work::Experiment { spec } => spec,
+    };
+    let mq = quote_path(&layout.merged(plan, p));
+    let shards: Vec<String> = (0..n).map(|i| quote_path(&layout.shard(i))).collect();
+    m.push_str(&format!(
+        "# The merged folder is made again from the shards on every attempt.\nrm -rf {mq}\n\
+         {traparena} merge {} --out {mq} || fail $?\n",
+        shards.join(" ")
+    ));
+    if plan.curated {
+        m.push_str(&experiment_line(settings, spec, &mq, " --curate-only"));
+        m.push_str(" || fail $?\n");
+        m.push_str(&format!(
+            "if [ -d {mq}/notes ]; then\n  for d in {}; do\n    rm -rf \"$d/notes\" && cp -r {mq}/notes \"$d/notes\" || fail 1\n  done\nfi\n",
+            shards.join(" ")
+        ));
+    }
+    m.push_str(": > \"$state/merge.ok\"\n");
+    m
 }
 
 /// Writes every pass's scripts (executable) and makes the folders the jobs write into.
