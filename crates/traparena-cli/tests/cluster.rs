@@ -492,3 +492,108 @@ fn a_swebench_import_in_three_shards_through_slurm_writes_what_one_process_write
         assert_eq!(r["shard"], format!("{i}/3"));
     }
 }
+
+#[test]
+fn submit_refuses_what_it_cannot_shard_before_any_job_is_written() {
+    // Refused before the scheduler is asked anything: these run without a cluster.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("study");
+    let spec = write_spec(tmp.path(), 1);
+    let cases: [(&str, &[&str], &str); 7] = [
+        ("nothing to run", &[], "required"),
+        ("not an import", &["--", "run", "task"], "not `run`"),
+        (
+            "an import of no records",
+            &["--", "import", "setup", "t"],
+            "submit runs an import of records",
+        ),
+        (
+            "a shard given",
+            &[
+                "--",
+                "import",
+                "humanevalfix",
+                "f.jsonl",
+                "--out",
+                "t",
+                "--shard",
+                "0/2",
+            ],
+            "leave it out",
+        ),
+        (
+            "an unknown import argument",
+            &[
+                "--",
+                "import",
+                "humanevalfix",
+                "f.jsonl",
+                "--out",
+                "t",
+                "--bogus",
+            ],
+            "--bogus",
+        ),
+        (
+            "an experiment's argument",
+            &[
+                "--experiment-arg=--concurrency=2",
+                "--",
+                "import",
+                "humanevalfix",
+                "f.jsonl",
+                "--out",
+                "t",
+            ],
+            "--experiment-arg is for experiments",
+        ),
+        (
+            "a spec and an import",
+            &[
+                s(&spec),
+                "--",
+                "import",
+                "humanevalfix",
+                "f.jsonl",
+                "--out",
+                "t",
+            ],
+            "cannot be used with",
+        ),
+    ];
+    for (name, extra, says) in cases {
+        let mut args = vec!["submit", "--shards", "2", "--out", s(&out), "--dry-run"];
+        args.extend_from_slice(extra);
+        let run = bin().run(&args);
+        assert_eq!(run.code, 2, "{name}: {}\n{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains(says), "{name}: {}", run.stderr);
+        assert!(!out.join("jobs").exists(), "{name}: jobs were written");
+    }
+}
+
+#[test]
+fn status_reads_a_submission_of_format_1_and_refuses_an_unknown_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path();
+    // Format 1 named the spec; what it says is still read.
+    let v1 = serde_json::json!({"version": 1, "engine": "slurm", "spec": "/s/spec.json",
+        "shards": 2, "passes": [{"shards_job": null, "merge_job": null}]});
+    std::fs::write(out.join("submission.json"), v1.to_string()).unwrap();
+    let run = bin().run(&["status", s(out), "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        v["work"],
+        serde_json::json!({"kind": "experiment", "spec": "/s/spec.json"})
+    );
+    assert_eq!(v["passes"][0]["shards"].as_array().unwrap().len(), 2);
+    for (text, says) in [
+        (r#"{"version": 9}"#.to_owned(), "format version 9"),
+        ("{\"version\": ".to_owned(), "submission.json"),
+    ] {
+        std::fs::write(out.join("submission.json"), text).unwrap();
+        let run = bin().run(&["status", s(out)]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+    }
+}
