@@ -130,6 +130,30 @@ fn unsharded(spec: &Path, dir: &Path) -> PathBuf {
     whole
 }
 
+/// Checks that the study's merged results hold the unsharded run's episodes, each once
+/// (`results_summary` refuses duplicated episodes).
+fn equals_unsharded(out: &Path, whole: &Path) {
+    assert_eq!(
+        results_summary(&out.join("results")),
+        results_summary(whole)
+    );
+}
+
+/// Waits until shard `shard` of pass `pass` runs, then runs the Slurm command `argv` on its
+/// array task (`scancel`, `scontrol requeue`).
+fn on_running_shard(out: &Path, pass: usize, shard: usize, argv: &[&str]) {
+    let v = wait_for(out, |v| {
+        v["passes"][pass]["shards"][shard]["state"] == "running"
+    });
+    let task = v["passes"][pass]["shards"][shard]["job"].as_str().unwrap();
+    let done = std::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .arg(task)
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{argv:?} {task}: {done:?}");
+}
+
 /// A study's spec, its unsharded run, and the folder to submit it to.
 struct Study {
     _tmp: tempfile::TempDir,
@@ -206,10 +230,7 @@ fn a_curated_study_submitted_to_slurm_equals_the_unsharded_run() {
         "{:?}",
         states(&v)
     );
-    assert_eq!(
-        results_summary(&out.join("results")),
-        results_summary(&whole)
-    );
+    equals_unsharded(&out, &whole);
     let text = traparena(&["status", s(&out)]);
     assert!(
         text.stdout.contains("pass 3/3") && text.stdout.contains("next: traparena report"),
@@ -273,11 +294,7 @@ fn a_failed_shard_stops_its_pass_and_a_resubmission_finishes_the_study_without_d
         again.stdout
     );
     wait_for_the_end(&out, 0);
-    // results_summary refuses duplicated episodes.
-    assert_eq!(
-        results_summary(&out.join("results")),
-        results_summary(&whole)
-    );
+    equals_unsharded(&out, &whole);
 }
 
 #[test]
@@ -293,16 +310,7 @@ fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates
     let run = submit(&spec, "2", &out, &["--experiment-arg=--concurrency=1"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Shard 1 of the second pass is cancelled while it runs, as `scancel JOB_1` does.
-    let v = wait_for(&out, |v| v["passes"][1]["shards"][1]["state"] == "running");
-    let task = v["passes"][1]["shards"][1]["job"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let cancel = std::process::Command::new("scancel")
-        .arg(&task)
-        .output()
-        .unwrap();
-    assert!(cancel.status.success(), "{cancel:?}");
+    on_running_shard(&out, 1, 1, &["scancel"]);
     let v = wait_until_settled(&out);
     let st = states(&v);
     assert!(st.contains(&"1/shard-1=failed".to_owned()), "{st:?}");
@@ -332,11 +340,7 @@ fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates
         log.contains("already done"),
         "the second attempt resumed: {log}"
     );
-    // results_summary refuses duplicated episodes.
-    assert_eq!(
-        results_summary(&out.join("results")),
-        results_summary(&whole)
-    );
+    equals_unsharded(&out, &whole);
 }
 
 #[test]
@@ -351,24 +355,11 @@ fn a_shard_requeued_while_it_runs_starts_again_and_resumes_without_duplicates() 
     let run = submit(&spec, "2", &out, &["--experiment-arg=--concurrency=1"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // As after a preemption or a node failure: Slurm puts the running task back in the queue.
-    let v = wait_for(&out, |v| v["passes"][0]["shards"][0]["state"] == "running");
-    let task = v["passes"][0]["shards"][0]["job"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let requeue = std::process::Command::new("scontrol")
-        .args(["requeue", &task])
-        .output()
-        .unwrap();
-    assert!(requeue.status.success(), "{requeue:?}");
+    on_running_shard(&out, 0, 0, &["scontrol", "requeue"]);
     wait_for_the_end(&out, 0);
     let log = std::fs::read_to_string(out.join("logs/pass-0/shard-0.log")).unwrap();
     assert!(log.contains("attempt 1"), "the task ran again: {log}");
-    // results_summary refuses duplicated episodes.
-    assert_eq!(
-        results_summary(&out.join("results")),
-        results_summary(&whole)
-    );
+    equals_unsharded(&out, &whole);
 }
 
 /// Every file under `dir` (but the import reports) with its bytes, by relative path.
@@ -499,71 +490,43 @@ fn submit_refuses_what_it_cannot_shard_before_any_job_is_written() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("study");
     let spec = write_spec(tmp.path(), 1);
-    let cases: [(&str, &[&str], &str); 7] = [
-        ("nothing to run", &[], "required"),
-        ("not an import", &["--", "run", "task"], "not `run`"),
+    // Each case's arguments after `submit --shards 2 --out OUT --dry-run` (SPEC: a spec).
+    let cases = [
+        ("nothing to run", "", "required"),
+        ("not an import", "-- run task", "not `run`"),
         (
             "an import of no records",
-            &["--", "import", "setup", "t"],
+            "-- import setup t",
             "submit runs an import of records",
         ),
         (
             "a shard given",
-            &[
-                "--",
-                "import",
-                "humanevalfix",
-                "f.jsonl",
-                "--out",
-                "t",
-                "--shard",
-                "0/2",
-            ],
+            "-- import humanevalfix f.jsonl --out t --shard 0/2",
             "leave it out",
         ),
         (
             "an unknown import argument",
-            &[
-                "--",
-                "import",
-                "humanevalfix",
-                "f.jsonl",
-                "--out",
-                "t",
-                "--bogus",
-            ],
+            "-- import humanevalfix f.jsonl --out t --bogus",
             "--bogus",
         ),
         (
             "an experiment's argument",
-            &[
-                "--experiment-arg=--concurrency=2",
-                "--",
-                "import",
-                "humanevalfix",
-                "f.jsonl",
-                "--out",
-                "t",
-            ],
+            "--experiment-arg=--concurrency=2 -- import humanevalfix f.jsonl --out t",
             "--experiment-arg is for experiments",
         ),
         (
             "a spec and an import",
-            &[
-                s(&spec),
-                "--",
-                "import",
-                "humanevalfix",
-                "f.jsonl",
-                "--out",
-                "t",
-            ],
+            "SPEC -- import humanevalfix f.jsonl --out t",
             "cannot be used with",
         ),
     ];
     for (name, extra, says) in cases {
         let mut args = vec!["submit", "--shards", "2", "--out", s(&out), "--dry-run"];
-        args.extend_from_slice(extra);
+        args.extend(
+            extra
+                .split_whitespace()
+                .map(|a| if a == "SPEC" { s(&spec) } else { a }),
+        );
         let run = bin().run(&args);
         assert_eq!(run.code, 2, "{name}: {}\n{}", run.stdout, run.stderr);
         assert!(run.stderr.contains(says), "{name}: {}", run.stderr);
