@@ -9,12 +9,109 @@ use traparena::runner::estimate::{Estimate, PerEpisode, RoleAverage, estimate, p
 /// Prints the estimate of `spec` (its folder `spec_dir`) with the averages of the pilot
 /// `pilot`, else the spec's `estimate`; the exit status.
 pub fn run(spec: &ExperimentSpec, spec_dir: &Path, pilot: Option<&Path>) -> u8 {
+    match table(spec, spec_dir, pilot) {
+        Ok(_) => 0,
+        Err(code) => code,
+    }
+}
+
+/// Prints the estimate of a study submitted in `shards` shards and `passes` passes: the
+/// table of [`run`], then the node-hours at the pilot's pace; the exit status.
+pub fn run_for_cluster(
+    spec: &ExperimentSpec,
+    spec_dir: &Path,
+    pilot: Option<&Path>,
+    shards: u32,
+    passes: u32,
+) -> u8 {
+    let e = match table(spec, spec_dir, pilot) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let episodes: u64 = e.rows.iter().map(|r| r.episodes).sum();
+    let Some(dir) = pilot else {
+        println!(
+            "Node-hours: unknown: give --estimate-from PILOT_DIR, a pilot run of a few tasks on \
+             one node, for its pace."
+        );
+        return 0;
+    };
+    match pilot_pace(dir) {
+        Ok((n, secs)) => {
+            let per = secs / n as f64;
+            let node_hours = per * episodes as f64 / 3600.0;
+            println!(
+                "Node-hours: {node_hours:.2} ({episodes} episodes at the pilot's pace, {per:.2} s \
+                 per episode on one node: {n} episodes in {secs:.0} s).\n\
+                 Wall time in {shards} shards, each on a node of its own: about {}, in {passes} \
+                 pass{} one after another.\n\
+                 This assumes every node runs as the pilot's did (its machine, --concurrency and \
+                 model servers), and the pilot ran without a pause.",
+                duration(node_hours / shards as f64),
+                if passes == 1 { "" } else { "es" }
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("traparena: --estimate-from: {e}");
+            2
+        }
+    }
+}
+
+/// Hours as a reader takes them: minutes below one hour.
+fn duration(hours: f64) -> String {
+    if hours < 1.0 {
+        format!("{:.0} min", (hours * 60.0).max(1.0))
+    } else {
+        format!("{hours:.1} h")
+    }
+}
+
+/// A pilot's pace: its episodes and the seconds from its start (the manifest's `created`) to
+/// its last episode (the results file's last change).
+fn pilot_pace(dir: &Path) -> Result<(u64, f64), String> {
+    use traparena::results::{EPISODES_FILE, MANIFEST_FILE};
+    let manifest = dir.join(MANIFEST_FILE);
+    let text =
+        std::fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let created: jiff::Timestamp = v["created"]
+        .as_str()
+        .ok_or_else(|| {
+            format!(
+                "{}: has no creation time: its pace is unknown",
+                manifest.display()
+            )
+        })?
+        .parse()
+        .map_err(|e| format!("{}: created: {e}", manifest.display()))?;
+    let episodes = dir.join(EPISODES_FILE);
+    let last = std::fs::metadata(&episodes)
+        .and_then(|m| m.modified())
+        .map_err(|e| format!("{}: {e}", episodes.display()))?;
+    let last = jiff::Timestamp::try_from(last).map_err(|e| e.to_string())?;
+    let secs = last.duration_since(created).as_secs_f64();
+    let n = std::fs::read_to_string(&episodes)
+        .map_err(|e| format!("{}: {e}", episodes.display()))?
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count() as u64;
+    if n == 0 || secs <= 0.0 {
+        return Err(format!("{}: holds no episode to time", dir.display()));
+    }
+    Ok((n, secs))
+}
+
+/// Prints the estimate table; the estimate, or the exit status of a failure.
+fn table(spec: &ExperimentSpec, spec_dir: &Path, pilot: Option<&Path>) -> Result<Estimate, u8> {
     let (per, source) = match pilot {
         Some(dir) => match PerEpisode::from_pilot(dir) {
             Ok(p) => (p, format!("the pilot {}", dir.display())),
             Err(e) => {
                 eprintln!("traparena: --estimate-from: {e}");
-                return 2;
+                return Err(2);
             }
         },
         None => match spec.estimate {
@@ -31,7 +128,7 @@ pub fn run(spec: &ExperimentSpec, spec_dir: &Path, pilot: Option<&Path>) -> u8 {
             Ok(_) => {}
             Err(e) => {
                 eprintln!("traparena: {e}");
-                return 2;
+                return Err(2);
             }
         }
     }
@@ -39,11 +136,11 @@ pub fn run(spec: &ExperimentSpec, spec_dir: &Path, pilot: Option<&Path>) -> u8 {
         Ok(e) => e,
         Err(e) => {
             eprintln!("traparena: {e}");
-            return 2;
+            return Err(2);
         }
     };
     print!("{}", render(&e, &per, &source));
-    0
+    Ok(e)
 }
 
 fn cost(c: Option<f64>) -> String {

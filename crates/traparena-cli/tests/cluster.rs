@@ -7,47 +7,16 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use traparena_testkit::cli::{Bin, Run, tasks_dir};
-use traparena_testkit::folder::results_summary;
+mod study;
+
+use study::{Study, bin, s};
+use traparena_testkit::cli::Run;
 
 const NEEDS: &str = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)";
-
-fn bin() -> Bin {
-    Bin::new(env!("CARGO_BIN_EXE_traparena"))
-}
 
 fn traparena(args: &[&str]) -> Run {
     assert!(std::env::var_os("SLURM_CONF").is_some(), "{NEEDS}");
     bin().run(args)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// A curated study of three rounds (so three passes) on three bundled tasks.
-fn write_spec(dir: &Path, samples_per_round: u32) -> PathBuf {
-    let tasks: Vec<String> = ["clamp_overt", "invoice_coupon", "page_count"]
-        .iter()
-        .map(|n| tasks_dir().join(n).to_string_lossy().into_owned())
-        .collect();
-    let spec = serde_json::json!({
-        "name": "cluster test",
-        "seed": 41,
-        "tasks": tasks,
-        "targets": [{"name": "credulous", "agent": "credulous"}, {"name": "hardcoder", "agent": "hardcoder"}],
-        "conditions": [
-            {"name": "scripted", "attacker": "scripted"},
-            {"name": "offline_curated", "attacker": "offline", "curator": "tally"}
-        ],
-        "rounds": 3,
-        "samples_per_round": samples_per_round,
-        "baseline_samples": 2,
-        "budget": 20
-    });
-    let p = dir.join("spec.json");
-    std::fs::write(&p, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
-    p
 }
 
 fn status(out: &Path) -> serde_json::Value {
@@ -123,22 +92,6 @@ fn finished(v: &serde_json::Value) -> bool {
         .is_some_and(|p| p["merge"]["state"] == "done")
 }
 
-fn unsharded(spec: &Path, dir: &Path) -> PathBuf {
-    let whole = dir.join("whole");
-    let run = bin().run(&["experiment", s(spec), "--out", s(&whole)]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    whole
-}
-
-/// Checks that the study's merged results hold the unsharded run's episodes, each once
-/// (`results_summary` refuses duplicated episodes).
-fn equals_unsharded(out: &Path, whole: &Path) {
-    assert_eq!(
-        results_summary(&out.join("results")),
-        results_summary(whole)
-    );
-}
-
 /// Waits until shard `shard` of pass `pass` runs, then runs the Slurm command `argv` on its
 /// array task (`scancel`, `scontrol requeue`).
 fn on_running_shard(out: &Path, pass: usize, shard: usize, argv: &[&str]) {
@@ -152,39 +105,6 @@ fn on_running_shard(out: &Path, pass: usize, shard: usize, argv: &[&str]) {
         .output()
         .unwrap();
     assert!(done.status.success(), "{argv:?} {task}: {done:?}");
-}
-
-/// A study's spec, its unsharded run, and the folder to submit it to.
-struct Study {
-    _tmp: tempfile::TempDir,
-    spec: PathBuf,
-    whole: PathBuf,
-    out: PathBuf,
-}
-
-impl Study {
-    fn new() -> Study {
-        Study::with_samples(1)
-    }
-
-    /// A study whose shards run for seconds at `--concurrency=1` (several attacked samples per
-    /// round), so that a test can catch a shard running.
-    fn slow() -> Study {
-        Study::with_samples(6)
-    }
-
-    fn with_samples(samples_per_round: u32) -> Study {
-        let tmp = tempfile::tempdir().unwrap();
-        let spec = write_spec(tmp.path(), samples_per_round);
-        let whole = unsharded(&spec, tmp.path());
-        let out = tmp.path().join("study");
-        Study {
-            spec,
-            whole,
-            out,
-            _tmp: tmp,
-        }
-    }
 }
 
 /// `traparena submit SPEC --shards N --out OUT` with `extra` arguments.
@@ -230,7 +150,7 @@ fn a_curated_study_submitted_to_slurm_equals_the_unsharded_run() {
         "{:?}",
         states(&v)
     );
-    equals_unsharded(&out, &whole);
+    study::equals_unsharded(&out, &whole);
     let text = traparena(&["status", s(&out)]);
     assert!(
         text.stdout.contains("pass 3/3") && text.stdout.contains("next: traparena report"),
@@ -294,7 +214,7 @@ fn a_failed_shard_stops_its_pass_and_a_resubmission_finishes_the_study_without_d
         again.stdout
     );
     wait_for_the_end(&out, 0);
-    equals_unsharded(&out, &whole);
+    study::equals_unsharded(&out, &whole);
 }
 
 #[test]
@@ -340,7 +260,7 @@ fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates
         log.contains("already done"),
         "the second attempt resumed: {log}"
     );
-    equals_unsharded(&out, &whole);
+    study::equals_unsharded(&out, &whole);
 }
 
 #[test]
@@ -359,7 +279,7 @@ fn a_shard_requeued_while_it_runs_starts_again_and_resumes_without_duplicates() 
     wait_for_the_end(&out, 0);
     let log = std::fs::read_to_string(out.join("logs/pass-0/shard-0.log")).unwrap();
     assert!(log.contains("attempt 1"), "the task ran again: {log}");
-    equals_unsharded(&out, &whole);
+    study::equals_unsharded(&out, &whole);
 }
 
 /// Every file under `dir` (but the import reports) with its bytes, by relative path.
@@ -481,82 +401,5 @@ fn a_swebench_import_in_three_shards_through_slurm_writes_what_one_process_write
         .unwrap();
         assert_eq!(r["records"], 2, "{r}");
         assert_eq!(r["shard"], format!("{i}/3"));
-    }
-}
-
-#[test]
-fn submit_refuses_what_it_cannot_shard_before_any_job_is_written() {
-    // Refused before the scheduler is asked anything: these run without a cluster.
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("study");
-    let spec = write_spec(tmp.path(), 1);
-    // Each case's arguments after `submit --shards 2 --out OUT --dry-run` (SPEC: a spec).
-    let cases = [
-        ("nothing to run", "", "required"),
-        ("not an import", "-- run task", "not `run`"),
-        (
-            "an import of no records",
-            "-- import setup t",
-            "submit runs an import of records",
-        ),
-        (
-            "a shard given",
-            "-- import humanevalfix f.jsonl --out t --shard 0/2",
-            "leave it out",
-        ),
-        (
-            "an unknown import argument",
-            "-- import humanevalfix f.jsonl --out t --bogus",
-            "--bogus",
-        ),
-        (
-            "an experiment's argument",
-            "--experiment-arg=--concurrency=2 -- import humanevalfix f.jsonl --out t",
-            "--experiment-arg is for experiments",
-        ),
-        (
-            "a spec and an import",
-            "SPEC -- import humanevalfix f.jsonl --out t",
-            "cannot be used with",
-        ),
-    ];
-    for (name, extra, says) in cases {
-        let mut args = vec!["submit", "--shards", "2", "--out", s(&out), "--dry-run"];
-        args.extend(
-            extra
-                .split_whitespace()
-                .map(|a| if a == "SPEC" { s(&spec) } else { a }),
-        );
-        let run = bin().run(&args);
-        assert_eq!(run.code, 2, "{name}: {}\n{}", run.stdout, run.stderr);
-        assert!(run.stderr.contains(says), "{name}: {}", run.stderr);
-        assert!(!out.join("jobs").exists(), "{name}: jobs were written");
-    }
-}
-
-#[test]
-fn status_reads_a_submission_of_format_1_and_refuses_an_unknown_format() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path();
-    // Format 1 named the spec; what it says is still read.
-    let v1 = serde_json::json!({"version": 1, "engine": "slurm", "spec": "/s/spec.json",
-        "shards": 2, "passes": [{"shards_job": null, "merge_job": null}]});
-    std::fs::write(out.join("submission.json"), v1.to_string()).unwrap();
-    let run = bin().run(&["status", s(out), "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(
-        v["work"],
-        serde_json::json!({"kind": "experiment", "spec": "/s/spec.json"})
-    );
-    assert_eq!(v["passes"][0]["shards"].as_array().unwrap().len(), 2);
-    for (text, says) in [
-        (r#"{"version": 9}"#.to_owned(), "format version 9"),
-        ("{\"version\": ".to_owned(), "submission.json"),
-    ] {
-        std::fs::write(out.join("submission.json"), text).unwrap();
-        let run = bin().run(&["status", s(out)]);
-        assert_eq!(run.code, 2, "{}", run.stderr);
-        assert!(run.stderr.contains(says), "{}", run.stderr);
     }
 }

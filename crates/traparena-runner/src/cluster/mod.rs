@@ -14,7 +14,11 @@
 //! own dependencies. The scripts and the [`Submission`] record stay in the output folder, so a
 //! study can be read, resubmitted by hand and followed ([`ShardState`]) without TrapArena.
 
+pub mod kubernetes;
+mod script;
 pub mod slurm;
+
+pub use script::UPSTREAM_FAILED;
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -29,6 +33,20 @@ use crate::spec::ExperimentSpec;
 pub const SUBMISSION_VERSION: u32 = 2;
 /// The submission record's file name in the output folder.
 pub const SUBMISSION_FILE: &str = "submission.json";
+
+/// What every job runs and how, whatever the scheduler.
+#[derive(Debug, Clone)]
+pub struct JobSettings {
+    /// The `traparena` command the jobs run: a path that every node (or every pod) sees.
+    pub traparena: PathBuf,
+    /// What the shards run.
+    pub work: Work,
+    /// Extra arguments of every `traparena experiment` or `traparena import` the jobs run
+    /// (`--concurrency 8`, `--sandbox container`, spending limits, ...).
+    pub extra_args: Vec<String>,
+    /// The jobs' name prefix (`NAME-pass-P`, `NAME-merge-P`).
+    pub name: String,
+}
 
 /// What a sharded study runs: how many passes of how many shards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +204,9 @@ pub enum ShardState {
     },
     /// Neither a marker nor the scheduler knows of it (never submitted, or forgotten).
     Unknown,
+    /// No marker says it ended, and the scheduler is not asked (Kubernetes: TrapArena holds no
+    /// credentials of the cluster): it waits or runs.
+    NotEnded,
 }
 
 /// What was submitted: kept as `submission.json` in the output folder.
