@@ -59,10 +59,12 @@ pub fn run_for_cluster(
     }
 }
 
-/// Hours as a reader takes them: minutes below one hour.
+/// Hours as a reader takes them: seconds below a minute, minutes below an hour.
 fn duration(hours: f64) -> String {
-    if hours < 1.0 {
-        format!("{:.0} min", (hours * 60.0).max(1.0))
+    if hours * 60.0 < 1.0 {
+        format!("{:.0} s", hours * 3600.0)
+    } else if hours < 1.0 {
+        format!("{:.0} min", hours * 60.0)
     } else {
         format!("{hours:.1} h")
     }
