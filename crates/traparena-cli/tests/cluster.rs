@@ -117,12 +117,8 @@ fn submit(spec: &Path, shards: &str, out: &Path, extra: &[&str]) -> Run {
 #[test]
 #[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
 fn a_curated_study_submitted_to_slurm_equals_the_unsharded_run() {
-    let Study {
-        _tmp,
-        spec,
-        whole,
-        out,
-    } = Study::new();
+    let study = Study::new();
+    let (spec, whole, out) = study.paths();
 
     // A dry run writes the scripts and submits nothing.
     let dry = submit(&spec, "4", &out, &["--dry-run"]);
@@ -171,12 +167,8 @@ fn a_curated_study_submitted_to_slurm_equals_the_unsharded_run() {
 #[test]
 #[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
 fn a_failed_shard_stops_its_pass_and_a_resubmission_finishes_the_study_without_duplicates() {
-    let Study {
-        _tmp,
-        spec,
-        whole,
-        out,
-    } = Study::new();
+    let study = Study::new();
+    let (spec, whole, out) = study.paths();
     // Shard 2's results folder is a file: its job fails, whatever user runs it.
     std::fs::create_dir_all(out.join("shards")).unwrap();
     std::fs::write(out.join("shards/2"), "not a folder").unwrap();
@@ -220,12 +212,8 @@ fn a_failed_shard_stops_its_pass_and_a_resubmission_finishes_the_study_without_d
 #[test]
 #[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
 fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates() {
-    let Study {
-        _tmp,
-        spec,
-        whole,
-        out,
-    } = Study::slow();
+    let study = Study::slow();
+    let (spec, whole, out) = study.paths();
     // One episode at a time, so that a shard runs long enough to be caught running.
     let run = submit(&spec, "2", &out, &["--experiment-arg=--concurrency=1"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -266,12 +254,8 @@ fn a_shard_cancelled_while_it_runs_is_resubmitted_and_resumes_without_duplicates
 #[test]
 #[ignore = "needs a Slurm cluster: `eval \"$(.ci/slurm.sh start)\"` starts one here and sets SLURM_CONF (CI does)"]
 fn a_shard_requeued_while_it_runs_starts_again_and_resumes_without_duplicates() {
-    let Study {
-        _tmp,
-        spec,
-        whole,
-        out,
-    } = Study::slow();
+    let study = Study::slow();
+    let (spec, whole, out) = study.paths();
     let run = submit(&spec, "2", &out, &["--experiment-arg=--concurrency=1"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // As after a preemption or a node failure: Slurm puts the running task back in the queue.

@@ -116,12 +116,8 @@ fn submit_k8s(spec: &Path, out: &Path, extra: &[&str]) -> traparena_testkit::cli
 fn kubernetes_jobs_validate_and_their_pods_commands_give_the_unsharded_results() {
     let validate = std::env::var_os("TRAPARENA_TEST_KUBERNETES_VALIDATE")
         .expect("set TRAPARENA_TEST_KUBERNETES_VALIDATE to kubernetes-validate (PyPI)");
-    let Study {
-        _tmp,
-        spec,
-        whole,
-        out,
-    } = Study::new();
+    let study = Study::new();
+    let (spec, whole, out) = study.paths();
 
     let dry = submit_k8s(&spec, &out, &["--dry-run"]);
     assert_eq!(dry.code, 0, "{}", dry.stderr);
@@ -265,12 +261,8 @@ fn status_reads_a_submission_of_format_1_and_refuses_an_unknown_format() {
 
 #[test]
 fn estimate_gives_the_studys_node_hours_at_a_pilots_pace_and_writes_nothing() {
-    let Study {
-        _tmp,
-        spec,
-        whole,
-        out,
-    } = Study::new();
+    let study = Study::new();
+    let (spec, whole, out) = study.paths();
     let estimate = |extra: &[&str]| {
         let mut args = vec![
             "submit",

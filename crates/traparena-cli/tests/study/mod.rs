@@ -67,6 +67,11 @@ pub struct Study {
 }
 
 impl Study {
+    /// The spec, the unsharded run and the study's folder (the study keeps the folder alive).
+    pub fn paths(&self) -> (PathBuf, PathBuf, PathBuf) {
+        (self.spec.clone(), self.whole.clone(), self.out.clone())
+    }
+
     pub fn new() -> Study {
         Study::with_samples(1)
     }
