@@ -329,3 +329,56 @@ fn estimate_gives_the_studys_node_hours_at_a_pilots_pace_and_writes_nothing() {
         run.stderr
     );
 }
+
+#[test]
+fn the_jobs_get_the_submitters_sandbox_settings_and_auto_becomes_isolated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), 1);
+    let out = tmp.path().join("study");
+    let script = |out: &Path| std::fs::read_to_string(out.join("jobs/pass-0.sbatch")).unwrap();
+    // Unattended, a node without a sandbox must fail its shard, never run unisolated.
+    let run = bin().run(&[
+        "submit",
+        s(&spec),
+        "--shards",
+        "2",
+        "--out",
+        s(&out),
+        "--dry-run",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        script(&out).contains(" --sandbox=isolated"),
+        "{}",
+        script(&out)
+    );
+    let out2 = out.with_file_name("container");
+    let run = bin().run(&[
+        "--sandbox",
+        "container",
+        "--container-engine",
+        "podman",
+        "--container-engine-arg=--cgroup-manager=cgroupfs",
+        "--container-pool",
+        "2",
+        "submit",
+        s(&spec),
+        "--shards",
+        "2",
+        "--out",
+        s(&out2),
+        "--dry-run",
+        "--experiment-arg=--concurrency=4",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = script(&out2);
+    for flag in [
+        " --sandbox=container",
+        " --container-engine=podman",
+        " --container-engine-arg=--cgroup-manager=cgroupfs",
+        " --container-pool=2",
+        " --concurrency=4",
+    ] {
+        assert!(text.contains(flag), "{flag}: {text}");
+    }
+}
