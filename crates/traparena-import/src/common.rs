@@ -90,7 +90,7 @@ pub(crate) fn prepare_out(out: &Path, shard: Option<Shard>) -> Result<PathBuf, I
         what: "an import report",
         advice: "choose a new --out folder",
     };
-    let (json, text) = crate::shards::report_names(shard);
+    let (json, text) = crate::report::report_names(shard);
     let json = out.join(json);
     check_file(&json, writing, is_import_report)?;
     check_file(&out.join(text), writing, |_| is_import_report(&json))?;

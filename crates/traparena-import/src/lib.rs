@@ -58,6 +58,7 @@ pub use install::{build_cache_entry, install_generated};
 pub use interpreters::InterpreterSearch;
 pub use pins::{BUNDLED_FORMAT, EnvTree, PinEntry, Pins, TreeEdit, bundled_envs, major_minor};
 pub use profiles::{Profiles, RunnerProfile};
+pub use report::report_names;
 pub use report::{
     Emitted, INFRASTRUCTURE, ImportReport, NOT_CHECKABLE, REPORT_JSON, REPORT_TEXT, Skipped,
 };
@@ -65,7 +66,7 @@ pub use setup::{
     BuildOptions, DEFAULT_VENV_CACHE, Ensured, SETUP_STAMP, WORKSPACE_PTH, ensure_env,
     ensure_env_tree, is_built, setup_for, setup_for_tree, venv_python,
 };
-pub use shards::{merge_reports, report_names};
+pub use shards::merge_reports;
 pub use swebench::{
     ImageNaming, SweBenchInstance, SweBenchOptions, import_swebench, import_swebench_images,
     read_swebench,

@@ -14,6 +14,18 @@ pub const REPORT_JSON: &str = "import-report.json";
 /// The text version of the report, in the output folder.
 pub const REPORT_TEXT: &str = "import-report.txt";
 
+/// The report's file names (JSON, text) in the output folder: [`REPORT_JSON`] and
+/// [`REPORT_TEXT`] for a whole import, `import-report.shard-I-of-N.json` and `.txt` for a shard.
+pub fn report_names(shard: Option<Shard>) -> (String, String) {
+    match shard {
+        None => (REPORT_JSON.to_owned(), REPORT_TEXT.to_owned()),
+        Some(s) => (
+            format!("import-report.shard-{}-of-{}.json", s.index, s.count),
+            format!("import-report.shard-{}-of-{}.txt", s.index, s.count),
+        ),
+    }
+}
+
 /// The result of an import: every record is either emitted as a task or skipped with a reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImportReport {
@@ -368,7 +380,7 @@ impl ImportReport {
     /// Writes the report into `dir`: [`REPORT_JSON`] and [`REPORT_TEXT`], or a shard's
     /// own pair of files ([`report_names`](crate::report_names)).
     pub fn write(&self, dir: &Path) -> Result<(), ImportError> {
-        let (json, txt) = crate::shards::report_names(self.shard);
+        let (json, txt) = report_names(self.shard);
         let (json, txt) = (dir.join(json), dir.join(txt));
         let text = serde_json::to_string_pretty(self).expect("the report serialises") + "\n";
         std::fs::write(&json, text).map_err(io(&json))?;

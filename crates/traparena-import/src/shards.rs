@@ -7,7 +7,7 @@ use std::path::Path;
 use traparena_task::Shard;
 
 use crate::error::{ImportError, io};
-use crate::report::{ImportReport, REPORT_JSON, REPORT_TEXT};
+use crate::report::{ImportReport, report_names};
 
 /// The records `shard` takes: its block of them, in order (all of them without a shard).
 pub(crate) fn shard_block<T>(mut records: Vec<T>, shard: Option<Shard>) -> Vec<T> {
@@ -22,18 +22,6 @@ pub(crate) fn shard_block<T>(mut records: Vec<T>, shard: Option<Shard>) -> Vec<T
     }
 }
 
-/// The report's file names (JSON, text) in the output folder: [`REPORT_JSON`] and
-/// [`REPORT_TEXT`] for a whole import, `import-report.shard-I-of-N.json` and `.txt` for a shard.
-pub fn report_names(shard: Option<Shard>) -> (String, String) {
-    match shard {
-        None => (REPORT_JSON.to_owned(), REPORT_TEXT.to_owned()),
-        Some(s) => (
-            format!("import-report.shard-{}-of-{}.json", s.index, s.count),
-            format!("import-report.shard-{}-of-{}.txt", s.index, s.count),
-        ),
-    }
-}
-
 /// The shard a file name is the report of (`import-report.shard-I-of-N.json`).
 fn shard_of(name: &str) -> Option<Shard> {
     let rest = name
@@ -44,7 +32,7 @@ fn shard_of(name: &str) -> Option<Shard> {
 }
 
 /// Joins the reports that the shards of an import into `out` wrote, and writes the whole
-/// import's report there ([`REPORT_JSON`], [`REPORT_TEXT`]), as one process would have: the
+/// import's report there ([`REPORT_JSON`](crate::REPORT_JSON), [`REPORT_TEXT`](crate::REPORT_TEXT)), as one process would have: the
 /// records in input order, the counts summed, the duration the longest shard's.
 ///
 /// Refused, with nothing written: a folder without shard reports, shards of two different
@@ -137,6 +125,7 @@ fn join(mut m: ImportReport, r: ImportReport, path: &Path) -> Result<ImportRepor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::REPORT_JSON;
 
     #[test]
     fn a_shards_report_name_gives_back_its_shard_and_no_other_name_does() {
