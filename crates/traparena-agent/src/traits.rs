@@ -107,6 +107,16 @@ pub trait Agent: Send {
     fn name(&self) -> String;
 
     /// The next turn.
+    ///
+    /// # Cancel safety
+    ///
+    /// For an agent without a process of its own, the episode always awaits `act` to its end.
+    /// For an agent with one ([`Agent::command`]), the episode races `act` against the end of
+    /// that process and *drops* the `act` future when the process ends first, as
+    /// `tokio::select!` drops the branches that lost. Such an agent's `act` must therefore be
+    /// cancel safe: dropped at any `.await`, it must leave the agent able to answer
+    /// [`Agent::process_ended`], which the episode calls next, without losing a turn the
+    /// process already finished (keep what was read in `self`, not in the future's locals).
     async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError>;
 
     /// A hash of the prompt templates this agent uses, recorded with every episode.

@@ -179,6 +179,37 @@ impl Fork {
     pub fn step(&self) -> u32 {
         self.prefix.len() as u32
     }
+
+    /// The fork's rule for the attacker after step `index`, which has `delivered` of at most
+    /// `max_messages` messages so far: silent in the replayed prefix; asked after the fork
+    /// step, whatever its schedule says; afterwards its schedule, or silent when it may speak
+    /// at the fork step only.
+    pub(crate) fn may_speak(&self, index: u32, delivered: u32, max_messages: u32) -> MaySpeak {
+        let k = self.step();
+        if index < k {
+            MaySpeak::No
+        } else if index == k {
+            match delivered < max_messages {
+                true => MaySpeak::Yes,
+                false => MaySpeak::No,
+            }
+        } else if self.speak == Speak::AtStep {
+            MaySpeak::No
+        } else {
+            MaySpeak::AsScheduled
+        }
+    }
+}
+
+/// Whether the attacker may speak after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MaySpeak {
+    /// It is asked.
+    Yes,
+    /// It is not.
+    No,
+    /// As its schedule says.
+    AsScheduled,
 }
 
 /// How a replayed step compares with its parent's.

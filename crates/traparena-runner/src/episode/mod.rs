@@ -1,3 +1,6 @@
+mod agent_side;
+mod attack_side;
+mod finish;
 mod process;
 mod run;
 
