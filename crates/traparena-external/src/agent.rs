@@ -1,7 +1,7 @@
 //! [`ExternalAgent`]: a black-box coding agent behind the injecting proxy.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,9 +14,6 @@ use traparena_task::{Action, AgentCommand, AgentExit, Moment, MomentKind, Observ
 use crate::profile::{Placeholders, Profile, fill};
 use crate::proxy::{Exchange, Proxy, Reply};
 use crate::steps::{Stated, observation_of, observation_slot, stated, with_call_ids};
-
-/// The API key the agent is given: the proxy holds the real one.
-pub(crate) const DUMMY_KEY: &str = "traparena-proxy";
 
 /// What is appended to an observation before a collaborator message: the label the built-in
 /// model-backed agent uses, so both kinds of target read the same words.
@@ -254,14 +251,6 @@ impl ExternalAgent {
     }
 }
 
-/// True when `name` is not a plain relative path inside a folder (absolute, `..`, empty).
-pub(crate) fn escapes(name: &str) -> bool {
-    let p = Path::new(name);
-    name.is_empty()
-        || p.components()
-            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-}
-
 #[async_trait]
 impl Agent for ExternalAgent {
     fn name(&self) -> String {
@@ -437,20 +426,5 @@ impl Agent for ExternalAgent {
             ))),
             moment: u.moment,
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_that_leave_a_folder_are_caught() {
-        for bad in ["", "/etc/x", "../x", "a/../../x"] {
-            assert!(escapes(bad), "{bad}");
-        }
-        for good in ["a", "a/b.yaml", "./c"] {
-            assert!(!escapes(good), "{good}");
-        }
     }
 }

@@ -2,7 +2,7 @@
 //! `profiles/*.json`, version [`PROFILE_FORMAT`]).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -256,7 +256,7 @@ impl Profile {
             ));
         }
         for name in self.files.keys() {
-            if crate::agent::escapes(name) {
+            if escapes(name) {
                 return Err(bad(format!(
                     "files: {name:?} is not a relative path inside the agent's home folder"
                 )));
@@ -311,7 +311,7 @@ pub fn fill(text: &str, p: &Placeholders<'_>) -> String {
             Some("base_url") => Some(p.base_url.to_owned()),
             Some("proxy_url") => Some(p.base_url.trim_end_matches("/v1").to_owned()),
             Some("model") => Some(p.model.to_owned()),
-            Some("api_key") => Some(crate::agent::DUMMY_KEY.to_owned()),
+            Some("api_key") => Some(DUMMY_KEY.to_owned()),
             Some("budget") => Some(p.budget.to_string()),
             Some("task") => Some(p.task.to_owned()),
             _ => None,
@@ -331,8 +331,29 @@ pub fn fill(text: &str, p: &Placeholders<'_>) -> String {
     out
 }
 
+/// The API key the agent is given: the proxy holds the real one.
+pub(crate) const DUMMY_KEY: &str = "traparena-proxy";
+
+/// True when `name` is not a plain relative path inside a folder (absolute, `..`, empty).
+pub(crate) fn escapes(name: &str) -> bool {
+    let p = Path::new(name);
+    name.is_empty()
+        || p.components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn names_that_leave_a_folder_are_caught() {
+        for bad in ["", "/etc/x", "../x", "a/../../x"] {
+            assert!(escapes(bad), "{bad}");
+        }
+        for good in ["a", "a/b.yaml", "./c"] {
+            assert!(!escapes(good), "{good}");
+        }
+    }
+
     use super::*;
 
     fn ph() -> Placeholders<'static> {
@@ -353,7 +374,7 @@ mod tests {
         );
         assert_eq!(
             fill("{base_url}|{budget}|{api_key}", &ph()),
-            format!("http://127.0.0.1:9/v1|7|{}", crate::agent::DUMMY_KEY)
+            format!("http://127.0.0.1:9/v1|7|{}", DUMMY_KEY)
         );
     }
 
