@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use crate::extract::extract_json_object;
-use crate::types::ToolCall;
+use crate::types::{ToolCall, decode_arguments};
 
 /// Tool calls written in `text`, in order; empty when there are none. `names` are the tools
 /// the model was offered: a bare object counts as a call only when it names one of them.
@@ -66,21 +66,6 @@ fn call_from_value(v: &Value, names: &[&str]) -> Option<ToolCall> {
         name,
         serde_json::to_string(&args).ok()?,
     ))
-}
-
-/// Arguments as an object: an object as it is, or a string holding JSON (at most twice
-/// encoded) that decodes to one.
-pub(crate) fn decode_arguments(a: &Value) -> Option<Value> {
-    let mut v = a.clone();
-    for _ in 0..3 {
-        match v {
-            Value::Object(_) => return Some(v),
-            Value::String(s) if s.trim().is_empty() => return Some(Value::Object(Map::new())),
-            Value::String(s) => v = serde_json::from_str(&s).ok()?,
-            _ => return None,
-        }
-    }
-    None
 }
 
 #[cfg(test)]

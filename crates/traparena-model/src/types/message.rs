@@ -142,7 +142,7 @@ impl ToolCall {
             return Ok(Value::Object(Map::new()));
         }
         match serde_json::from_str::<Value>(text) {
-            Ok(v @ Value::String(_)) => Ok(crate::textcalls::decode_arguments(&v).unwrap_or(v)),
+            Ok(v @ Value::String(_)) => Ok(decode_arguments(&v).unwrap_or(v)),
             Ok(v) => Ok(v),
             Err(source) => {
                 crate::extract::extract_json_object(text).ok_or_else(|| ModelError::ToolArguments {
@@ -163,6 +163,21 @@ impl ToolCall {
             source: e.into_inner(),
         })
     }
+}
+
+/// Arguments as an object: an object as it is, or a string holding JSON (at most twice
+/// encoded) that decodes to one.
+pub(crate) fn decode_arguments(a: &Value) -> Option<Value> {
+    let mut v = a.clone();
+    for _ in 0..3 {
+        match v {
+            Value::Object(_) => return Some(v),
+            Value::String(s) if s.trim().is_empty() => return Some(Value::Object(Map::new())),
+            Value::String(s) => v = serde_json::from_str(&s).ok()?,
+            _ => return None,
+        }
+    }
+    None
 }
 
 #[cfg(test)]

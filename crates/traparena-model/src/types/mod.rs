@@ -16,6 +16,7 @@ mod message;
 mod request;
 mod response;
 
+pub(crate) use message::decode_arguments;
 pub use message::{FunctionCall, Message, MessageRole, ToolCall};
 pub use request::{ChatRequest, FunctionDefinition, JsonSchema, ResponseFormat, Tool, ToolKind};
 pub use response::{
