@@ -9,7 +9,8 @@ use traparena_env::HostCommand;
 use traparena_task::Setup;
 
 use crate::pins::PinEntry;
-use crate::setup::{BuildOptions, readable, run_step, venv_python};
+use crate::setup::{readable, venv_python};
+use crate::steps::{BuildOptions, run_step};
 
 /// Folders and files an install step leaves behind that are build by-products, not files the
 /// code imports.

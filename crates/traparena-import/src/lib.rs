@@ -40,6 +40,7 @@ mod pyparse;
 mod report;
 mod setup;
 mod shards;
+mod steps;
 mod store;
 mod swebench;
 mod tree_env;

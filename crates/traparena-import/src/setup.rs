@@ -4,11 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use traparena_env::{HostCommand, ProcessOutcome, run_host};
+use traparena_env::{HostCommand, ProcessOutcome};
 use traparena_task::Setup;
 
 use crate::error::{ImportError, io};
 use crate::pins::{EnvTree, PinEntry};
+pub use crate::steps::BuildOptions;
+use crate::steps::{fnv1a, run_step};
 
 /// The default folder virtual environments are cached in. It lies under `/opt`, which every
 /// sandbox backend shows read-only, so tasks run without extra sandbox configuration.
@@ -71,15 +73,6 @@ pub fn setup_for_tree(key: &str, entry: &PinEntry, cache: &Path, tree_id: Option
     }
 }
 
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
 /// The interpreter of a task's environment.
 pub fn venv_python(setup: &Setup) -> PathBuf {
     setup.venv.join("bin").join("python")
@@ -91,25 +84,6 @@ pub fn is_built(setup: &Setup) -> bool {
         .ok()
         .and_then(|t| serde_json::from_str::<Setup>(&t).ok())
         .is_some_and(|s| &s == setup)
-}
-
-/// Settings for [`ensure_env`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildOptions {
-    /// Environment variables for the build commands (proxies, `PIP_INDEX_URL`, ...); the rest of
-    /// the caller's environment is not passed on.
-    pub env: Vec<(String, String)>,
-    /// Limit of each build step.
-    pub timeout: Duration,
-}
-
-impl Default for BuildOptions {
-    fn default() -> Self {
-        BuildOptions {
-            env: Vec::new(),
-            timeout: Duration::from_secs(1800),
-        }
-    }
 }
 
 /// What [`ensure_env`] found or did.
@@ -232,25 +206,6 @@ fn env_runs(setup: &Setup) -> Result<(), String> {
         },
     )
     .map(drop)
-}
-
-/// Runs one build step on the host: its output when it exits 0 in time, else an error naming
-/// the step, why it failed and the last lines it printed.
-pub(crate) fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, String> {
-    let out = run_host(cmd).map_err(|e| format!("{step}: {e}"))?;
-    if out.exit_code == Some(0) && !out.timed_out {
-        return Ok(out);
-    }
-    let why = if out.timed_out {
-        "timed out".to_owned()
-    } else {
-        format!("exit status {:?}", out.exit_code)
-    };
-    let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
-    Err(format!(
-        "{step} failed ({why}): {}",
-        crate::common::tail(&text, 3)
-    ))
 }
 
 fn build(

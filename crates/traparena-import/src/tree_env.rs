@@ -15,7 +15,7 @@ use std::path::Path;
 use traparena_env::HostCommand;
 
 use crate::pins::{EnvTree, PinEntry};
-use crate::setup::{BuildOptions, run_step};
+use crate::steps::{BuildOptions, run_step};
 
 /// Installs what `entry` reads from `tree` into the environment whose interpreter is `py`.
 pub(crate) fn install_tree_deps(
@@ -232,5 +232,5 @@ pub fn dependency_id(dir: &Path, entry: &PinEntry) -> String {
         }
         bytes.push(0);
     }
-    format!("deps-{:016x}", crate::setup::fnv1a(&bytes))
+    format!("deps-{:016x}", crate::steps::fnv1a(&bytes))
 }
