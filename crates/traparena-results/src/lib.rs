@@ -54,6 +54,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod condition;
 mod error;
 mod jsonl;
 mod line;

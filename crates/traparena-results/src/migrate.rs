@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::FORMAT_VERSION;
-use crate::line::{ConditionInfo, no_args};
+use crate::condition::{ConditionInfo, no_args};
 
 /// The format of a line or a file from its `format` field (absent: format 1).
 pub(crate) fn format(found: Option<u64>) -> Result<u32, String> {
