@@ -3,6 +3,7 @@
 //! experiments from a spec ([`run_experiment`]).
 #![deny(missing_docs)]
 
+mod averages;
 pub mod cluster;
 mod episode;
 mod error;

@@ -9,8 +9,8 @@ use traparena_task::ComponentSpec;
 
 use traparena_results::ConditionInfo;
 
+use crate::averages::PerEpisode;
 use crate::error::RunError;
-use crate::estimate::PerEpisode;
 use crate::fork::ForkSpec;
 use crate::limits::Limits;
 
