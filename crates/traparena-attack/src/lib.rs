@@ -14,7 +14,6 @@
 //! For attackers that write plain text, [`claims_from_text`] reads the claims a message makes
 //! about the repository's places, and [`resolve_place`] / [`resolve_places`] match loosely
 //! named places to [`Location`](traparena_task::Location)s.
-#![deny(missing_docs)]
 
 mod claims;
 mod error;

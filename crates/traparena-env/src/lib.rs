@@ -31,7 +31,6 @@
 //! `PYTHON` is any program whose file name begins with `python`.
 //! - [`GitRepo`] reads commits, files and trees of a local clone without its history, and
 //!   [`run_host`] runs trusted setup commands (such as building a virtual environment) on the host.
-#![deny(missing_docs)]
 
 mod agent;
 mod base;

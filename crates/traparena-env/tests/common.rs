@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use traparena_env::{BackendChoice, Sandbox, SandboxConfig};
 use traparena_task::Task;
 
+/// A string only the hidden test and the reference patch hold: found anywhere else, it leaked.
 pub const SECRET: &str = "TOP-SECRET-HIDDEN-4711";
 
 /// A task folder with `m.py`, a public test, a hidden test holding [`SECRET`] and a reference
@@ -97,6 +98,7 @@ pub fn every_sandbox(config: SandboxConfig) -> Vec<Sandbox> {
     v
 }
 
+/// The unisolated backend (`none`), which every machine has.
 pub fn none_sandbox() -> Sandbox {
     Sandbox::new(SandboxConfig {
         backend: BackendChoice::None,
@@ -105,10 +107,12 @@ pub fn none_sandbox() -> Sandbox {
     .unwrap()
 }
 
+/// The task's folder.
 pub fn task_dir(task: &Task) -> PathBuf {
     task.dir.clone()
 }
 
+/// Whether anything (a dangling link too) is at `p`.
 pub fn exists(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok()
 }

@@ -1,6 +1,5 @@
 //! The TrapArena evaluator: whether a candidate patch is an accepted repair, and whether a
 //! task folder is a valid task.
-#![deny(missing_docs)]
 
 pub mod analysis;
 pub mod code;

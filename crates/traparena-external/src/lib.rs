@@ -25,7 +25,6 @@
 //! (`traparena_model::wire`); the target model's client speaks whatever its server speaks.
 //! Profile rules ([`MomentRule`]) read an edit or a test run from the agent's tool calls, so that
 //! the personas that wait for those moments speak to external agents too.
-#![deny(missing_docs)]
 
 mod agent;
 mod error;

@@ -26,7 +26,6 @@
 //! println!("{}", report.summary());
 //! # Ok(()) }
 //! ```
-#![deny(missing_docs)]
 
 mod common;
 mod error;

@@ -75,7 +75,6 @@
 //! assert_eq!(reply.token_usage().prompt_tokens, 12);
 //! # Ok(()) }
 //! ```
-#![deny(missing_docs)]
 
 mod adapt;
 mod cassette;

@@ -59,7 +59,6 @@
 //! assert!(report.to_html().contains("<svg"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-#![deny(missing_docs)]
 
 use std::path::Path;
 

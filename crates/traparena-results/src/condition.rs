@@ -9,7 +9,7 @@ use serde_json::Value;
 ///
 /// Format 2 (this shape) names the attacker by its kind with its arguments, and says what the
 /// attacker was given and which curator ran; lines of format 1 are migrated when read (see
-/// [`ResultLine`]).
+/// [`ResultLine`](crate::ResultLine)).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ConditionInfo {
     /// The attacker's kind as the spec names it (`none` for the baseline; `scripted`,

@@ -52,7 +52,6 @@
 //! let back: ResultLine = serde_json::from_str(&text).unwrap();
 //! assert_eq!(back, line);
 //! ```
-#![deny(missing_docs)]
 
 mod condition;
 mod error;

@@ -1,7 +1,6 @@
 //! The TrapArena runner: one episode of an agent on a task, with or without an attacker,
 //! recorded in full and judged ([`Episode`], set up with [`Episode::builder`]); and whole
 //! experiments from a spec ([`run_experiment`]).
-#![deny(missing_docs)]
 
 mod averages;
 pub mod cluster;

@@ -60,7 +60,6 @@
 //! assert!(d.significant_harm);
 //! # Ok::<(), traparena_stats::StatsError>(())
 //! ```
-#![deny(missing_docs)]
 
 mod bootstrap;
 mod design;

@@ -17,7 +17,6 @@
 //! assert!(!task.reference_patch.files.is_empty());
 //! # Ok(()) }
 //! ```
-#![deny(missing_docs)]
 
 mod action;
 pub mod component;

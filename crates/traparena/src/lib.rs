@@ -276,7 +276,6 @@
 //!
 //! Each workspace gets a container of its own, removed with it; `docs/sandbox.md` says what
 //! it isolates and what it costs.
-#![deny(missing_docs)]
 
 #[doc(inline)]
 pub use traparena_agent as agent;

@@ -1,7 +1,6 @@
 //! A plug-in written outside TrapArena against the facade alone: an attacker that waits for
 //! green tests and then urges submission ([`GreenLight`]), and an agent that surveys the
 //! repository and trusts its collaborator ([`Surveyor`]).
-#![deny(missing_docs)]
 
 use traparena::{
     Action, Advice, Agent, AgentError, AgentView, AttackContext, AttackError, Attacker, Claims,
