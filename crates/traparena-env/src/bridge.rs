@@ -8,6 +8,7 @@
 //! host, and nothing else. A file-system socket needs no network namespace in common, and no
 //! root.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpStream};
@@ -15,7 +16,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -47,10 +48,6 @@ struct Conns {
     open: HashMap<u64, (UnixStream, Option<TcpStream>)>,
     /// The threads serving connections.
     threads: Vec<JoinHandle<()>>,
-}
-
-fn lock(m: &Mutex<Conns>) -> std::sync::MutexGuard<'_, Conns> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Bridge {
@@ -101,7 +98,7 @@ impl Bridge {
         }
         let _ = accept.join();
         let threads = {
-            let mut c = lock(&self.shared);
+            let mut c = self.shared.lock();
             c.closed = true;
             for (unix, tcp) in c.open.values() {
                 let _ = unix.shutdown(Shutdown::Both);
@@ -164,7 +161,7 @@ fn accept_loop(
             std::thread::sleep(Duration::from_millis(50));
             continue;
         };
-        let mut c = lock(&shared);
+        let mut c = shared.lock();
         // Finished connections' threads are joined as new ones come.
         let (done, running): (Vec<_>, Vec<_>) = std::mem::take(&mut c.threads)
             .into_iter()
@@ -201,11 +198,11 @@ fn serve(id: u64, unix: UnixStream, port: u16, shared: Arc<Mutex<Conns>>) {
         Ok((tcp, copies))
     });
     let Ok((tcp, (unix_in, tcp_out, registered))) = forward else {
-        lock(&shared).open.remove(&id);
+        shared.lock().open.remove(&id);
         return;
     };
     {
-        let mut c = lock(&shared);
+        let mut c = shared.lock();
         if c.closed {
             return;
         }
@@ -225,7 +222,7 @@ fn serve(id: u64, unix: UnixStream, port: u16, shared: Arc<Mutex<Conns>>) {
     if let Ok(up) = up {
         let _ = up.join();
     }
-    lock(&shared).open.remove(&id);
+    shared.lock().open.remove(&id);
 }
 
 /// One direction of a connection: copies `from` to `to` until `from` ends, then ends `to`'s

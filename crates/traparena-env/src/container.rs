@@ -5,9 +5,10 @@
 //! A container belongs to one workspace and goes with it: a pooled container has never run
 //! anything when a workspace takes it, and it is never given back.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use traparena_task::ImageEnv;
 
@@ -153,7 +154,7 @@ struct PoolState {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        self.lock().ready.clear();
+        self.state.lock().ready.clear();
         crate::engine::flush_removals();
         let _ = self.engine.sweep();
     }
@@ -182,7 +183,7 @@ impl Pool {
         recipe: &Recipe,
     ) -> Result<Slot, EnvError> {
         let ready = {
-            let mut st = self.lock();
+            let mut st = self.state.lock();
             let at = st.ready.iter().position(|(r, _)| r == recipe);
             at.and_then(|i| st.ready.remove(i)).map(|(_, slot)| slot)
         };
@@ -197,7 +198,7 @@ impl Pool {
     /// Starts, on another thread, as many containers of `recipe` as the pool lacks of them.
     fn top_up(self: &Arc<Pool>, engine: &Engine, recipe: &Recipe) {
         let missing = {
-            let mut st = self.lock();
+            let mut st = self.state.lock();
             let have = st.ready.iter().filter(|(r, _)| r == recipe).count()
                 + st.starting.get(recipe).copied().unwrap_or(0);
             let missing = self.size.saturating_sub(have);
@@ -215,7 +216,7 @@ impl Pool {
                 // which removes its container.
                 let slot = recipe.slot(&engine);
                 let Some(pool) = weak.upgrade() else { return };
-                let mut st = pool.lock();
+                let mut st = pool.state.lock();
                 if let Some(n) = st.starting.get_mut(&recipe) {
                     *n = n.saturating_sub(1);
                 }
@@ -228,10 +229,6 @@ impl Pool {
                 }
             }
         });
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

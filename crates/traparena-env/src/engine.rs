@@ -168,8 +168,8 @@ impl Drop for Container {
 /// Containers handed over for removal and not yet removed, and the thread removing them.
 struct Remover {
     queue: std::sync::mpsc::Sender<(Engine, String)>,
-    pending: std::sync::Mutex<usize>,
-    done: std::sync::Condvar,
+    pending: parking_lot::Mutex<usize>,
+    done: parking_lot::Condvar,
 }
 
 fn remover() -> &'static Remover {
@@ -180,38 +180,34 @@ fn remover() -> &'static Remover {
             for (engine, id) in jobs {
                 let _ = engine.remove(&id);
                 let r = remover();
-                *lock(&r.pending) -= 1;
+                *r.pending.lock() -= 1;
                 r.done.notify_all();
             }
         });
         Remover {
             queue,
-            pending: std::sync::Mutex::new(0),
-            done: std::sync::Condvar::new(),
+            pending: parking_lot::Mutex::new(0),
+            done: parking_lot::Condvar::new(),
         }
     })
 }
 
-fn lock(m: &std::sync::Mutex<usize>) -> std::sync::MutexGuard<'_, usize> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn remove_later(engine: Engine, id: String) {
     let r = remover();
-    *lock(&r.pending) += 1;
+    *r.pending.lock() += 1;
     if let Err(std::sync::mpsc::SendError((engine, id))) = r.queue.send((engine, id)) {
         // No remover thread (it cannot have ended, but never leave a container): now.
         let _ = engine.remove(&id);
-        *lock(&r.pending) -= 1;
+        *r.pending.lock() -= 1;
     }
 }
 
 /// Waits until every container handed over for removal is removed.
 pub(crate) fn flush_removals() {
     let r = remover();
-    let mut pending = lock(&r.pending);
+    let mut pending = r.pending.lock();
     while *pending > 0 {
-        pending = r.done.wait(pending).unwrap_or_else(|p| p.into_inner());
+        r.done.wait(&mut pending);
     }
 }
 

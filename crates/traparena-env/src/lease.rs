@@ -9,12 +9,12 @@
 //! dropping them, by the same protocol (lock, remove, unlock). So the folder holds one file
 //! per lease held and none for long otherwise.
 
+use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use crate::error::{EnvError, io};
 
@@ -121,7 +121,7 @@ fn still_at(path: &Path, file: &File) -> bool {
 fn sweep_once(dir: &Path) {
     static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
     {
-        let mut swept = SWEPT.lock().unwrap_or_else(|p| p.into_inner());
+        let mut swept = SWEPT.lock();
         if !swept
             .get_or_insert_with(HashSet::new)
             .insert(dir.to_owned())

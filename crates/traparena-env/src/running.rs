@@ -3,12 +3,13 @@
 //!
 //! [`Sandbox::run`](crate::Sandbox::run) and agent processes share this one path.
 
+use parking_lot::Mutex;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -52,13 +53,9 @@ pub(crate) struct SwitchState {
 }
 
 impl KillSwitch {
-    fn lock(&self) -> std::sync::MutexGuard<'_, SwitchState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Kills the process group (the waiter then cleans up the rest); nothing once it ended.
     pub(crate) fn kill(&self) {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         if !s.ended {
             kill_group(self.pid);
             s.killed = true;
@@ -67,12 +64,12 @@ impl KillSwitch {
 
     /// True once the process has ended.
     pub(crate) fn has_ended(&self) -> bool {
-        self.lock().ended
+        self.state.lock().ended
     }
 
     /// Kills at the deadline; true unless [`KillSwitch::kill`] came first (or it ended).
     fn kill_at_deadline(&self) -> bool {
-        let s = self.lock();
+        let s = self.state.lock();
         if s.ended {
             return false;
         }
@@ -82,7 +79,7 @@ impl KillSwitch {
 
     /// Records that the leader ended (still unreaped); whether it was killed.
     fn end(&self) -> bool {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         s.ended = true;
         s.killed
     }

@@ -1,7 +1,9 @@
 //! The process sandbox: runs a command on a workspace with isolation, limits and a timeout.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use traparena_task::ImageEnv;

@@ -13,9 +13,9 @@
 //! reach the shared copy. When the warm-up fails (no toolchain) runs go on without the cache,
 //! and their builds say what is missing.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::base::{Backend, Mounts, RunSpec};
@@ -138,7 +138,7 @@ pub(crate) fn lend(warm: &Warm, sandbox: &Sandbox, mounts: &Mounts) -> Result<()
 }
 
 fn build(warm: &Warm, sandbox: &Sandbox) -> Result<Option<PathBuf>, EnvError> {
-    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    let mut built = BUILT.lock();
     if let Some(p) = built.get(warm.dir) {
         return Ok(Some(p.clone()));
     }

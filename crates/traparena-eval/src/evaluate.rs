@@ -49,7 +49,7 @@ pub struct Evaluator {
     reference: Vec<CodeLocation>,
     context: StaticContext,
     /// The tree of `repo/` in git, read for the first episode that asks.
-    origin: std::sync::Mutex<Option<std::sync::Arc<OriginTree>>>,
+    origin: parking_lot::Mutex<Option<std::sync::Arc<OriginTree>>>,
 }
 
 impl Evaluator {
@@ -92,7 +92,7 @@ impl Evaluator {
             sandbox: sandbox.clone(),
             reference,
             context,
-            origin: std::sync::Mutex::new(None),
+            origin: parking_lot::Mutex::new(None),
         })
     }
 
@@ -110,7 +110,7 @@ impl Evaluator {
     /// for it) and shared: the episodes of the task take their candidate patches against it
     /// ([`Environment::with_origin`](traparena_env::Environment::with_origin)).
     pub fn origin_tree(&self) -> Result<std::sync::Arc<OriginTree>, EvalError> {
-        let mut origin = self.origin.lock().unwrap_or_else(|p| p.into_inner());
+        let mut origin = self.origin.lock();
         if let Some(o) = origin.as_ref() {
             return Ok(o.clone());
         }

@@ -7,9 +7,10 @@
 //! copy beside the original (`tests/test_x.py` → `tests/test_x_public.py`). The reference patch
 //! is `patch`.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -312,17 +313,13 @@ fn import_from(
         started,
         results,
     )?;
-    let mut repaired = std::mem::take(&mut *lock(&ctx.repaired));
+    let mut repaired = std::mem::take(&mut *ctx.repaired.lock());
     if !repaired.is_empty() {
         repaired.sort();
         report.repaired = repaired;
         report.write(&out)?;
     }
     Ok(report)
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
@@ -386,7 +383,9 @@ impl Ctx<'_> {
         if !is_version(spec) {
             return Ok(PathBuf::from(spec));
         }
-        let cell = lock(&self.pythons)
+        let cell = self
+            .pythons
+            .lock()
             .entry(spec.to_owned())
             .or_default()
             .clone();
@@ -395,7 +394,7 @@ impl Ctx<'_> {
             let found =
                 find_python(spec, &self.opts.interpreters, &store).map_err(|e| e.to_string())?;
             if let Some(why) = &found.repaired {
-                lock(&self.repaired).push(format!("python {spec}: {why}"));
+                self.repaired.lock().push(format!("python {spec}: {why}"));
             }
             Ok(found.executable)
         })

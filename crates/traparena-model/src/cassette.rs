@@ -1,12 +1,13 @@
 //! Record and replay of model calls.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -178,7 +179,7 @@ impl Cassette {
 
     /// How many distinct keys are recorded.
     pub fn len(&self) -> usize {
-        self.lock().entries.len()
+        self.state.lock().entries.len()
     }
 
     /// Whether nothing is recorded.
@@ -188,7 +189,8 @@ impl Cassette {
 
     /// The recorded response for a key.
     pub fn get(&self, scope: &str, hash: &str, occurrence: u64) -> Option<ChatResponse> {
-        self.lock()
+        self.state
+            .lock()
             .entries
             .get(&(scope.to_owned(), hash.to_owned(), occurrence))
             .cloned()
@@ -210,7 +212,7 @@ impl Cassette {
                 source,
             })?;
         line.push('\n');
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         if state.file.is_none() {
             let mut file = OpenOptions::new()
                 .create(true)
@@ -232,10 +234,6 @@ impl Cassette {
             stored.response.clone(),
         );
         Ok(stored.response)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -355,7 +353,7 @@ impl ChatModel for Recorder {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let hash = request_hash(&self.model, request)?;
         let occurrence = {
-            let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut seen = self.seen.lock();
             let n = seen.entry(hash.clone()).or_insert(0);
             *n += 1;
             *n - 1

@@ -1,7 +1,8 @@
 //! The HTTP client for OpenAI-compatible chat completions.
 
+use parking_lot::Mutex;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -182,11 +183,7 @@ impl ChatClient {
     /// format sent as `json_object`, or none, with the JSON instruction in the system message,
     /// when the server refused it).
     pub fn request_body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
-        let adapted = *self
-            .inner
-            .adapted
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let adapted = *self.inner.adapted.lock();
         self.body_with(request, adapted)
     }
 
@@ -291,12 +288,7 @@ impl ChatModel for ChatClient {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let lock = || {
-            self.inner
-                .adapted
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-        };
+        let lock = || self.inner.adapted.lock();
         let mut adapted = *lock();
         let encode = |a| {
             serde_json::to_vec(&self.body_with(request, a)?)
@@ -335,12 +327,7 @@ impl ChatModel for ChatClient {
                     });
                 }
                 Err(e) => {
-                    let delay = self
-                        .inner
-                        .backoff
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .delay(attempts, e.retry_after());
+                    let delay = self.inner.backoff.lock().delay(attempts, e.retry_after());
                     tokio::time::sleep(delay).await;
                 }
             }

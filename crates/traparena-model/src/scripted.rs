@@ -1,7 +1,7 @@
 //! A scripted fake model for tests.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 
@@ -31,26 +31,17 @@ impl ScriptedModel {
 
     /// Appends a reply to the script.
     pub fn push(&self, reply: ChatResponse) {
-        self.replies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_back(reply);
+        self.replies.lock().push_back(reply);
     }
 
     /// The requests received so far, in order.
     pub fn requests(&self) -> Vec<ChatRequest> {
-        self.requests
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.requests.lock().clone()
     }
 
     /// How many replies are left.
     pub fn remaining(&self) -> usize {
-        self.replies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.replies.lock().len()
     }
 }
 
@@ -62,13 +53,12 @@ impl ChatModel for ScriptedModel {
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let call = {
-            let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut requests = self.requests.lock();
             requests.push(request.clone());
             requests.len()
         };
         self.replies
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
             .pop_front()
             .ok_or_else(|| ModelError::ScriptExhausted {
                 model: self.model.clone(),

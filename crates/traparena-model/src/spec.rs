@@ -6,9 +6,10 @@
 //! components that name it) and one [`Cassette`] per file; a [`Wire`] is one component's
 //! connection: the client, behind a [`Recorder`] when a cassette is given.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -161,7 +162,7 @@ impl ModelPool {
                 ))
             };
         }
-        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut clients = self.clients.lock();
         if let Some(c) = clients.get(&model.key()) {
             return Ok(Some(c.clone()));
         }
@@ -216,10 +217,7 @@ impl ModelPool {
                 ),
             ));
         }
-        let mut open = self
-            .cassettes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut open = self.cassettes.lock();
         if let Some(c) = open.get(&spec.path) {
             return Ok(c.clone());
         }
@@ -232,13 +230,7 @@ impl ModelPool {
     /// Asks the server of `model` for its context window once; says what it found.
     pub async fn probe(&self, model: &ModelSpec, client: &ChatClient) -> Vec<String> {
         let key = model.key();
-        if model.context_window.is_some()
-            || self
-                .windows
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .contains_key(&key)
-        {
+        if model.context_window.is_some() || self.windows.lock().contains_key(&key) {
             return Vec::new();
         }
         let (found, line) = match client.context_window().await {
@@ -264,23 +256,15 @@ impl ModelPool {
                 ),
             ),
         };
-        self.windows
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, found);
+        self.windows.lock().insert(key, found);
         vec![line]
     }
 
     /// The context window of `model`: its own setting, else what [`ModelPool::probe`] found.
     pub fn window(&self, model: &ModelSpec) -> Option<u32> {
-        model.context_window.or_else(|| {
-            self.windows
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&model.key())
-                .copied()
-                .flatten()
-        })
+        model
+            .context_window
+            .or_else(|| self.windows.lock().get(&model.key()).copied().flatten())
     }
 }
 

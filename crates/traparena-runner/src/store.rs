@@ -3,9 +3,9 @@
 //! none, and the curator's notes and tokens between rounds. The format of every file is
 //! `traparena-results`'.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use traparena_attack::{AttackError, Notes};
 use traparena_results::{
@@ -191,14 +191,8 @@ impl ResultsDir {
     /// Appends a finished episode: its trajectory, then its line in `episodes.jsonl` (the commit
     /// point), each written whole and synced to disk.
     pub fn append(&self, line: &ResultLine, trajectory: &TrajectoryLine) -> Result<(), RunError> {
-        self.trajectories
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .append(trajectory)?;
-        self.episodes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .append(line)?;
+        self.trajectories.lock().append(trajectory)?;
+        self.episodes.lock().append(line)?;
         Ok(())
     }
 

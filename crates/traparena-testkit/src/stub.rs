@@ -22,11 +22,12 @@
 //! # drop(stub);
 //! ```
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -218,10 +219,6 @@ struct State {
 }
 
 /// Locks a mutex even when a panicking thread poisoned it (the stub records panics itself).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The stub server. Stops when dropped (or [`StubServer::stop`]ped): every connection is
 /// closed and its port refuses connections. A responder that panicked makes the drop panic
 /// too, unless the test is already panicking.
@@ -375,7 +372,7 @@ impl StubServer {
                 };
                 let s2 = s.clone();
                 let thread = std::thread::spawn(move || serve(conn, &s2));
-                lock(&s.connections).push((handle, thread));
+                s.connections.lock().push((handle, thread));
             }
         });
         StubServer {
@@ -392,17 +389,19 @@ impl StubServer {
 
     /// Adds a reply to the end of the script.
     pub fn push(&self, reply: Reply) {
-        lock(&self.state.script).push_back(reply);
+        self.state.script.lock().push_back(reply);
     }
 
     /// Every request received, in order.
     pub fn received(&self) -> Vec<Received> {
-        lock(&self.state.received).clone()
+        self.state.received.lock().clone()
     }
 
     /// The bodies of the chat completion requests received, in order.
     pub fn chat_requests(&self) -> Vec<Value> {
-        lock(&self.state.received)
+        self.state
+            .received
+            .lock()
             .iter()
             .filter(|r| r.is_chat())
             .map(|r| r.body.clone())
@@ -411,7 +410,9 @@ impl StubServer {
 
     /// The bodies of the `POST` requests to `path` (`/v1/messages`), in order.
     pub fn bodies(&self, path: &str) -> Vec<Value> {
-        lock(&self.state.received)
+        self.state
+            .received
+            .lock()
             .iter()
             .filter(|r| r.method == "POST" && r.path == path)
             .map(|r| r.body.clone())
@@ -420,7 +421,7 @@ impl StubServer {
 
     /// How many requests were received.
     pub fn request_count(&self) -> usize {
-        lock(&self.state.received).len()
+        self.state.received.lock().len()
     }
 
     /// The most requests that were being answered at once.
@@ -438,14 +439,14 @@ impl StubServer {
         // Wake the accept loop, which then sees `stop`.
         let _ = TcpStream::connect(self.addr);
         let _ = accept.join();
-        let connections: Vec<_> = lock(&self.state.connections).drain(..).collect();
+        let connections: Vec<_> = self.state.connections.lock().drain(..).collect();
         for (stream, _) in &connections {
             let _ = stream.shutdown(Shutdown::Both);
         }
         for (_, thread) in connections {
             let _ = thread.join();
         }
-        let panics = lock(&self.state.panics).clone();
+        let panics = self.state.panics.lock().clone();
         if !panics.is_empty() && !std::thread::panicking() {
             panic!(
                 "the stub server's responder panicked: {}",
@@ -466,7 +467,7 @@ fn serve(mut stream: TcpStream, state: &State) {
     let Some(request) = read_request(&mut stream) else {
         return;
     };
-    lock(&state.received).push(request.clone());
+    state.received.lock().push(request.clone());
     let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     state.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let reply = answer(state, &request);
@@ -475,7 +476,7 @@ fn serve(mut stream: TcpStream, state: &State) {
 
 /// The reply to `request`: the responder's, else the script's next.
 fn answer(state: &State, request: &Received) -> Reply {
-    let mut responder = lock(&state.responder);
+    let mut responder = state.responder.lock();
     if let Some(respond) = responder.as_mut() {
         let run = std::panic::AssertUnwindSafe(|| respond(request));
         return match std::panic::catch_unwind(run) {
@@ -486,7 +487,7 @@ fn answer(state: &State, request: &Received) -> Reply {
                     .cloned()
                     .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
                     .unwrap_or_else(|| "a panic".to_owned());
-                lock(&state.panics).push(why);
+                state.panics.lock().push(why);
                 Reply::json(
                     500,
                     json!({"error": {"message": "stub: the responder panicked"}}),
@@ -495,7 +496,7 @@ fn answer(state: &State, request: &Received) -> Reply {
         };
     }
     drop(responder);
-    lock(&state.script).pop_front().unwrap_or_else(|| {
+    state.script.lock().pop_front().unwrap_or_else(|| {
         Reply::json(500, json!({"error": {"message": "stub: script exhausted"}}))
     })
 }

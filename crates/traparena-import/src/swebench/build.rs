@@ -13,8 +13,7 @@ use super::select::{
     Commands, Selection, differs, keep_chosen_public, narrow, record_selection, select_tests,
 };
 use super::{
-    Ctx, Outcome, Source, SweBenchInstance, lock, runs_in_sandbox, skip, skip_failing,
-    skipped_failing,
+    Ctx, Outcome, Source, SweBenchInstance, runs_in_sandbox, skip, skip_failing, skipped_failing,
 };
 use crate::common::{Checked, NOT_CHECKABLE, check_task, write_file};
 use crate::error::{ImportError, io};
@@ -233,7 +232,7 @@ impl Ctx<'_> {
                 id: chosen.tree.id().to_owned(),
             };
             match ensure_env_tree(s, e, Some(&tree), &self.opts.build) {
-                Ok(Ensured::Rebuilt { reason }) => lock(&self.repaired).push(format!(
+                Ok(Ensured::Rebuilt { reason }) => self.repaired.lock().push(format!(
                     "environment {} in {}: {reason}; built again",
                     s.key,
                     s.venv.display()

@@ -41,10 +41,7 @@ pub(super) async fn run_jobs(
     let mut set = JoinSet::new();
     for job in jobs {
         let skip = s.opts.shard.is_some_and(|sh| !shard_owns(&sh, &job.key))
-            || s.done
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .contains(&job.key);
+            || s.done.lock().contains(&job.key);
         if skip {
             continue;
         }
@@ -181,11 +178,11 @@ pub(super) async fn run_one(
     tokio::task::spawn_blocking(move || results.append(&l, &t))
         .await
         .map_err(|e| RunError::Join(e.to_string()))??;
-    s.done.lock().unwrap_or_else(|p| p.into_inner()).insert(k);
+    s.done.lock().insert(k);
     s.spend(&line.usage);
     s.spend(&line.attacker_usage);
     {
-        let mut rep = s.report.lock().unwrap_or_else(|p| p.into_inner());
+        let mut rep = s.report.lock();
         rep.ran += 1;
         if line.infra_error.is_some() {
             rep.infra_errors += 1;

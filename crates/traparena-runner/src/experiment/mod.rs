@@ -1,9 +1,10 @@
 //! Experiments: targets × conditions × rounds × tasks × samples, with the baseline, the curator
 //! between rounds, bounded concurrency, crash-safe results, resume and shards.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
@@ -145,17 +146,17 @@ struct Shared {
 impl Shared {
     /// Counts what a finished episode or curator step spent.
     pub(super) fn spend(&self, u: &traparena_task::Usage) {
-        self.spent.lock().unwrap_or_else(|p| p.into_inner()).add(u);
+        self.spent.lock().add(u);
     }
 
     /// True when a spending limit is reached, which stops the experiment from starting more
     /// (the first time, the report says which limit).
     pub(super) fn limit_hit(&self) -> bool {
-        let spent = *self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        let spent = *self.spent.lock();
         let Some(why) = self.limits.reached(&spent) else {
             return false;
         };
-        let mut rep = self.report.lock().unwrap_or_else(|p| p.into_inner());
+        let mut rep = self.report.lock();
         if rep.limit_reached.is_none() {
             rep.limit_reached = Some(why);
         }
@@ -279,12 +280,8 @@ pub async fn run_experiment(
     while let Some(r) = sequences.join_next().await {
         r.map_err(|e| RunError::Join(e.to_string()))??;
     }
-    let mut report = shared
-        .report
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    report.spent = *shared.spent.lock().unwrap_or_else(|p| p.into_inner());
+    let mut report = shared.report.lock().clone();
+    report.spent = *shared.spent.lock();
     Ok(report)
 }
 

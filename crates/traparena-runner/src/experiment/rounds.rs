@@ -81,11 +81,11 @@ pub(super) async fn forks(s: Arc<Shared>, ti: usize) -> Result<(), RunError> {
         }
     }
     let done = {
-        let d = s.done.lock().unwrap_or_else(|p| p.into_inner());
+        let d = s.done.lock();
         jobs.iter().filter(|j| d.contains(&j.1)).count() as u64
     };
     {
-        let mut rep = s.report.lock().unwrap_or_else(|p| p.into_inner());
+        let mut rep = s.report.lock();
         rep.planned += jobs.len() as u64;
         rep.already_done += done;
         rep.forks += jobs.len() as u64;
@@ -132,11 +132,7 @@ pub(super) async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Re
                         target.name, cond.name
                     );
                     s.progress.note(&msg);
-                    s.report
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .waiting_for_notes
-                        .push(msg);
+                    s.report.lock().waiting_for_notes.push(msg);
                     return Ok(());
                 }
                 None => {
@@ -169,7 +165,7 @@ pub(super) async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Re
                     // The tokens first: notes on disk always have theirs beside them.
                     ResultsDir::write_curator_usage(&dir, &target.name, &cond.name, round, spent)?;
                     ResultsDir::write_notes(&dir, &target.name, &cond.name, round, &notes)?;
-                    s.report.lock().unwrap_or_else(|p| p.into_inner()).curated += 1;
+                    s.report.lock().curated += 1;
                     s.progress.note(&format!(
                         "{}/{}: curator wrote {} notes for round {round}",
                         target.name,
@@ -198,7 +194,7 @@ pub(super) async fn condition_rounds(s: Arc<Shared>, ti: usize, ci: usize) -> Re
 }
 
 pub(super) fn round_complete(s: &Shared, target: &str, condition: &str, round: u32) -> bool {
-    let done = s.done.lock().unwrap_or_else(|p| p.into_inner());
+    let done = s.done.lock();
     s.tasks.iter().all(|(task, _)| {
         (0..s.spec.samples_per_round)
             .all(|sample| done.contains(&key(target, condition, &task.spec.id, round, sample)))
