@@ -30,7 +30,7 @@ fn tasks() -> Vec<PathBuf> {
     v.sort();
     let languages: BTreeSet<String> = v
         .iter()
-        .map(|d| Task::load(d).unwrap().spec.language)
+        .map(|d| Task::load(d).unwrap().spec.language.name().to_owned())
         .collect();
     for lang in ["cpp", "go", "java", "javascript", "rust"] {
         assert!(languages.contains(lang), "no {lang} task in {v:?}");

@@ -50,6 +50,11 @@ const CASES: &[(&str, Break, &[&str])] = &[
         &["task.json", "hidden_tests", "unknown field `runer`"],
     ),
     (
+        "unknown language",
+        |d| spec(d, |v| v["language"] = "cobol".into()),
+        &["task.json", "language", "unknown variant `cobol`"],
+    ),
+    (
         "relative path escaping the folder",
         |d| {
             spec(d, |v| {

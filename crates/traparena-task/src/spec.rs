@@ -1,5 +1,6 @@
 use serde::{Deserialize, Serialize};
 
+use crate::language::Language;
 use crate::paths::RelPath;
 
 /// The contents of `task.json`.
@@ -12,8 +13,9 @@ pub struct TaskSpec {
     pub id: String,
     /// Where the task comes from (`toy`, `humanevalfix`, `swebench`, ...).
     pub source: String,
-    /// Language of the codebase (`python`).
-    pub language: String,
+    /// Language of the codebase (`python`, `javascript`, `cpp`, `java`, `go`, `rust`; `js` is
+    /// read as `javascript`). Another name is refused when the task is loaded.
+    pub language: Language,
     /// The repair description the agent sees.
     pub description: String,
     /// Tests the agent may run; they pass on the buggy code.

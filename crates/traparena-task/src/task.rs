@@ -118,11 +118,7 @@ impl Task {
 
     fn check_spec(&self, spec_path: &Path) -> Result<(), TaskError> {
         let s = &self.spec;
-        for (field, v) in [
-            ("id", &s.id),
-            ("description", &s.description),
-            ("language", &s.language),
-        ] {
+        for (field, v) in [("id", &s.id), ("description", &s.description)] {
             if v.trim().is_empty() {
                 return Err(invalid(spec_path, field, "is empty"));
             }

@@ -286,7 +286,7 @@ fn write_task<P: Profile>(
     let spec = TaskSpec {
         id: id.to_owned(),
         source: "humanevalfix".into(),
-        language: profile.language().name().into(),
+        language: profile.language(),
         description: description(r, module, profile.language_note(d).as_deref()),
         public_tests: profile.test_spec(d, &d.files.public, true),
         hidden_tests: profile.test_spec(d, &d.files.hidden, false),

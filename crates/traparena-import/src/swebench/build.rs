@@ -323,7 +323,7 @@ impl Ctx<'_> {
         let mut spec = TaskSpec {
             id: inst.instance_id.clone(),
             source: "swebench".into(),
-            language: "python".into(),
+            language: traparena_task::Language::Python,
             description: description(inst),
             public_tests: commands.trial(&public_files, &candidates, rels(&public_files)?),
             hidden_tests: commands.trial(&sel.run_files, &sel.select, hidden_files.clone()),
