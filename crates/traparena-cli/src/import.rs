@@ -445,7 +445,8 @@ fn setup(a: SetupArgs) -> Result<u8, ImportError> {
         };
         // An environment that read dependencies from the repository's tree cannot be built
         // again from the task's `setup` field alone (the tree's rules are not in it).
-        let reads_tree = task.spec.metadata["environment"]["reads_tree"] == true;
+        let reads_tree =
+            traparena_import::SweBenchEnvironment::of(&task.spec).is_some_and(|e| e.reads_tree());
         if reads_tree && !traparena::import::is_built(s) {
             failed += 1;
             eprintln!(

@@ -68,7 +68,7 @@ pub use setup::{
 };
 pub use shards::merge_reports;
 pub use swebench::{
-    ImageNaming, SweBenchInstance, SweBenchOptions, import_swebench, import_swebench_images,
-    read_swebench,
+    ImageNaming, SweBenchEnvironment, SweBenchInstance, SweBenchOptions, import_swebench,
+    import_swebench_images, read_swebench,
 };
 pub use tree_env::dependency_id;

@@ -19,10 +19,12 @@ use traparena_task::{Patch, RelPath, Shard};
 
 mod build;
 mod images;
+mod note;
 mod plan;
 mod select;
 
 pub use images::ImageNaming;
+pub use note::SweBenchEnvironment;
 
 use crate::common::{
     check_target, default_jobs, discard, finish, par_map, partial_dir, prepare_out, read_records,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use traparena_env::{Sandbox, Workspace};
 use traparena_task::{ImageEnv, Patch, RelPath, Setup, Task, TaskLayout, TaskSpec};
 
+use super::note::SweBenchEnvironment;
 use super::plan::{Plan, plan};
 use super::select::{
     Commands, Selection, differs, keep_chosen_public, narrow, record_selection, select_tests,
@@ -150,11 +151,14 @@ impl Ctx<'_> {
             entry.python,
             entry.profile
         ));
-        metadata.insert(
-            "environment".into(),
-            serde_json::json!({"from": from, "version_key": matched, "python": entry.python,
-                "profile": entry.profile, "reads_tree": entry.needs_tree()}),
-        );
+        let mut note = SweBenchEnvironment {
+            from: from.to_string(),
+            version_key: Some(matched.to_string()),
+            python: Some(entry.python.clone()),
+            profile: entry.profile.clone(),
+            reads_tree: Some(entry.needs_tree()),
+            ..SweBenchEnvironment::default()
+        };
         entry.python = python.to_string_lossy().into_owned();
         // Versions that fall back to one environment key share its environment.
         let key = format!("{}@{matched}", inst.repo);
@@ -176,8 +180,9 @@ impl Ctx<'_> {
                 TreeSource::Commit(c) => format!("environment_setup_commit {c}"),
                 TreeSource::Base(id) => format!("base commit ({id})"),
             };
-            metadata["environment"]["tree"] = said.into();
+            note.tree = Some(said);
         }
+        note.write(metadata);
         Ok(Chosen {
             setup: Some(setup_for_tree(
                 &key,

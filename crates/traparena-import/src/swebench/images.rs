@@ -5,6 +5,7 @@ use std::path::Path;
 use traparena_task::ImageEnv;
 
 use super::build::{Chosen, Metadata, Refused, TreeSource};
+use super::note::SweBenchEnvironment;
 use super::{Ctx, SweBenchInstance};
 use crate::error::ImportError;
 
@@ -106,10 +107,13 @@ impl Ctx<'_> {
             )
         })?;
         let image = naming.env(&inst.instance_id);
-        metadata.insert(
-            "environment".into(),
-            serde_json::json!({"from": "image", "image": image.image, "profile": profile_name}),
-        );
+        SweBenchEnvironment {
+            from: "image".into(),
+            image: Some(image.image.clone()),
+            profile: profile_name.clone(),
+            ..SweBenchEnvironment::default()
+        }
+        .write(metadata);
         Ok(Chosen {
             setup: None,
             entry: None,
