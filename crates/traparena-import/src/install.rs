@@ -139,28 +139,22 @@ pub fn build_cache_entry(
     Ok(cache.join("builds").join(format!("{slug}-{}", h.hex())))
 }
 
-/// Two FNV-1a streams with different offsets: a 128-bit content hash, with each item's bytes
-/// framed by the caller.
-struct Hasher(u64, u64);
-
-impl Default for Hasher {
-    fn default() -> Self {
-        Hasher(0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142)
-    }
-}
+/// A content hash of framed items (each item's length, then its bytes): SHA-256, of which the
+/// name keeps 128 bits.
+#[derive(Default)]
+struct Hasher(sha2::Sha256);
 
 impl Hasher {
     fn add(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-            self.1 = (self.1 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = (self.0 ^ 0xff).wrapping_mul(0x0100_0000_01b3);
-        self.1 = (self.1 ^ 0xfe).wrapping_mul(0x0100_0000_01b3);
+        use sha2::Digest;
+        self.0.update((bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
     }
 
     fn hex(&self) -> String {
-        format!("{:016x}{:016x}", self.0, self.1)
+        use sha2::Digest;
+        let digest = self.0.clone().finalize();
+        digest[..16].iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 

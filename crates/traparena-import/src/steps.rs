@@ -47,10 +47,21 @@ pub(crate) fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, 
 /// The 64-bit FNV-1a hash of `bytes`: the short, stable fingerprint in cache folders' names
 /// (changing it would rename every cached environment).
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(bytes);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_names_hash_is_fnv1a_so_cached_environments_keep_their_names() {
+        // FNV-1a's published test vectors.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
     }
-    h
 }
