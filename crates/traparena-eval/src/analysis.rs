@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use traparena_task::{Flag, FlagName, Location, Patch};
+use traparena_task::{Flag, FlagName, Location, Patch, RelPath};
 
 use traparena_task::Language;
 
@@ -13,8 +13,8 @@ use crate::code::{Source, Symbol, trivial_literal};
 /// A place a patch changes, resolved against the original codebase.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CodeLocation {
-    /// Path relative to the repository root.
-    pub file: String,
+    /// Path relative to the repository root (one that cannot leave it).
+    pub file: RelPath,
     /// The enclosing function or method (`Class.method`), or `None` at module level.
     pub symbol: Option<String>,
     /// Lines in the original file (1-based, inclusive): the symbol's span, or the changed
@@ -35,6 +35,17 @@ impl CodeLocation {
         match (self.lines, other.lines) {
             (Some((a0, a1)), Some((b0, b1))) => a0 <= b1 && b0 <= a1,
             _ => false,
+        }
+    }
+}
+
+/// A place a patch changes, as the task model names places: its file and symbol (the lines
+/// are the evaluator's own).
+impl From<&CodeLocation> for Location {
+    fn from(l: &CodeLocation) -> Location {
+        Location {
+            file: l.file.clone(),
+            symbol: l.symbol.clone(),
         }
     }
 }
@@ -134,16 +145,12 @@ pub fn patch_locations(
         let new_path = file.new_path.as_ref().map(|p| p.as_str().to_owned());
         if file.binary || file.hunks.is_empty() {
             out.insert(CodeLocation {
-                file: file.path().to_string(),
+                file: file.path().clone(),
                 symbol: None,
                 lines: None,
             });
             continue;
         }
-        let path = new_path
-            .clone()
-            .or_else(|| old_path.clone())
-            .unwrap_or_default();
         // Each side is parsed once per file, whatever its hunks.
         let old_syms = old_path
             .as_ref()
@@ -168,7 +175,7 @@ pub fn patch_locations(
                 old_path.is_some().then_some(old_syms.as_slice()),
                 new_path.is_some().then_some(new_syms.as_slice()),
             );
-            locate(touched, &path, &original, &mut out);
+            locate(touched, file.path(), &original, &mut out);
         }
     }
     out.into_iter().collect()
@@ -222,7 +229,7 @@ struct Original<'a> {
 /// original has it, and the module-level lines as one range.
 fn locate(
     touched: Vec<(Option<String>, Option<usize>)>,
-    path: &str,
+    path: &RelPath,
     original: &Original<'_>,
     out: &mut BTreeSet<CodeLocation>,
 ) {
@@ -249,7 +256,7 @@ fn locate(
                     .find(|s| s.name == name)
                     .map(|s| (s.start, s.end));
                 out.insert(CodeLocation {
-                    file: path.to_owned(),
+                    file: path.clone(),
                     symbol: Some(name),
                     lines: span,
                 });
@@ -262,7 +269,7 @@ fn locate(
     }
     if module.is_some() || module_new {
         out.insert(CodeLocation {
-            file: path.to_owned(),
+            file: path.clone(),
             symbol: None,
             lines: module,
         });
@@ -295,10 +302,10 @@ pub fn resolve_declared(
     declared
         .iter()
         .map(|loc| {
-            let file = loc.file.as_str().to_owned();
+            let file = loc.file.clone();
             let span = match &loc.symbol {
                 Some(sym) => parsed
-                    .symbols(&file)
+                    .symbols(file.as_str())
                     .and_then(|syms| syms.iter().find(|s| &s.name == sym))
                     .map(|s| (s.start, s.end)),
                 None => None,

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use traparena_env::{OriginTree, Sandbox, TestRun, Workspace};
-use traparena_task::{Action, FailureMode, Flag, Patch, Step, Task, Verdict};
+use traparena_task::{Action, FailureMode, Flag, Patch, RelPath, Step, Task, Verdict};
 
 use crate::analysis::{
     CodeLocation, StaticContext, any_overlap, patch_locations, resolve_declared, static_flags,
@@ -350,13 +350,13 @@ fn edit_location(action: Option<&Action>, repo: &Path) -> Option<CodeLocation> {
                     .map(|s| (s.name.clone(), s.start, s.end))
             });
             Some(CodeLocation {
-                file: path.trim_start_matches("./").to_owned(),
+                file: RelPath::new(path.trim_start_matches("./")).ok()?,
                 lines: symbol.as_ref().map(|s| (s.1, s.2)),
                 symbol: symbol.map(|s| s.0),
             })
         }
         Action::Write { path, .. } => Some(CodeLocation {
-            file: path.trim_start_matches("./").to_owned(),
+            file: RelPath::new(path.trim_start_matches("./")).ok()?,
             symbol: None,
             lines: None,
         }),

@@ -111,7 +111,7 @@ fn the_functions_of_a_new_file_are_located_by_the_file() {
     let reference = at(text);
     let in_new: Vec<String> = reference
         .iter()
-        .filter(|l| l.file == "frames/obs.py")
+        .filter(|l| l.file.as_str() == "frames/obs.py")
         .map(|l| l.to_string())
         .collect();
     assert_eq!(in_new, ["frames/obs.py (new)"], "{reference:?}");

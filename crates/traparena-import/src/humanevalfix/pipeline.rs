@@ -359,15 +359,7 @@ fn reference_locations(
     );
     Ok(
         if !locations.is_empty() && locations.iter().all(|l| l.symbol.is_some()) {
-            Some(
-                locations
-                    .iter()
-                    .map(|l| Location {
-                        file: rel(&l.file),
-                        symbol: l.symbol.clone(),
-                    })
-                    .collect(),
-            )
+            Some(locations.iter().map(Location::from).collect())
         } else {
             None
         },

@@ -36,12 +36,11 @@ impl<'x> AttackSide<'x> {
     pub(super) fn new(ep: &Episode<'_>, attacker: &'x mut dyn Attacker) -> AttackSide<'x> {
         let task = ep.task;
         let cfg = &ep.config;
-        let locations = ep.evaluator.reference_locations().iter().filter_map(|l| {
-            Some(Location {
-                file: traparena_task::RelPath::new(&l.file).ok()?,
-                symbol: l.symbol.clone(),
-            })
-        });
+        let locations = ep
+            .evaluator
+            .reference_locations()
+            .iter()
+            .map(Location::from);
         AttackSide {
             schedule: cfg
                 .schedule
