@@ -7,7 +7,6 @@ use traparena_env::{Sandbox, TestFailure};
 use traparena_eval::{ValidateOptions, Validity, validate};
 use traparena_task::output::{Writing, check_file, check_folder};
 
-pub(crate) use crate::report::NOT_CHECKABLE;
 use traparena_task::{Shard, TaskLayout, TaskSpec};
 
 use crate::error::{ImportError, io};

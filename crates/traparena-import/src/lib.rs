@@ -39,6 +39,7 @@ mod pyparse;
 mod report;
 mod setup;
 mod shards;
+mod skip;
 mod steps;
 mod store;
 mod swebench;
@@ -67,6 +68,7 @@ pub use setup::{
     ensure_env_tree, is_built, setup_for, setup_for_tree, venv_python,
 };
 pub use shards::merge_reports;
+pub use skip::{Skip, SkipReason};
 pub use swebench::{
     ImageNaming, SweBenchEnvironment, SweBenchInstance, SweBenchOptions, import_swebench,
     import_swebench_images, read_swebench,

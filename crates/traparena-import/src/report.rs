@@ -8,6 +8,7 @@ use traparena_env::{Backend, TestFailure};
 use traparena_task::Shard;
 
 use crate::error::{ImportError, io};
+use crate::skip::{Skip, SkipReason};
 
 /// The file an import writes its report to, in the output folder.
 pub const REPORT_JSON: &str = "import-report.json";
@@ -101,8 +102,8 @@ pub struct Emitted {
 pub struct Skipped {
     /// The record's own id.
     pub record: String,
-    /// The reason, short and shared by records skipped for the same cause.
-    pub reason: String,
+    /// The reason, shared by records skipped for the same cause.
+    pub reason: SkipReason,
     /// The particulars for this record. Where they quote a failed test run, the failing tests
     /// are named in it too (`| failing: NAME: end of the failure; ...`).
     pub detail: String,
@@ -124,11 +125,11 @@ pub struct Skipped {
 
 impl Skipped {
     /// A skipped record quoting no test run.
-    pub(crate) fn new(record: &str, reason: &str, detail: String) -> Skipped {
+    pub(crate) fn new(record: &str, skip: Skip) -> Skipped {
         Skipped {
             record: record.to_owned(),
-            reason: reason.to_owned(),
-            detail,
+            reason: skip.reason,
+            detail: skip.cause,
             failures: Vec::new(),
             needs_network: false,
             group: None,
@@ -178,19 +179,19 @@ fn reaches_for_network(text: &str) -> bool {
 }
 
 /// The reason of a record skipped because the harness failed on it (see the import report).
-pub const INFRASTRUCTURE: &str = "infrastructure error";
+pub const INFRASTRUCTURE: &str = SkipReason::Infrastructure.as_str();
 
 /// The reason of a record skipped because its task cannot be checked on this machine: a
 /// toolchain its tests need is missing from the sandbox, so no test ran (the detail says what
 /// to install). Neither valid nor invalid: importing again with the toolchain may emit it.
-pub const NOT_CHECKABLE: &str = "not checkable here";
+pub const NOT_CHECKABLE: &str = SkipReason::NotCheckable.as_str();
 
 impl ImportReport {
     /// How many records were skipped as [`NOT_CHECKABLE`].
     pub fn not_checkable(&self) -> usize {
         self.skipped
             .iter()
-            .filter(|s| s.reason == NOT_CHECKABLE)
+            .filter(|s| s.reason == SkipReason::NotCheckable)
             .count()
     }
 
@@ -198,7 +199,7 @@ impl ImportReport {
     pub fn reasons(&self) -> BTreeMap<String, usize> {
         let mut m = BTreeMap::new();
         for s in &self.skipped {
-            *m.entry(s.reason.clone()).or_insert(0) += 1;
+            *m.entry(s.reason.as_str().to_owned()).or_insert(0) += 1;
         }
         m
     }
@@ -301,7 +302,7 @@ impl ImportReport {
             ));
             let mut reasons: BTreeMap<&str, Vec<&Skipped>> = BTreeMap::new();
             for s in &skipped {
-                reasons.entry(&s.reason).or_default().push(s);
+                reasons.entry(s.reason.as_str()).or_default().push(s);
             }
             for (reason, list) in reasons {
                 let cause: String = list[0].detail.chars().take(160).collect();
@@ -341,9 +342,10 @@ impl ImportReport {
         r: Result<Result<Emitted, Skipped>, ImportError>,
     ) -> Result<Result<Emitted, Skipped>, ImportError> {
         match r {
-            Err(e) if !e.is_bad_input() => {
-                Ok(Err(Skipped::new(record, INFRASTRUCTURE, e.to_string())))
-            }
+            Err(e) if !e.is_bad_input() => Ok(Err(Skipped::new(
+                record,
+                Skip::new(SkipReason::Infrastructure, e.to_string()),
+            ))),
             other => other,
         }
     }
@@ -401,7 +403,7 @@ mod tests {
         match ImportReport::contain("r1", Err(io)) {
             Ok(Err(s)) => {
                 assert_eq!(s.record, "r1");
-                assert_eq!(s.reason, INFRASTRUCTURE);
+                assert_eq!(s.reason, SkipReason::Infrastructure);
                 assert!(s.detail.contains("os error 22"), "{s:?}");
             }
             other => panic!("{other:?}"),
@@ -456,10 +458,15 @@ mod tests {
         };
         let offline = Skipped::new(
             "a__b-2",
-            "the task fails validation",
-            "hidden tests: ConnectionError: HTTPConnectionPool(host='httpbin.org')".into(),
+            Skip::new(
+                SkipReason::FailsValidation,
+                "hidden tests: ConnectionError: HTTPConnectionPool(host='httpbin.org')",
+            ),
         );
-        let other = Skipped::new("c__d-1", "no public test", "none at base".into());
+        let other = Skipped::new(
+            "c__d-1",
+            Skip::new(SkipReason::NoPublicTest, "none at base"),
+        );
         let mut rows = Vec::new();
         for (r, g) in [Ok(emitted), Err(offline), Err(other)]
             .into_iter()

@@ -7,6 +7,7 @@
 //! copy beside the original (`tests/test_x.py` → `tests/test_x_public.py`). The reference patch
 //! is `patch`.
 
+use crate::skip::{Skip, SkipReason};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -343,15 +344,15 @@ struct Ctx<'a> {
     repaired: Mutex<Vec<String>>,
 }
 
-fn skip(i: &SweBenchInstance, reason: &str, detail: String) -> Outcome {
-    Ok(Err(Skipped::new(&i.instance_id, reason, detail)))
+fn skip(i: &SweBenchInstance, reason: SkipReason, detail: String) -> Outcome {
+    Ok(Err(Skipped::new(&i.instance_id, Skip::new(reason, detail))))
 }
 
 /// A skipped instance whose detail quotes a failed test run: its failing tests are named in the
 /// detail and listed in the report's `failures`.
 fn skip_failing(
     i: &SweBenchInstance,
-    reason: &str,
+    reason: SkipReason,
     detail: String,
     failures: Vec<traparena_env::TestFailure>,
     lines: Vec<String>,
@@ -362,7 +363,7 @@ fn skip_failing(
 /// The skipped record [`skip_failing`] gives.
 fn skipped_failing(
     i: &SweBenchInstance,
-    reason: &str,
+    reason: SkipReason,
     detail: String,
     failures: Vec<traparena_env::TestFailure>,
     lines: Vec<String>,
@@ -374,7 +375,7 @@ fn skipped_failing(
     };
     Skipped {
         failures,
-        ..Skipped::new(&i.instance_id, reason, detail)
+        ..Skipped::new(&i.instance_id, Skip::new(reason, detail))
     }
 }
 
@@ -411,7 +412,7 @@ impl Ctx<'_> {
                 None => {
                     return skip(
                         inst,
-                        "the base commit is not in the clone",
+                        SkipReason::BaseCommitMissing,
                         format!(
                             "{} not found in {} (a clone of {}?)",
                             inst.base_commit,
@@ -426,17 +427,23 @@ impl Ctx<'_> {
         if inst.fail_to_pass.is_empty() {
             return skip(
                 inst,
-                "the instance has no FAIL_TO_PASS test",
+                SkipReason::NoFailToPass,
                 "FAIL_TO_PASS is empty: nothing would fail on the buggy code".into(),
             );
         }
         let test_patch = match Patch::parse(&inst.test_patch, Path::new("test_patch")) {
             Ok(p) if !p.is_empty() => p,
-            Ok(_) => return skip(inst, "the test patch is empty", "it changes no file".into()),
-            Err(e) => return skip(inst, "the test patch cannot be parsed", e.to_string()),
+            Ok(_) => {
+                return skip(
+                    inst,
+                    SkipReason::EmptyTestPatch,
+                    "it changes no file".into(),
+                );
+            }
+            Err(e) => return skip(inst, SkipReason::TestPatchUnparsable, e.to_string()),
         };
         if let Err(e) = Patch::parse(&inst.patch, Path::new("patch")) {
-            return skip(inst, "the reference patch cannot be parsed", e.to_string());
+            return skip(inst, SkipReason::ReferencePatchUnparsable, e.to_string());
         }
         let partial = partial_dir(&self.out, id)?;
         let result = self.build_task(inst, &commit, &test_patch, &partial);

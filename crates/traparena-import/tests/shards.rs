@@ -23,7 +23,7 @@ fn emitted(id: &str) -> Emitted {
 fn skipped(id: &str) -> Skipped {
     Skipped {
         record: id.into(),
-        reason: "no usable public test".into(),
+        reason: traparena_import::SkipReason::NoPublicTest,
         detail: "none passes".into(),
         failures: Vec::new(),
         needs_network: false,

@@ -43,7 +43,7 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
     assert_eq!(report.skipped.len(), 1);
     assert_eq!(report.skipped[0].record, "example__calc-2");
     assert_eq!(
-        report.skipped[0].reason,
+        report.skipped[0].reason.as_str(),
         "the base commit is not in the clone"
     );
 
@@ -226,7 +226,7 @@ fn without_pins_the_instance_is_validated_with_the_system_python() {
     match report.skipped.first() {
         Some(s) => {
             // Said as what it is: the environment, not the task.
-            assert_eq!(s.reason, "the environment fails the tests", "{s:?}");
+            assert_eq!(s.reason.as_str(), "the environment fails the tests", "{s:?}");
             assert!(s.detail.contains("No module named pytest"), "{s:?}");
         }
         None => {
@@ -465,7 +465,7 @@ fn real_instance_troubles_still_give_a_valid_task() {
         )
         .unwrap();
         assert!(report.emitted.is_empty());
-        assert_eq!(report.skipped[0].reason, reason, "{:?}", report.skipped[0]);
+        assert_eq!(report.skipped[0].reason.as_str(), reason, "{:?}", report.skipped[0]);
         assert!(
             report.skipped[0].detail.contains(says),
             "{:?}",

@@ -6,6 +6,7 @@
 //! is the record's whole `test`. Tests run as `node FILE` under the harness's Node shim
 //! ([`Runner::Node`]), which counts every `console.assert` (alone it only prints).
 
+use crate::skip::{Skip, SkipReason};
 use std::time::Duration;
 
 use traparena_env::{RunSpec, Sandbox, Workspace};
@@ -14,7 +15,7 @@ use traparena_task::{Language, Runner, TestSpec};
 use tree_sitter::{Node, Parser};
 
 use super::HumanEvalFixRecord;
-use super::pipeline::{Draft, Files, Probes, Profile, Refusal, rel};
+use super::pipeline::{Draft, Files, Probes, Profile, rel};
 use crate::common::{Probed, probe_loop, write_file};
 use crate::error::{ImportError, io};
 
@@ -35,16 +36,16 @@ impl Profile for JavaScript {
         Language::JavaScript
     }
 
-    fn not_an_identifier(&self) -> &'static str {
-        "the entry point is not a JavaScript identifier"
+    fn not_an_identifier(&self) -> SkipReason {
+        SkipReason::NotAJavaScriptIdentifier
     }
 
     fn no_check(&self) -> &'static str {
         "no console.assert"
     }
 
-    fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, JsTest>, Refusal> {
-        let checks = assertions(&r.test).map_err(|e| ("the test does not parse", e))?;
+    fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, JsTest>, Skip> {
+        let checks = assertions(&r.test).map_err(|e| Skip::new(SkipReason::TestDoesNotParse, e))?;
         let buggy = module_text(&r.prompt, &r.buggy_solution);
         let fixed = module_text(&r.prompt, &r.canonical_solution);
         let test = JsTest {
@@ -70,17 +71,17 @@ impl Profile for JavaScript {
         })
     }
 
-    fn refuse_modules(&self, d: &Draft<'_, JsTest>) -> Option<Refusal> {
+    fn refuse_modules(&self, d: &Draft<'_, JsTest>) -> Option<Skip> {
         let names = &d.test.names;
         if !names.contains(&d.record.entry_point) {
-            return Some((
-                "the module does not define its entry point",
+            return Some(Skip::new(
+                SkipReason::NoEntryPoint,
                 format!("top-level functions: {names:?}"),
             ));
         }
         if d.test.fixed_names != *names {
-            return Some((
-                "the buggy and canonical modules define different functions",
+            return Some(Skip::new(
+                SkipReason::DifferentFunctions,
                 format!("{names:?} against {:?}", d.test.fixed_names),
             ));
         }

@@ -12,14 +12,13 @@ use traparena_task::{Language, Location, Patch, RelPath, TaskLayout, TaskSpec, T
 
 use super::{HumanEvalFixOptions, HumanEvalFixRecord};
 use crate::common::{
-    Checked, NOT_CHECKABLE, check_task, discard, finish, partial_dir, unified_diff, write_file,
-    write_task_files,
+    Checked, check_task, discard, finish, partial_dir, unified_diff, write_file, write_task_files,
 };
 use crate::error::ImportError;
 use crate::report::{Emitted, Skipped};
 
 /// Why a record is skipped: the reason (a short phrase the report counts) and the detail.
-pub(super) type Refusal = (&'static str, String);
+use crate::skip::{Skip, SkipReason};
 
 /// Each check's outcome alone on the buggy code: (passed, why not).
 pub(super) type Probes = Vec<(bool, String)>;
@@ -37,17 +36,17 @@ pub(super) trait Profile: Sync {
     fn language(&self) -> Language;
 
     /// The skip reason of an entry point that is not an identifier of the language.
-    fn not_an_identifier(&self) -> &'static str;
+    fn not_an_identifier(&self) -> SkipReason;
 
     /// The skip detail of a test without checks.
     fn no_check(&self) -> &'static str;
 
     /// Parses the record's test into checks and writes the buggy and canonical modules; `Err`
     /// when the test is not of the shape the profile knows.
-    fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, Self::Test>, Refusal>;
+    fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, Self::Test>, Skip>;
 
     /// Refuses modules the checks cannot be tried on (the entry point is not defined, ...).
-    fn refuse_modules(&self, _d: &Draft<'_, Self::Test>) -> Option<Refusal> {
+    fn refuse_modules(&self, _d: &Draft<'_, Self::Test>) -> Option<Skip> {
         None
     }
 
@@ -61,7 +60,7 @@ pub(super) trait Profile: Sync {
     ) -> Result<Probes, ImportError>;
 
     /// Refuses a record by its checks' outcomes before the split (the test does not build).
-    fn refuse_probes(&self, _results: &Probes) -> Option<Refusal> {
+    fn refuse_probes(&self, _results: &Probes) -> Option<Skip> {
         None
     }
 
@@ -79,7 +78,7 @@ pub(super) trait Profile: Sync {
         &self,
         _d: &Draft<'_, Self::Test>,
         _described: String,
-    ) -> Option<Refusal> {
+    ) -> Option<Skip> {
         None
     }
 
@@ -150,22 +149,22 @@ pub(super) fn import_one<P: Profile>(
 ) -> Outcome {
     let entry = r.entry_point.as_str();
     if !is_identifier(entry) {
-        return skip(r, (profile.not_an_identifier(), format!("{entry:?}")));
+        return skip(
+            r,
+            Skip::new(profile.not_an_identifier(), format!("{entry:?}")),
+        );
     }
     let d = match profile.draft(r) {
         Ok(d) => d,
         Err(refusal) => return skip(r, refusal),
     };
     if d.checks.is_empty() {
-        return skip(r, ("the test has no assertion", profile.no_check().into()));
+        return skip(r, Skip::new(SkipReason::NoAssertion, profile.no_check()));
     }
     if d.buggy == d.fixed {
         return skip(
             r,
-            (
-                "the buggy and canonical solutions are identical",
-                "there is no bug to repair".into(),
-            ),
+            Skip::new(SkipReason::IdenticalSolutions, "there is no bug to repair"),
         );
     }
     if let Some(refusal) = profile.refuse_modules(&d) {
@@ -174,7 +173,7 @@ pub(super) fn import_one<P: Profile>(
     // A toolchain missing from the sandbox: no check ran, so none can be told passing or failing.
     let results = match profile.probe(&d, sandbox, opts.assertion_timeout) {
         Err(ImportError::Env(e)) if e.is_missing_toolchain() => {
-            return skip(r, (NOT_CHECKABLE, e.to_string()));
+            return skip(r, Skip::new(SkipReason::NotCheckable, e.to_string()));
         }
         results => results?,
     };
@@ -203,8 +202,8 @@ pub(super) fn import_one<P: Profile>(
     validate_and_finish(&partial, out, id, sandbox, opts, r, emitted)
 }
 
-fn skip(r: &HumanEvalFixRecord, (reason, detail): Refusal) -> Outcome {
-    Ok(Err(Skipped::new(&r.task_id, reason, detail)))
+fn skip(r: &HumanEvalFixRecord, skip: Skip) -> Outcome {
+    Ok(Err(Skipped::new(&r.task_id, skip)))
 }
 
 /// The public checks: the first `max_public` that pass alone on the buggy code and may be
@@ -214,11 +213,11 @@ fn split<P: Profile>(
     d: &Draft<'_, P::Test>,
     results: &Probes,
     max_public: usize,
-) -> Result<Vec<usize>, Refusal> {
+) -> Result<Vec<usize>, Skip> {
     let n = d.checks.len();
     if results.iter().all(|(ok, _)| *ok) {
-        return Err((
-            "every assertion passes on the buggy code on its own",
+        return Err(Skip::new(
+            SkipReason::EveryAssertionPassesAlone,
             format!("{n} assertions; the bug only shows when they run together"),
         ));
     }
@@ -249,7 +248,7 @@ fn split<P: Profile>(
         .take(max_public)
         .collect();
     if public.is_empty() {
-        return Err(("no assertion passes on the buggy code", describe()));
+        return Err(Skip::new(SkipReason::NoAssertionPasses, describe()));
     }
     Ok(public)
 }
@@ -321,13 +320,13 @@ fn validate_and_finish(
             Ok(Checked::Valid) => {}
             Ok(Checked::NotCheckable(why)) => {
                 discard(partial);
-                return Ok(Err(Skipped::new(&r.task_id, NOT_CHECKABLE, why)));
+                return skip(r, Skip::new(SkipReason::NotCheckable, why));
             }
             Ok(Checked::Invalid(problems, failures)) => {
                 discard(partial);
                 return Ok(Err(Skipped {
                     failures,
-                    ..Skipped::new(&r.task_id, "the task fails validation", problems)
+                    ..Skipped::new(&r.task_id, Skip::new(SkipReason::FailsValidation, problems))
                 }));
             }
             Err(e) => {

@@ -2,13 +2,14 @@
 //! the assertions of the test's `check(candidate)` (parsed by [`CheckSuite`]); the public test
 //! is a unittest file calling the chosen assertions, the hidden one the whole `check`.
 
+use crate::skip::{Skip, SkipReason};
 use std::time::Duration;
 
 use traparena_env::{RunSpec, Sandbox, Workspace};
 use traparena_task::{Language, Runner, TestSpec};
 
 use super::HumanEvalFixRecord;
-use super::pipeline::{Draft, Files, Probes, Profile, Refusal, rel};
+use super::pipeline::{Draft, Files, Probes, Profile, rel};
 use crate::common::{Probed, probe_loop, write_file};
 use crate::error::{ImportError, io};
 use crate::pyparse::CheckSuite;
@@ -49,17 +50,17 @@ impl Profile for Python {
         Language::Python
     }
 
-    fn not_an_identifier(&self) -> &'static str {
-        "the entry point is not a Python identifier"
+    fn not_an_identifier(&self) -> SkipReason {
+        SkipReason::NotAPythonIdentifier
     }
 
     fn no_check(&self) -> &'static str {
         "check's body asserts nothing"
     }
 
-    fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, PythonTest>, Refusal> {
-        let suite = CheckSuite::parse(&r.test)
-            .map_err(|e| ("the test has no usable check(candidate)", e))?;
+    fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, PythonTest>, Skip> {
+        let suite =
+            CheckSuite::parse(&r.test).map_err(|e| Skip::new(SkipReason::NoUsableCheck, e))?;
         let assertions = suite.assertions();
         let checks = assertions
             .iter()
@@ -118,9 +119,9 @@ impl Profile for Python {
         &self,
         d: &Draft<'_, PythonTest>,
         described: String,
-    ) -> Option<Refusal> {
-        Some((
-            "no assertion can serve as a public test",
+    ) -> Option<Skip> {
+        Some(Skip::new(
+            SkipReason::NoPublicAssertion,
             format!(
                 "every assertion is randomised or does not call {}: {described}",
                 d.record.entry_point

@@ -1,6 +1,7 @@
 //! One instance → one task folder: the environment, the test selection through the runner
 //! profile, and the runs that choose the public tests and confirm the hidden ones.
 
+use crate::skip::{Skip, SkipReason, Stop};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use super::select::{
 use super::{
     Ctx, Outcome, Source, SweBenchInstance, runs_in_sandbox, skip, skip_failing, skipped_failing,
 };
-use crate::common::{Checked, NOT_CHECKABLE, check_task, write_file};
+use crate::common::{Checked, check_task, write_file};
 use crate::error::{ImportError, io};
 use crate::install::install_generated;
 use crate::pins::{EnvTree, PinEntry, bundled_envs};
@@ -24,8 +25,16 @@ use crate::profiles::RunnerProfile;
 use crate::report::{Emitted, Skipped};
 use crate::setup::{Ensured, ensure_env_tree, setup_for_tree, venv_python};
 
-pub(super) type Refused = (String, String);
 pub(super) type Metadata = serde_json::Map<String, serde_json::Value>;
+
+/// What the stages before writing a task found.
+struct Staged {
+    version: Option<String>,
+    version_source: String,
+    chosen: Chosen,
+    plan: Plan,
+    sandbox: Sandbox,
+}
 
 /// The environment an instance runs in, and how its tests run.
 pub(super) struct Chosen {
@@ -98,7 +107,7 @@ impl Ctx<'_> {
         version: Option<&str>,
         version_source: &str,
         metadata: &mut Metadata,
-    ) -> Result<Chosen, Refused> {
+    ) -> Result<Chosen, Skip> {
         if let Source::Images(naming) = &self.source {
             return self.image_env(inst, naming, version, metadata);
         }
@@ -122,27 +131,26 @@ impl Ctx<'_> {
                         inst.repo
                     ),
                 };
-                return Err(("no environment for the repository's version".into(), detail));
+                return Err(Skip::new(SkipReason::NoEnvironment, detail));
             }
             let profile = self.opts.profiles.get(crate::profiles::DEFAULT_PROFILE);
             return Ok(Chosen {
                 setup: None,
                 entry: None,
                 environment: None,
-                profile: profile.map_err(|e| ("no runner profile".to_owned(), e))?,
+                profile: profile.map_err(|e| Skip::new(SkipReason::NoRunnerProfile, e))?,
                 tree: TreeSource::Base(String::new()),
                 image: None,
             });
         };
-        let profile = self.opts.profiles.get(&entry.profile).map_err(|e| {
-            (
-                "the environment names an unknown runner profile".to_owned(),
-                e,
-            )
-        })?;
+        let profile = self
+            .opts
+            .profiles
+            .get(&entry.profile)
+            .map_err(|e| Skip::new(SkipReason::UnknownRunnerProfile, e))?;
         let python = self
             .python(&entry.python)
-            .map_err(|e| ("no interpreter for the environment".to_owned(), e))?;
+            .map_err(|e| Skip::new(SkipReason::NoInterpreter, e))?;
         let environment = Some(format!(
             "version {} ({version_source}); {from} {} {matched}{}, python {}, profile {}",
             version.unwrap_or("unknown"),
@@ -206,14 +214,14 @@ impl Ctx<'_> {
         version: Option<&str>,
         repo_dir: &Path,
         metadata: &mut Metadata,
-    ) -> Result<Result<Sandbox, Refused>, ImportError> {
+    ) -> Result<Sandbox, Stop> {
         if let Some(image) = &chosen.image {
-            return Ok(Ok(self.sandbox.with_image(image.clone())));
+            return Ok(self.sandbox.with_image(image.clone()));
         }
         let (Some(s), Some(e)) = (&chosen.setup, &chosen.entry) else {
-            return Ok(Ok(self.sandbox.clone()));
+            return Ok(self.sandbox.clone());
         };
-        let refuse = |r: &str, d: String| Ok(Err((r.to_owned(), d)));
+        let refuse = |r: SkipReason, d: String| Err(Stop::Skip(Skip::new(r, d)));
         let sandbox = self.sandbox.with_read_only_paths(&s.visible_paths());
         if self.opts.build_envs {
             // The setup commit's tree is exported only when the environment must be built.
@@ -243,25 +251,66 @@ impl Ctx<'_> {
                     s.venv.display()
                 )),
                 Ok(_) => {}
-                Err(e) => return refuse("the environment cannot be built", e.to_string()),
+                Err(e) => return refuse(SkipReason::EnvironmentCannotBeBuilt, e.to_string()),
             }
         } else if !crate::setup::is_built(s) {
             return refuse(
-                "the environment is not built",
+                SkipReason::EnvironmentNotBuilt,
                 format!("{} is missing", s.venv.display()),
             );
         }
         if let Some(why) = runs_in_sandbox(&sandbox, &venv_python(s))? {
-            return refuse("the environment cannot run in the sandbox", why);
+            return refuse(SkipReason::EnvironmentCannotRun, why);
         }
         match install_generated(e, s, version.unwrap_or("0.0.0"), repo_dir, &self.opts.build) {
             Ok(files) if !files.is_empty() => {
                 metadata.insert("generated_files".into(), serde_json::json!(files));
             }
             Ok(_) => {}
-            Err(e) => return refuse("the repository cannot be installed", e),
+            Err(e) => return refuse(SkipReason::RepositoryCannotBeInstalled, e),
         }
-        Ok(Ok(sandbox))
+        Ok(sandbox)
+    }
+
+    /// The stages before the task is written: the tree, its version, the environment chosen
+    /// and prepared, and the test patch's plan; each may skip the instance.
+    fn stage(
+        &self,
+        inst: &SweBenchInstance,
+        commit: &str,
+        test_patch: &Patch,
+        repo_dir: &Path,
+        metadata: &mut Metadata,
+    ) -> Result<Staged, Stop> {
+        match &self.source {
+            Source::Clone(git) => git
+                .export_tree(commit, repo_dir)
+                .map_err(ImportError::from)?,
+            Source::Images(naming) => self.image_tree(inst, naming, repo_dir, metadata)?,
+        };
+        let (version, version_source) = self.version(inst, commit, repo_dir)?;
+        let chosen = self.choose_env(
+            inst,
+            repo_dir,
+            version.as_deref(),
+            &version_source,
+            metadata,
+        )?;
+        let plan = plan(
+            inst,
+            test_patch,
+            repo_dir,
+            self.patching,
+            chosen.profile.as_ref(),
+        )?;
+        let sandbox = self.prepare_env(&chosen, version.as_deref(), repo_dir, metadata)?;
+        Ok(Staged {
+            version,
+            version_source,
+            chosen,
+            plan,
+            sandbox,
+        })
     }
 
     pub(super) fn build_task(
@@ -273,34 +322,19 @@ impl Ctx<'_> {
     ) -> Outcome {
         let repo_dir = TaskLayout::new(dir).repo();
         let mut metadata = Metadata::new();
-        let tree = match &self.source {
-            Source::Clone(git) => Ok(git.export_tree(commit, &repo_dir)?),
-            Source::Images(naming) => self.image_tree(inst, naming, &repo_dir, &mut metadata)?,
-        };
-        if let Err((reason, detail)) = tree {
-            return skip(inst, &reason, detail);
-        }
-        let (version, version_source) = self.version(inst, commit, &repo_dir)?;
-        let chosen = match self.choose_env(
-            inst,
-            &repo_dir,
-            version.as_deref(),
-            &version_source,
-            &mut metadata,
-        ) {
-            Ok(c) => c,
-            Err((reason, detail)) => return skip(inst, &reason, detail),
+        let staged = self.stage(inst, commit, test_patch, &repo_dir, &mut metadata);
+        let Staged {
+            version,
+            version_source,
+            chosen,
+            plan,
+            sandbox,
+        } = match staged {
+            Ok(s) => s,
+            Err(Stop::Skip(s)) => return skip(inst, s.reason, s.cause),
+            Err(Stop::Harness(e)) => return Err(e),
         };
         let profile = chosen.profile.as_ref();
-        let plan = match plan(inst, test_patch, &repo_dir, self.patching, profile)? {
-            Ok(p) => p,
-            Err((reason, detail)) => return skip(inst, &reason, detail),
-        };
-        let sandbox =
-            match self.prepare_env(&chosen, version.as_deref(), &repo_dir, &mut metadata)? {
-                Ok(s) => s,
-                Err((reason, detail)) => return skip(inst, &reason, detail),
-            };
         let reference = self.reference_patch(inst, &repo_dir, &mut metadata)?;
         self.write_files(&reference, &plan, &repo_dir, dir)?;
         let commands = Commands {
@@ -312,7 +346,7 @@ impl Ctx<'_> {
             let names = inst.fail_to_pass.join(", ");
             let why =
                 format!("no FAIL_TO_PASS name names a test file the test patch touches: {names}");
-            return skip(inst, NO_FAIL_TO_PASS, why);
+            return skip(inst, SkipReason::FailToPassNotFound, why);
         }
         let hidden_files = rels(plan.hidden.iter().map(|(p, _)| p))?;
         let public_files: Vec<String> = plan.public.iter().map(|(p, _, _)| p.clone()).collect();
@@ -386,14 +420,20 @@ impl Ctx<'_> {
                 Checked::Invalid(problems, failures) => {
                     return skip_failing(
                         inst,
-                        "the task fails validation",
+                        SkipReason::FailsValidation,
                         problems,
                         failures,
                         Vec::new(),
                     );
                 }
                 Checked::NotCheckable(why) => {
-                    return skip_failing(inst, NOT_CHECKABLE, why, Vec::new(), Vec::new());
+                    return skip_failing(
+                        inst,
+                        SkipReason::NotCheckable,
+                        why,
+                        Vec::new(),
+                        Vec::new(),
+                    );
                 }
             }
         }
@@ -469,7 +509,7 @@ impl Ctx<'_> {
         sel: &mut Selection,
     ) -> Result<Result<Vec<String>, Skipped>, ImportError> {
         let skipped = |s: Skipped| Ok(Err(s));
-        let skip = |r: &str, d: String| Skipped::new(&inst.instance_id, r, d);
+        let skip = |r: SkipReason, d: String| Skipped::new(&inst.instance_id, Skip::new(r, d));
         let task = Task::load(dir).map_err(|e| ImportError::Input(e.to_string()))?;
         // One file that cannot be collected must not stop the others from running.
         let mut trial = spec.public_tests.clone();
@@ -490,11 +530,11 @@ impl Ctx<'_> {
             .collect();
         if passing.is_empty() {
             if let Some(why) = run.environment_failure() {
-                return skipped(skip("the environment fails the tests", why));
+                return skipped(skip(SkipReason::EnvironmentFailsTests, why));
             }
             return skipped(skipped_failing(
                 inst,
-                "no public test passes on the base commit",
+                SkipReason::NoPublicTestPasses,
                 format!(
                     "{} candidate(s) of the touched test files: {}",
                     spec.public_tests.select.len(),
@@ -508,19 +548,19 @@ impl Ctx<'_> {
             traparena_eval::evaluation_copy(&task, sandbox, &task.reference_patch_text)?;
         if !applied.applied {
             return skipped(skip(
-                "the reference patch does not apply",
+                SkipReason::ReferencePatchDoesNotApply,
                 applied.message.clone(),
             ));
         }
         let run = fixed.run_tests(sandbox, &spec.hidden_tests, spec.timeout_s)?;
         drop(fixed);
         if let Some(why) = run.environment_failure() {
-            return skipped(skip("the environment fails the tests", why));
+            return skipped(skip(SkipReason::EnvironmentFailsTests, why));
         }
         narrow(inst, &run, sel);
         if !names_a_fail_to_pass(inst, sel) {
             return skipped(skip(
-                NO_FAIL_TO_PASS,
+                SkipReason::FailToPassNotFound,
                 format!(
                     "the runner reports none of {} in {}",
                     inst.fail_to_pass.join(", "),
@@ -531,9 +571,6 @@ impl Ctx<'_> {
         Ok(Ok(passing))
     }
 }
-
-/// Why an instance is skipped whose chosen tests hold no `FAIL_TO_PASS` test.
-const NO_FAIL_TO_PASS: &str = "no FAIL_TO_PASS test can be found";
 
 /// True when the selection names one of the instance's `FAIL_TO_PASS` tests.
 fn names_a_fail_to_pass(inst: &SweBenchInstance, sel: &Selection) -> bool {

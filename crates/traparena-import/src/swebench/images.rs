@@ -1,10 +1,11 @@
 //! SWE-bench's instance images: their names, and the environment a task gets from one.
 
+use crate::skip::{Skip, SkipReason, Stop};
 use std::path::Path;
 
 use traparena_task::ImageEnv;
 
-use super::build::{Chosen, Metadata, Refused, TreeSource};
+use super::build::{Chosen, Metadata, TreeSource};
 use super::note::SweBenchEnvironment;
 use super::{Ctx, SweBenchInstance};
 use crate::error::ImportError;
@@ -71,18 +72,17 @@ impl Ctx<'_> {
         naming: &ImageNaming,
         repo_dir: &Path,
         metadata: &mut Metadata,
-    ) -> Result<Result<(), Refused>, ImportError> {
+    ) -> Result<(), Stop> {
         let image = naming.env(&inst.instance_id);
         match self.sandbox.export_image_tree(&image, repo_dir) {
             Ok(tree) => {
                 metadata.insert("image_head".into(), tree.head.into());
-                Ok(Ok(()))
+                Ok(())
             }
-            Err(e) if e.is_start_failure() => Ok(Err((
-                "the instance image cannot be run".into(),
-                e.to_string(),
-            ))),
-            Err(e) => Err(e.into()),
+            Err(e) if e.is_start_failure() => {
+                Err(Skip::new(SkipReason::ImageCannotRun, e.to_string()).into())
+            }
+            Err(e) => Err(ImportError::from(e).into()),
         }
     }
 
@@ -94,18 +94,17 @@ impl Ctx<'_> {
         naming: &ImageNaming,
         version: Option<&str>,
         metadata: &mut Metadata,
-    ) -> Result<Chosen, Refused> {
+    ) -> Result<Chosen, Skip> {
         let profile_name = self
             .lookup_env(inst, version)
             .map_or(crate::profiles::DEFAULT_PROFILE.to_owned(), |(_, _, e)| {
                 e.profile
             });
-        let profile = self.opts.profiles.get(&profile_name).map_err(|e| {
-            (
-                "the environment names an unknown runner profile".to_owned(),
-                e,
-            )
-        })?;
+        let profile = self
+            .opts
+            .profiles
+            .get(&profile_name)
+            .map_err(|e| Skip::new(SkipReason::UnknownRunnerProfile, e))?;
         let image = naming.env(&inst.instance_id);
         SweBenchEnvironment {
             from: "image".into(),

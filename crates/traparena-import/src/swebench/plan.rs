@@ -1,6 +1,7 @@
 //! How an instance's test patch becomes hidden files and public copies, and which of its test
 //! names each file holds, read through the repository's runner profile.
 
+use crate::skip::{Skip, SkipReason, Stop};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -61,8 +62,6 @@ impl TestFiles for Parsed {
     }
 }
 
-type Refused = (String, String);
-
 /// Splits the test patch into hidden files and public copies: the public tests are the
 /// `PASS_TO_PASS` tests of touched test files that exist at the base commit, in a renamed copy
 /// of the file beside the original.
@@ -72,17 +71,14 @@ pub(super) fn plan(
     repo_dir: &Path,
     sandbox: &Sandbox,
     profile: &dyn RunnerProfile,
-) -> Result<Result<Plan, Refused>, ImportError> {
-    let refuse = |r: &str, d: String| Ok(Err((r.to_owned(), d)));
+) -> Result<Plan, Stop> {
+    let refuse = |r: SkipReason, d: String| Err(Stop::Skip(Skip::new(r, d)));
     // The touched files' base versions, then test_patch applied to them.
     let (scratch, base) = base_files(test_patch, repo_dir, "traparena-testpatch-")?;
     let mut ws = Workspace::materialize(scratch.path(), sandbox)?;
     let applied = ws.apply_patch(&inst.test_patch)?;
     if !applied.applied {
-        return refuse(
-            "the test patch does not apply at the base commit",
-            applied.message,
-        );
+        return refuse(SkipReason::TestPatchDoesNotApply, applied.message);
     }
     let mut hidden = Vec::new();
     let mut remove = Vec::new();
@@ -95,7 +91,7 @@ pub(super) fn plan(
     }
     if hidden.is_empty() {
         return refuse(
-            "the test patch only deletes files",
+            SkipReason::TestPatchOnlyDeletes,
             "no file is left to hold hidden tests".into(),
         );
     }
@@ -133,17 +129,17 @@ pub(super) fn plan(
     }
     if public_source.is_empty() {
         return refuse(
-            "no public test",
+            SkipReason::NoPublicTest,
             "no PASS_TO_PASS test of the files the test patch touches exists at the base commit"
                 .into(),
         );
     }
-    Ok(Ok(Plan {
+    Ok(Plan {
         hidden,
         remove,
         public,
         public_source,
-    }))
+    })
 }
 
 /// `dir/test_x.py` → `dir/test_x_public.py` (or `_public2`, ... when taken).

@@ -16,6 +16,7 @@ mod go;
 mod table;
 mod template;
 
+use crate::skip::{Skip, SkipReason};
 use std::time::Duration;
 
 use traparena_env::{Sandbox, Workspace};
@@ -25,7 +26,7 @@ use self::go::{go_test_setup, go_used_imports, snake};
 use self::table::{Table, table};
 use self::template::Template;
 use super::HumanEvalFixRecord;
-use super::pipeline::{Draft, Files, Probes, Profile, Refusal, rel};
+use super::pipeline::{Draft, Files, Probes, Profile, rel};
 use crate::common::{Probed, probe_loop, write_file};
 use crate::error::{ImportError, io};
 
@@ -58,22 +59,22 @@ impl Profile for Compiled {
         self.table.language
     }
 
-    fn not_an_identifier(&self) -> &'static str {
-        "the entry point is not an identifier"
+    fn not_an_identifier(&self) -> SkipReason {
+        SkipReason::NotAnIdentifier
     }
 
     fn no_check(&self) -> &'static str {
         "no check"
     }
 
-    fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, Template>, Refusal> {
+    fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, Template>, Skip> {
         let language = self.table.language;
         let test = match language {
             Language::Go => format!("{}\n{}", go_test_setup(&r.test_setup, &r.prompt), r.test),
             _ => r.test.clone(),
         };
         let template = Template::parse(language, &test)
-            .map_err(|e| ("the test is not of the expected shape", e))?;
+            .map_err(|e| Skip::new(SkipReason::UnexpectedTestShape, e))?;
         let declaration = if r.declaration.is_empty() {
             &r.prompt
         } else {
@@ -104,10 +105,10 @@ impl Profile for Compiled {
         })
     }
 
-    fn refuse_modules(&self, d: &Draft<'_, Template>) -> Option<Refusal> {
+    fn refuse_modules(&self, d: &Draft<'_, Template>) -> Option<Skip> {
         let entry = &d.record.entry_point;
         (!d.buggy.contains(entry.as_str()))
-            .then(|| ("the module does not define its entry point", entry.clone()))
+            .then(|| Skip::new(SkipReason::NoEntryPoint, entry.clone()))
     }
 
     fn probe(
@@ -119,16 +120,11 @@ impl Profile for Compiled {
         self.run_probe(d, sandbox, assertion_timeout)
     }
 
-    fn refuse_probes(&self, results: &Probes) -> Option<Refusal> {
+    fn refuse_probes(&self, results: &Probes) -> Option<Skip> {
         results
             .first()
             .filter(|(_, why)| why.starts_with("the test program does not build"))
-            .map(|(_, why)| {
-                (
-                    "the test program does not build on the buggy code",
-                    why.clone(),
-                )
-            })
+            .map(|(_, why)| Skip::new(SkipReason::DoesNotBuild, why.clone()))
     }
 
     fn eligible(&self, d: &Draft<'_, Template>, k: usize) -> bool {
