@@ -30,7 +30,7 @@ use criterion::Criterion;
 use traparena::agent::GoldAgent;
 use traparena::attack::{Persona, ScriptedAttacker};
 use traparena::eval::Evaluator;
-use traparena::{Action, Agent, AgentView, Episode, Sandbox, SandboxConfig, Task};
+use traparena::{Action, Agent, AgentView, Episode, Sandbox, SandboxConfig, Task, TurnKind};
 
 /// A bundled task with its evaluator and the gold agent's writes.
 struct Case {
@@ -71,8 +71,8 @@ fn gold_writes(task: &Task, rt: &tokio::runtime::Runtime) -> Vec<(String, String
     };
     let mut writes = Vec::new();
     loop {
-        match rt.block_on(agent.act(&view)).unwrap().action {
-            Some(Action::Write { path, content }) => writes.push((path, content)),
+        match rt.block_on(agent.act(&view)).unwrap().kind {
+            TurnKind::Act(Action::Write { path, content }) => writes.push((path, content)),
             _ => return writes,
         }
     }

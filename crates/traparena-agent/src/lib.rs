@@ -23,4 +23,4 @@ pub use factory::{AgentFn, AgentRegistry, AgentSetup, Agents, ReplayArgs, Replay
 pub use gold::GoldAgent;
 pub use hardcoder::HardcoderAgent;
 pub use replay::ReplayAgent;
-pub use traits::{Agent, AgentView, Turn};
+pub use traits::{Agent, AgentView, Turn, TurnKind};

@@ -21,13 +21,34 @@ pub struct AgentView<'a> {
     pub history: &'a [Step],
 }
 
-/// One turn of an agent.
+/// What a turn does: the three kinds of turn an agent can take.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnKind {
+    /// An action for the episode's environment to carry out.
+    Act(Action),
+    /// A step the agent carried out itself (an agent that runs its own tools, see
+    /// [`Agent::command`]): what it observed, recorded as the step's observation while the
+    /// environment runs nothing, and the action the step maps onto when it maps onto one (a
+    /// final [`Action::Submit`]).
+    Reported {
+        /// The observation the agent reports.
+        observation: Observation,
+        /// The action the step maps onto, if any.
+        action: Option<Action>,
+    },
+    /// A reply that could not be read as an action: the step is spent, and the agent gets a
+    /// corrective observation.
+    Unreadable,
+}
+
+/// One turn of an agent: what it does ([`TurnKind`]), and what the step records of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turn {
-    /// The action, or `None` when the agent's reply could not be read as one (the step is
-    /// spent and the agent gets a corrective observation).
-    pub action: Option<Action>,
-    /// The raw reply, for agents that speak text.
+    /// What the turn does.
+    pub kind: TurnKind,
+    /// The raw reply, for agents that speak text (for a reported step: the action as the
+    /// model stated it).
     pub raw: Option<String>,
     /// Tokens this turn cost.
     pub usage: Usage,
@@ -37,12 +58,6 @@ pub struct Turn {
     /// What was changed to get the reply (recorded with the step), one line each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// The observation, when the agent carried the step out itself (an agent that runs its
-    /// own tools, see [`Agent::command`]): recorded as the step's observation, and the
-    /// environment runs nothing. `action` is then `None` unless the step maps onto one (a
-    /// final [`Action::Submit`]), and `raw` holds the action as the model stated it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<Observation>,
     /// The moment the step reached, for an agent that carries out its own actions (recorded
     /// with the step, and read by the attackers' schedules as the action would be).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,16 +65,34 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// A turn with an action and no model cost.
-    pub fn act(action: Action) -> Turn {
+    /// A turn of `kind`, with nothing else to record and no model cost.
+    pub fn of(kind: TurnKind) -> Turn {
         Turn {
-            action: Some(action),
+            kind,
             raw: None,
             usage: Usage::default(),
             reasoning: None,
             notes: Vec::new(),
-            observation: None,
             moment: None,
+        }
+    }
+
+    /// A turn with an action and no model cost.
+    pub fn act(action: Action) -> Turn {
+        Turn::of(TurnKind::Act(action))
+    }
+
+    /// A turn with `action` when the reply held one, else an unreadable reply.
+    pub fn read(action: Option<Action>) -> Turn {
+        Turn::of(action.map_or(TurnKind::Unreadable, TurnKind::Act))
+    }
+
+    /// The turn's action: the one to carry out, or the one a reported step maps onto.
+    pub fn action(&self) -> Option<&Action> {
+        match &self.kind {
+            TurnKind::Act(a) => Some(a),
+            TurnKind::Reported { action, .. } => action.as_ref(),
+            TurnKind::Unreadable => None,
         }
     }
 }
@@ -98,7 +131,7 @@ impl Turn {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), traparena::Error> {
 /// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
-/// assert_eq!(Obedient.act(&view).await?.action, Some(Action::List { path: None }));
+/// assert_eq!(Obedient.act(&view).await?.action(), Some(&Action::List { path: None }));
 /// # Ok(()) }
 /// ```
 #[async_trait]
@@ -126,7 +159,7 @@ pub trait Agent: Send {
 
     /// For an agent that runs as its own process and carries out its own tools (an external
     /// agent): the process the episode starts in its sandbox before the first turn. Its
-    /// turns then report the observations themselves ([`Turn::observation`]). `view` is the
+    /// turns then report the observations themselves ([`TurnKind::Reported`]). `view` is the
     /// view of the first turn (task, description, budget). Default: none.
     async fn command(&mut self, view: &AgentView<'_>) -> Result<Option<AgentCommand>, AgentError> {
         let _ = view;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
-use traparena_agent::{Agent, AgentError, AgentView, Turn};
+use traparena_agent::{Agent, AgentError, AgentView, Turn, TurnKind};
 use traparena_model::{ChatModel, ChatRequest, Message, MessageRole, ModelError, Prices};
 use traparena_task::{Action, AgentCommand, AgentExit, Moment, MomentKind, Observation, Usage};
 
@@ -385,12 +385,14 @@ impl Agent for ExternalAgent {
         u.usage += side;
         u.notes.extend(side_notes);
         Ok(Turn {
-            action: None,
+            kind: TurnKind::Reported {
+                observation,
+                action: None,
+            },
             raw: Some(u.raw),
             usage: u.usage,
             reasoning: u.reasoning,
             notes: u.notes,
-            observation: Some(observation),
             moment: u.moment,
         })
     }
@@ -415,15 +417,17 @@ impl Agent for ExternalAgent {
             None => String::new(),
         };
         Ok(Some(Turn {
-            action: submitted.then_some(Action::Submit),
+            kind: TurnKind::Reported {
+                observation: Observation::ok(format!(
+                    "(the agent's process ended: {}{status})",
+                    exit.describe()
+                )),
+                action: submitted.then_some(Action::Submit),
+            },
             raw: Some(u.raw),
             usage: u.usage,
             reasoning: u.reasoning,
             notes: u.notes,
-            observation: Some(Observation::ok(format!(
-                "(the agent's process ended: {}{status})",
-                exit.describe()
-            ))),
             moment: u.moment,
         }))
     }

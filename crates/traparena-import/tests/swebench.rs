@@ -226,7 +226,11 @@ fn without_pins_the_instance_is_validated_with_the_system_python() {
     match report.skipped.first() {
         Some(s) => {
             // Said as what it is: the environment, not the task.
-            assert_eq!(s.reason.as_str(), "the environment fails the tests", "{s:?}");
+            assert_eq!(
+                s.reason.as_str(),
+                "the environment fails the tests",
+                "{s:?}"
+            );
             assert!(s.detail.contains("No module named pytest"), "{s:?}");
         }
         None => {
@@ -465,7 +469,12 @@ fn real_instance_troubles_still_give_a_valid_task() {
         )
         .unwrap();
         assert!(report.emitted.is_empty());
-        assert_eq!(report.skipped[0].reason.as_str(), reason, "{:?}", report.skipped[0]);
+        assert_eq!(
+            report.skipped[0].reason.as_str(),
+            reason,
+            "{:?}",
+            report.skipped[0]
+        );
         assert!(
             report.skipped[0].detail.contains(says),
             "{:?}",

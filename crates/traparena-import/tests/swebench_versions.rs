@@ -36,7 +36,8 @@ fn an_underivable_version_skips_naming_every_rule_and_a_pre_release_tag_derives_
     let report = import_swebench(&input, &clone, &tmp.path().join("a"), &sb, &opts).unwrap();
     let s = &report.skipped[0];
     assert_eq!(
-        s.reason.as_str(), "no environment for the repository's version",
+        s.reason.as_str(),
+        "no environment for the repository's version",
         "{s:?}"
     );
     assert_eq!(
@@ -53,7 +54,8 @@ fn an_underivable_version_skips_naming_every_rule_and_a_pre_release_tag_derives_
     let report = import_swebench(&input, &clone, &tmp.path().join("b"), &sb, &opts).unwrap();
     let s = &report.skipped[0];
     assert_ne!(
-        s.reason.as_str(), "no environment for the repository's version",
+        s.reason.as_str(),
+        "no environment for the repository's version",
         "{s:?}"
     );
     println!("{s:?}");

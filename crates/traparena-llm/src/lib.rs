@@ -37,7 +37,7 @@
 //! let mut agent = LlmAgent::new(model, LlmAgentConfig::default());
 //! let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
 //! let turn = agent.act(&view).await?;
-//! assert_eq!(turn.action, Some(Action::Submit));
+//! assert_eq!(turn.action(), Some(&Action::Submit));
 //! // The tokens of the turn's model call, as the runner sums them into the episode record.
 //! assert_eq!(turn.usage.prompt_tokens, 12);
 //! # Ok(()) }

@@ -59,7 +59,7 @@ async fn drive(agent: &mut LlmAgent, turns: u32, message_at: Option<(u32, &str)>
     let mut steps: Vec<Step> = Vec::new();
     for index in 1..=turns {
         let turn = agent.act(&view(&steps)).await.unwrap();
-        let observation = match &turn.action {
+        let observation = match &turn.action().cloned() {
             Some(Action::Read { path, .. }) => Observation::ok(format!("1| contents of {path}")),
             Some(Action::RunPublicTests) => Observation::ok("Ran 4 tests\nOK"),
             Some(_) => Observation::ok("done"),
@@ -73,7 +73,7 @@ async fn drive(agent: &mut LlmAgent, turns: u32, message_at: Option<(u32, &str)>
             });
         steps.push(Step {
             index,
-            action: turn.action,
+            action: turn.action().cloned(),
             raw: turn.raw,
             observation,
             message,

@@ -104,7 +104,7 @@ async fn no_request_asks_for_more_than_the_window() {
         let turn = a.act(&view(&[])).await.unwrap();
         assert!(turn.notes.is_empty(), "{:?}", turn.notes);
         let turn = a.act(&view(&h)).await.unwrap();
-        assert_eq!(turn.action, Some(Action::Submit));
+        assert_eq!(turn.action().cloned(), Some(Action::Submit));
         for r in stub.received() {
             let chars: usize = r.body["messages"]
                 .as_array()
@@ -140,7 +140,7 @@ async fn a_context_length_refusal_compacts_once_then_is_the_agents_failure() {
         let h = big_history(12);
         let stub = Stub::start(vec![vllm.clone(), Reply::text("{\"action\": \"submit\"}", 1, 1)]);
         let turn = agent(&stub, None).act(&view(&h)).await.unwrap();
-        assert_eq!(turn.action, Some(Action::Submit));
+        assert_eq!(turn.action().cloned(), Some(Action::Submit));
         assert!(turn.notes.iter().any(|n| n.contains("compacted")), "{:?}", turn.notes);
         let sizes: Vec<usize> = stub.received().iter().map(|r| r.body["messages"].to_string().len()).collect();
         assert!(sizes[1] < sizes[0], "{sizes:?}");

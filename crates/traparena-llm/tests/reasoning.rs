@@ -177,7 +177,7 @@ async fn the_agent_acts_on_its_answer_not_on_a_draft_in_its_think_block() {
             let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]);
             let turn = agent_turn(&stub, protocol).await;
             assert!(
-                matches!(&turn.action, Some(Action::Read { path, .. }) if path == "clamp.py"),
+                matches!(&turn.action().cloned(), Some(Action::Read { path, .. }) if path == "clamp.py"),
                 "{protocol:?}: {turn:?}"
             );
             assert!(turn.reasoning.as_deref().unwrap().contains("I could start with"));
@@ -189,7 +189,7 @@ async fn the_agent_acts_on_its_answer_not_on_a_draft_in_its_think_block() {
             "length",
         )]);
         let turn = agent_turn(&stub, traparena_llm::Protocol::Json).await;
-        assert_eq!(turn.action, None, "{turn:?}");
+        assert_eq!(turn.action().cloned(), None, "{turn:?}");
         assert!(turn.reasoning.is_some());
     })
     .await;
@@ -207,7 +207,7 @@ async fn tool_calls_written_as_text_are_read() {
             let stub = Stub::start(vec![reply(json!({"role": "assistant", "content": content}), "stop")]);
             let turn = agent_turn(&stub, traparena_llm::Protocol::Tools).await;
             assert!(
-                matches!(&turn.action, Some(Action::Read { path, .. }) if path == "clamp.py"),
+                matches!(&turn.action().cloned(), Some(Action::Read { path, .. }) if path == "clamp.py"),
                 "{content}: {turn:?}"
             );
         }
@@ -219,7 +219,7 @@ async fn tool_calls_written_as_text_are_read() {
             "tool_calls",
         )]);
         let turn = agent_turn(&stub, traparena_llm::Protocol::Tools).await;
-        assert!(matches!(&turn.action, Some(Action::Read { path, .. }) if path == "clamp.py"), "{turn:?}");
+        assert!(matches!(&turn.action().cloned(), Some(Action::Read { path, .. }) if path == "clamp.py"), "{turn:?}");
     })
     .await;
 }
@@ -243,7 +243,7 @@ async fn duplicated_tool_call_ids_are_answered_once_each() {
             },
         );
         let first = agent.act(&view(&[])).await.unwrap();
-        assert!(matches!(first.action, Some(Action::List { .. })));
+        assert!(matches!(first.action().cloned(), Some(Action::List { .. })));
         let h = history();
         agent.act(&view(&h)).await.unwrap();
         let body = &stub.received()[1].body;

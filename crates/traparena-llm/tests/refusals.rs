@@ -312,7 +312,7 @@ async fn an_agent_and_an_attacker_run_against_a_llama_cpp_python_server() {
             }
             steps.push(Step {
                 index,
-                action: turn.action,
+                action: turn.action().cloned(),
                 raw: turn.raw,
                 observation: Observation::ok("1| def clamp(x, lo, hi):"),
                 message: None,

@@ -38,7 +38,7 @@ use crate::types::{ChatRequest, ChatResponse};
 /// # async fn main() -> Result<(), traparena::Error> {
 /// let mut agent = LlmAgent::new(Arc::new(Quitter), LlmAgentConfig::default());
 /// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
-/// assert_eq!(agent.act(&view).await?.action, Some(Action::Submit));
+/// assert_eq!(agent.act(&view).await?.action(), Some(&Action::Submit));
 /// # Ok(()) }
 /// ```
 #[async_trait]

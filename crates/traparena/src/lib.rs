@@ -310,7 +310,9 @@ pub use traparena_task as task;
 pub use async_trait::async_trait;
 
 #[doc(inline)]
-pub use traparena_agent::{Agent, AgentError, AgentRegistry, AgentSetup, AgentView, Agents, Turn};
+pub use traparena_agent::{
+    Agent, AgentError, AgentRegistry, AgentSetup, AgentView, Agents, Turn, TurnKind,
+};
 #[doc(inline)]
 pub use traparena_attack::{
     Access, Advice, AttackContext, AttackError, Attacker, AttackerRegistry, AttackerSetup,

@@ -176,7 +176,7 @@ struct PastTurn {
 /// let mut agent = LlmAgent::new(model, LlmAgentConfig::default());
 /// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
 /// let turn = agent.act(&view).await.unwrap();
-/// assert_eq!(turn.action, Some(Action::Submit));
+/// assert_eq!(turn.action(), Some(&Action::Submit));
 /// assert_eq!(turn.usage.prompt_tokens, 100);
 /// # }
 /// ```

@@ -102,13 +102,11 @@ impl LlmAgent {
             self.read_reply(&message, response.finish_reason(), step);
         self.turns.insert(step, past);
         Turn {
-            action,
             raw,
             usage,
             reasoning,
             notes,
-            observation: None,
-            moment: None,
+            ..Turn::read(action)
         }
     }
 }

@@ -5,7 +5,7 @@ use std::ops::ControlFlow::{Break, Continue};
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
-use traparena_agent::{Agent, AgentError, Turn};
+use traparena_agent::{Agent, AgentError, Turn, TurnKind};
 use traparena_task::{Action, Observation, Step};
 
 use super::process::{Next, Running, did_not_submit, tail_of};
@@ -125,21 +125,25 @@ impl EpisodeRun<'_, '_, '_> {
     /// Carries the turn's action out (unless the agent did it itself) and records the step.
     pub(super) async fn observe(&mut self, turn: Turn, index: u32) -> Result<(), RunError> {
         self.usage.target += turn.usage;
-        let observation = match (&turn.observation, &turn.action) {
-            (Some(reported), _) => reported.clone(),
-            (None, Some(action)) => {
-                let _slot = match (&self.ep.test_slots, action) {
+        let (action, observation) = match turn.kind {
+            TurnKind::Reported {
+                observation,
+                action,
+            } => (action, observation),
+            TurnKind::Act(action) => {
+                let _slot = match (&self.ep.test_slots, &action) {
                     (Some(s), Action::RunPublicTests) => Some(s.acquire().await?),
                     _ => None,
                 };
-                let action = action.clone();
-                self.with_env(move |e| e.step(&action)).await??
+                let carried = action.clone();
+                let observation = self.with_env(move |e| e.step(&carried)).await??;
+                (Some(action), observation)
             }
-            (None, None) => Observation::error(UNREADABLE),
+            TurnKind::Unreadable => (None, Observation::error(UNREADABLE)),
         };
         self.steps.push(Step {
             index,
-            action: turn.action,
+            action,
             raw: turn.raw,
             observation,
             message: None,
