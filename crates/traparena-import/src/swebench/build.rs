@@ -38,16 +38,28 @@ struct Staged {
 
 /// The environment an instance runs in, and how its tests run.
 pub(super) struct Chosen {
-    pub(super) setup: Option<Setup>,
-    pub(super) entry: Option<PinEntry>,
+    pub(super) environment: Environment,
     /// The report's line on the choice.
-    pub(super) environment: Option<String>,
+    pub(super) described: Option<String>,
     pub(super) profile: Arc<dyn RunnerProfile>,
-    /// Where an environment that reads the repository's tree reads it: the record's
-    /// `environment_setup_commit` when the clone has it, else the base tree.
-    pub(super) tree: TreeSource,
-    /// The instance image the task runs in, instead of an environment on the host.
-    pub(super) image: Option<ImageEnv>,
+}
+
+/// Where an instance's tests run.
+pub(super) enum Environment {
+    /// The system's `python3`: a repository neither the pins nor the bundled environments know.
+    System,
+    /// A virtual environment on the host, built from `entry`.
+    Venv {
+        /// The task's `setup`.
+        setup: Setup,
+        /// The environment's specification.
+        entry: Box<PinEntry>,
+        /// Where it reads the repository's tree when it needs to: the record's
+        /// `environment_setup_commit` when the clone has it, else the base tree.
+        tree: TreeSource,
+    },
+    /// The instance's SWE-bench image, instead of an environment on the host.
+    Image(ImageEnv),
 }
 
 /// The tree an environment's dependencies are read from, with its identity.
@@ -63,10 +75,10 @@ impl Chosen {
     /// The interpreter the test commands name: the environment's, the image's (its activated
     /// environment is first on its `PATH`), else the system's.
     fn python(&self) -> String {
-        match (&self.setup, &self.image) {
-            (Some(s), _) => venv_python(s).to_string_lossy().into_owned(),
-            (None, Some(_)) => "python".to_owned(),
-            (None, None) => "python3".to_owned(),
+        match &self.environment {
+            Environment::Venv { setup, .. } => venv_python(setup).to_string_lossy().into_owned(),
+            Environment::Image(_) => "python".to_owned(),
+            Environment::System => "python3".to_owned(),
         }
     }
 }
@@ -135,12 +147,9 @@ impl Ctx<'_> {
             }
             let profile = self.opts.profiles.get(crate::profiles::DEFAULT_PROFILE);
             return Ok(Chosen {
-                setup: None,
-                entry: None,
-                environment: None,
+                environment: Environment::System,
+                described: None,
                 profile: profile.map_err(|e| Skip::new(SkipReason::NoRunnerProfile, e))?,
-                tree: TreeSource::Base(String::new()),
-                image: None,
             });
         };
         let profile = self
@@ -192,17 +201,13 @@ impl Ctx<'_> {
         }
         note.write(metadata);
         Ok(Chosen {
-            setup: Some(setup_for_tree(
-                &key,
-                &entry,
-                &self.opts.venv_cache,
-                Some(tree.id()),
-            )),
-            entry: Some(entry),
-            environment,
+            environment: Environment::Venv {
+                setup: setup_for_tree(&key, &entry, &self.opts.venv_cache, Some(tree.id())),
+                entry: Box::new(entry),
+                tree,
+            },
+            described: environment,
             profile,
-            tree,
-            image: None,
         })
     }
 
@@ -215,18 +220,17 @@ impl Ctx<'_> {
         repo_dir: &Path,
         metadata: &mut Metadata,
     ) -> Result<Sandbox, Stop> {
-        if let Some(image) = &chosen.image {
-            return Ok(self.sandbox.with_image(image.clone()));
-        }
-        let (Some(s), Some(e)) = (&chosen.setup, &chosen.entry) else {
-            return Ok(self.sandbox.clone());
+        let (s, e, tree_source) = match &chosen.environment {
+            Environment::Image(image) => return Ok(self.sandbox.with_image(image.clone())),
+            Environment::System => return Ok(self.sandbox.clone()),
+            Environment::Venv { setup, entry, tree } => (setup, entry, tree),
         };
         let refuse = |r: SkipReason, d: String| Err(Stop::Skip(Skip::new(r, d)));
         let sandbox = self.sandbox.with_read_only_paths(&s.visible_paths());
         if self.opts.build_envs {
             // The setup commit's tree is exported only when the environment must be built.
             let scratch;
-            let dir = match &chosen.tree {
+            let dir = match tree_source {
                 TreeSource::Commit(c) if e.needs_tree() && !crate::setup::is_built(s) => {
                     scratch = tempfile::Builder::new()
                         .prefix("traparena-setup-tree-")
@@ -242,7 +246,7 @@ impl Ctx<'_> {
             };
             let tree = EnvTree {
                 dir,
-                id: chosen.tree.id().to_owned(),
+                id: tree_source.id().to_owned(),
             };
             match ensure_env_tree(s, e, Some(&tree), &self.opts.build) {
                 Ok(Ensured::Rebuilt { reason }) => self.repaired.lock().push(format!(
@@ -369,8 +373,14 @@ impl Ctx<'_> {
             timeout_s: self.opts.timeout_s,
             reference_locations: None,
             metadata,
-            setup: chosen.setup.clone(),
-            image: chosen.image.clone(),
+            setup: match &chosen.environment {
+                Environment::Venv { setup, .. } => Some(setup.clone()),
+                _ => None,
+            },
+            image: match &chosen.environment {
+                Environment::Image(image) => Some(image.clone()),
+                _ => None,
+            },
         };
         write_spec(dir, &spec)?;
         let mut public_ids: Vec<String> = candidates
@@ -395,7 +405,7 @@ impl Ctx<'_> {
             &sandbox,
             &sel,
             public_ids.len(),
-            chosen.environment,
+            chosen.described,
         )
     }
 

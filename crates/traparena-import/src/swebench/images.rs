@@ -5,7 +5,7 @@ use std::path::Path;
 
 use traparena_task::ImageEnv;
 
-use super::build::{Chosen, Metadata, TreeSource};
+use super::build::{Chosen, Environment, Metadata};
 use super::note::SweBenchEnvironment;
 use super::{Ctx, SweBenchInstance};
 use crate::error::ImportError;
@@ -114,16 +114,13 @@ impl Ctx<'_> {
         }
         .write(metadata);
         Ok(Chosen {
-            setup: None,
-            entry: None,
-            environment: Some(format!(
+            described: Some(format!(
                 "version {}; image {}, profile {profile_name}",
                 version.unwrap_or("unknown"),
                 image.image
             )),
             profile,
-            tree: TreeSource::Base(String::new()),
-            image: Some(image),
+            environment: Environment::Image(image),
         })
     }
 }
