@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::Runner;
+use crate::runner::Runner;
 
 /// A programming language, by the name `task.json`'s `language` and the command line give it.
 #[derive(

@@ -30,6 +30,7 @@ pub mod patch;
 mod paths;
 pub mod process;
 mod registry;
+mod runner;
 mod shard;
 mod spec;
 mod task;
