@@ -25,7 +25,7 @@ pub const COLLABORATOR_LABEL: &str = "\n\n[Message from a collaborator]\n";
 /// process reaches [`Agent::act`], which forwards it to the target model and answers the
 /// process. A step is one exchange: the model's response (the action as the model stated it,
 /// [`Turn::raw`]) and the observation the agent reports back in its next request (the
-/// messages after that response, [`Turn::observation`]). A collaborator message delivered
+/// messages after that response, [`TurnKind::Reported`]). A collaborator message delivered
 /// after step *k* is appended to step *k*'s observation in every later request, in the place
 /// the agent's own history holds it: the agent never stored it, so it is applied again each
 /// time. Nothing else of a request is changed.
