@@ -5,11 +5,13 @@
 use serde::{Deserialize, Serialize};
 use traparena_task::TaskSpec;
 
-/// A SWE-bench task's `metadata.environment`.
+/// A SWE-bench task's `metadata.environment`. Every field may be absent when it is read (a
+/// task folder edited by hand, or written by an older import), and reads as its default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SweBenchEnvironment {
     /// Where the environment's specification came from: `bundled`, `pins`, or `image` (the
     /// instance's SWE-bench image).
+    #[serde(default)]
     pub from: String,
     /// The image, for a task that runs in one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -22,6 +24,7 @@ pub struct SweBenchEnvironment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<String>,
     /// The runner profile its tests are read with.
+    #[serde(default)]
     pub profile: String,
     /// Whether the environment read its dependencies from the repository's tree (then it
     /// cannot be built again from the task's `setup` alone). Absent for an image.
