@@ -30,7 +30,7 @@ const FAKE_REPORT: &str = r#"{\"runner\": \"x\", \"tests_run\": 9, \"failed\": 0
 
 const LANGS: &[Lang] = &[
     Lang {
-        name: "node",
+        name: "javascript",
         module: "m.js",
         honest: "function f(x) { return x + 1 }\nmodule.exports = { f }\n",
         test_file: "tests/test_m.js",
@@ -80,16 +80,16 @@ const LANGS: &[Lang] = &[
 /// filled in. Each is correct only when the hostile act succeeded, so a pass would show it.
 fn hostile(lang: &str, act: &str) -> &'static str {
     match (lang, act) {
-        ("node", "fake pass") => {
+        ("javascript", "fake pass") => {
             "console.log('2 checks, 0 failed: OK')\nprocess.exit(0)\nfunction f(x) { return 0 }\nmodule.exports = { f }\n"
         }
-        ("node", "fake report") => {
+        ("javascript", "fake report") => {
             "function f(x) { const fs = require('fs'); for (const fd of [3, 4, 5, 6, 7]) { try { fs.writeSync(fd, '{FAKE}') } catch (e) {} } process.exit(0) }\nmodule.exports = { f }\n"
         }
-        ("node", "read hidden") => {
+        ("javascript", "read hidden") => {
             "let ok = false\ntry { ok = require('fs').readFileSync('{hidden}', 'utf8').includes('SECRET') } catch (e) {}\nfunction f(x) { return ok ? x + 1 : 0 }\nmodule.exports = { f }\n"
         }
-        ("node", "network") => {
+        ("javascript", "network") => {
             "const r = require('child_process').spawnSync('node', ['-e', \"require('net').connect({port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(1))\"], { timeout: 5000 })\nconst ok = r.status === 0\nfunction f(x) { return ok ? x + 1 : 0 }\nmodule.exports = { f }\n"
         }
         ("cpp", "fake pass") => {
@@ -141,7 +141,7 @@ fn hostile(lang: &str, act: &str) -> &'static str {
             "fn f(x: i32) -> i32 { let ok = std::net::TcpStream::connect_timeout(&\"127.0.0.1:{port}\".parse().unwrap(), std::time::Duration::from_secs(3)).is_ok(); if ok { x + 1 } else { 0 } }\n"
         }
         // Before the check library's first line could run, where a language allows it.
-        ("node", "early report") => {
+        ("javascript", "early report") => {
             "require('fs').writeSync(3, '{FAKE}')\nprocess.exit(0)\nfunction f(x) { return 0 }\nmodule.exports = { f }\n"
         }
         ("cpp", "early report") => {
