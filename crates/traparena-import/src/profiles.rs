@@ -70,6 +70,13 @@ pub trait RunnerProfile: Send + Sync + std::fmt::Debug {
         }
     }
 
+    /// The command of a run that tries candidates, `command` made tolerant of a file that
+    /// cannot be collected, so that it does not stop the others: by default as it is (a runner
+    /// that runs each file apart needs nothing).
+    fn tolerant(&self, command: Vec<String>) -> Vec<String> {
+        command
+    }
+
     /// What to pass to [`command`](RunnerProfile::command) to run the tests `names` of the
     /// files `files`: by default the files, whole. A profile whose runner selects single tests
     /// returns them, so that only the tests that matter run.
@@ -102,6 +109,13 @@ impl RunnerProfile for Pytest {
         let mut v = vec![python.to_owned(), "-m".into(), "pytest".into()];
         v.extend(targets.iter().cloned());
         v
+    }
+
+    fn tolerant(&self, mut command: Vec<String>) -> Vec<String> {
+        // After `PYTHON -m pytest`: one file that cannot be collected stops no other.
+        let at = command.len().min(3);
+        command.insert(at, "--continue-on-collection-errors".into());
+        command
     }
 
     fn targets(&self, files: &[String], names: &[String]) -> Vec<String> {

@@ -389,7 +389,7 @@ impl Ctx<'_> {
             .cloned()
             .collect();
         if self.opts.validate {
-            match self.try_names(inst, dir, &spec, &sandbox, &mut sel)? {
+            match self.try_names(profile, inst, dir, &spec, &sandbox, &mut sel)? {
                 Ok(passing) => public_ids = passing,
                 Err(skipped) => return Ok(Err(skipped)),
             }
@@ -512,6 +512,7 @@ impl Ctx<'_> {
     /// which of the instance's names are real tests here (`sel` is narrowed to them).
     fn try_names(
         &self,
+        profile: &dyn RunnerProfile,
         inst: &SweBenchInstance,
         dir: &Path,
         spec: &TaskSpec,
@@ -523,11 +524,7 @@ impl Ctx<'_> {
         let task = Task::load(dir).map_err(|e| ImportError::Input(e.to_string()))?;
         // One file that cannot be collected must not stop the others from running.
         let mut trial = spec.public_tests.clone();
-        if spec.public_tests.runner == traparena_task::Runner::Pytest {
-            trial
-                .command
-                .insert(3, "--continue-on-collection-errors".into());
-        }
+        trial.command = profile.tolerant(trial.command);
         let ws = Workspace::materialize(&task.repo_dir(), sandbox)?;
         let run = ws.run_tests(sandbox, &trial, spec.timeout_s)?;
         drop(ws);
