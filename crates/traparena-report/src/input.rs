@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use traparena_results::{
     ConditionInfo, EPISODES_FILE, JsonlReader, MANIFEST_FILE, Manifest, NOTES_DIR, ResultLine,
-    SPEC_FILE, notes_round,
+    SpecHead, notes_round,
 };
 use traparena_stats::{EpisodeOutcome, ForkOutcome};
 
@@ -373,15 +373,6 @@ struct NotesFile {
     limits: Option<IgnoredAny>,
 }
 
-/// The fields of `spec.json` the report uses (the rest is the runner's business).
-#[derive(Deserialize)]
-struct SpecHead {
-    #[serde(default)]
-    seed: Option<u64>,
-    #[serde(default)]
-    name: Option<String>,
-}
-
 /// A results folder, read: its episodes, what `spec.json` and `manifest.json` say (when
 /// present) and the curator's final notes per target and condition (when present).
 #[derive(Debug, Clone)]
@@ -428,7 +419,7 @@ impl ResultsFolder {
         };
         let episodes_modified = file.metadata().and_then(|m| m.modified()).ok();
         let episodes = Episodes::read(std::io::BufReader::with_capacity(1 << 16, file), &path)?;
-        let spec: Option<SpecHead> = read_optional_json(&dir.join(SPEC_FILE))?;
+        let spec = SpecHead::read(dir)?;
         let manifest_path = dir.join(MANIFEST_FILE);
         let manifest = if manifest_path.exists() {
             Some(Manifest::read(&manifest_path)?)
@@ -481,28 +472,6 @@ fn calendar_day(text: &str) -> Option<String> {
 pub(crate) fn file_day(t: SystemTime) -> Option<String> {
     let ts = jiff::Timestamp::try_from(t).ok()?;
     Some(ts.strftime("%Y-%m-%d").to_string())
-}
-
-/// A JSON file that may be absent (`None`); present and malformed is an error naming it.
-fn read_optional_json<T: serde::de::DeserializeOwned>(
-    path: &Path,
-) -> Result<Option<T>, ReportError> {
-    let text = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ReportError::Io {
-                path: path.to_owned(),
-                source,
-            });
-        }
-    };
-    serde_json::from_slice(&text)
-        .map(Some)
-        .map_err(|source| ReportError::MalformedFile {
-            path: path.to_owned(),
-            source,
-        })
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf)>, ReportError> {

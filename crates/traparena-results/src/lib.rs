@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | [`EPISODES_FILE`] | one line per finished episode | [`ResultLine`] |
 //! | [`TRAJECTORIES_FILE`] | the trajectory of each finished episode | [`TrajectoryLine`] |
-//! | [`SPEC_FILE`] | the experiment spec as run | the runner's `ExperimentSpec` |
+//! | [`SPEC_FILE`] | the experiment spec as run | the runner's `ExperimentSpec`; its head, [`SpecHead`], for readers of results |
 //! | [`MANIFEST_FILE`] | what the folder was made with | [`Manifest`] |
 //! | [`NOTES_DIR`]`/<target>/<condition>/round-<r>.json` ([`notes_path`]) | the curator's notes the attacker saw in round r | the attack crate's `Notes` |
 //! | [`NOTES_DIR`]`/<target>/<condition>/round-<r>.usage.json` ([`curator_usage_path`]) | the curator's tokens for the notes of round r, written just before them | `traparena_task::Usage` |
@@ -59,6 +59,7 @@ mod jsonl;
 mod line;
 mod manifest;
 mod migrate;
+mod spec_head;
 mod trajectory;
 
 use std::path::{Path, PathBuf};
@@ -69,6 +70,7 @@ pub use jsonl::{
 };
 pub use line::{ConditionInfo, EpisodeKey, ForkInfo, ForkKey, ResultLine, attacker_label};
 pub use manifest::{Manifest, folder_sha256, sha256_json};
+pub use spec_head::SpecHead;
 pub use trajectory::{AttackerFailure, RejectedMessage, TrajectoryLine};
 
 /// The format version this build writes, and the newest it reads.
