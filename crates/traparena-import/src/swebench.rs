@@ -19,6 +19,7 @@ use traparena_env::{GitRepo, Sandbox};
 use traparena_task::{Patch, RelPath, Shard};
 
 mod build;
+mod environment;
 mod images;
 mod note;
 mod plan;
@@ -199,8 +200,8 @@ pub fn import_swebench_images(
 ) -> Result<ImportReport, ImportError> {
     if sandbox.backend() != traparena_env::Backend::Container {
         return Err(ImportError::Input(format!(
-            "importing from instance images runs them in containers: use --sandbox container \
-             (this sandbox is {})",
+            "importing from instance images runs them in containers: use the `container` sandbox \
+             backend (this sandbox is {})",
             sandbox.backend()
         )));
     }
@@ -230,10 +231,14 @@ fn import_from(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     if opts.max_public == 0 {
-        return Err(ImportError::Input("--max-public must be at least 1".into()));
+        return Err(ImportError::Input(
+            "max_public must be at least 1: a task needs a public test".into(),
+        ));
     }
     if opts.timeout_s == 0 {
-        return Err(ImportError::Input("--timeout must be at least 1".into()));
+        return Err(ImportError::Input(
+            "timeout_s must be at least 1 second".into(),
+        ));
     }
     let all = read_swebench(input)?;
     let mut seen = BTreeSet::new();

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use traparena_task::ImageEnv;
 
-use super::build::{Chosen, Environment, Metadata};
+use super::build::Metadata;
+use super::environment::{Chosen, Environment};
 use super::note::SweBenchEnvironment;
 use super::{Ctx, SweBenchInstance};
 use crate::error::ImportError;

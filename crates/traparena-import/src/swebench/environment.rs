@@ -1,0 +1,259 @@
+//! The environment an instance's tests run in: chosen from the pins, the bundled environments
+//! or the instance image, then built (or found) and checked to run in the sandbox.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use traparena_env::Sandbox;
+use traparena_task::{ImageEnv, Setup};
+
+use super::build::Metadata;
+use super::note::SweBenchEnvironment;
+use super::{Ctx, Source, SweBenchInstance, runs_in_sandbox};
+use crate::error::io;
+use crate::install::install_generated;
+use crate::pins::{EnvTree, PinEntry, bundled_envs};
+use crate::profiles::RunnerProfile;
+use crate::setup::{Ensured, ensure_env_tree, setup_for_tree, venv_python};
+use crate::skip::{Skip, SkipReason, Stop};
+
+/// The environment an instance runs in, and how its tests run.
+pub(super) struct Chosen {
+    pub(super) environment: Environment,
+    /// The report's line on the choice.
+    pub(super) described: Option<String>,
+    pub(super) profile: Arc<dyn RunnerProfile>,
+}
+
+/// Where an instance's tests run.
+pub(super) enum Environment {
+    /// The system's `python3`: a repository neither the pins nor the bundled environments know.
+    System,
+    /// A virtual environment on the host, built from `entry`.
+    Venv {
+        /// The task's `setup`.
+        setup: Setup,
+        /// The environment's specification.
+        entry: Box<PinEntry>,
+        /// Where it reads the repository's tree when it needs to: the record's
+        /// `environment_setup_commit` when the clone has it, else the base tree.
+        tree: TreeSource,
+    },
+    /// The instance's SWE-bench image, instead of an environment on the host.
+    Image(ImageEnv),
+}
+
+/// The tree an environment's dependencies are read from, with its identity.
+pub(super) enum TreeSource {
+    /// The base tree (the task's `repo/`), identified by its dependency declarations.
+    Base(String),
+    /// Another commit of the clone, identified by its id (SWE-bench's
+    /// `environment_setup_commit`: every instance of a version shares it).
+    Commit(String),
+}
+
+impl Chosen {
+    /// The interpreter the test commands name: the environment's, the image's (its activated
+    /// environment is first on its `PATH`), else the system's.
+    pub(super) fn python(&self) -> String {
+        match &self.environment {
+            Environment::Venv { setup, .. } => venv_python(setup).to_string_lossy().into_owned(),
+            Environment::Image(_) => "python".to_owned(),
+            Environment::System => "python3".to_owned(),
+        }
+    }
+}
+
+impl TreeSource {
+    pub(super) fn id(&self) -> &str {
+        match self {
+            TreeSource::Base(id) | TreeSource::Commit(id) => id,
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// The environment entry for `inst` at `version`: where it was found (`pins`, `bundled`),
+    /// the key it matched, and the entry.
+    pub(super) fn lookup_env(
+        &self,
+        inst: &SweBenchInstance,
+        version: Option<&str>,
+    ) -> Option<(&'static str, String, PinEntry)> {
+        let user = self.opts.pins.as_ref().map(|p| ("pins", p));
+        let bundled = self.opts.bundled.then(|| ("bundled", bundled_envs()));
+        [user, bundled]
+            .into_iter()
+            .flatten()
+            .find_map(|(from, pins)| {
+                crate::versions::lookup(pins, &inst.repo, version)
+                    .map(|(k, e)| (from, k.to_owned(), e.clone()))
+            })
+    }
+
+    /// The environment for `inst` at `version`: the user's pins, else the bundled one; a
+    /// repository neither knows runs with the system's python3 and pytest.
+    pub(super) fn choose_env(
+        &self,
+        inst: &SweBenchInstance,
+        repo_dir: &Path,
+        version: Option<&str>,
+        version_source: &str,
+        metadata: &mut Metadata,
+    ) -> Result<Chosen, Skip> {
+        if let Source::Images(naming) = &self.source {
+            return self.image_env(inst, naming, version, metadata);
+        }
+        let found = self.lookup_env(inst, version);
+        let known_repo = self
+            .opts
+            .pins
+            .as_ref()
+            .is_some_and(|p| p.0.contains_key(&inst.repo))
+            || (self.opts.bundled && bundled_envs().0.contains_key(&inst.repo));
+        let Some((from, matched, mut entry)) = found else {
+            if known_repo {
+                let detail = match version {
+                    Some(v) => format!(
+                        "neither the pins nor the bundled environments have {} {v} (nor `*`)",
+                        inst.repo
+                    ),
+                    // The version is unknown only after every rule was tried: say which.
+                    None => format!(
+                        "neither the pins nor the bundled environments have a `*` environment of {}, and its version is {version_source}",
+                        inst.repo
+                    ),
+                };
+                return Err(Skip::new(SkipReason::NoEnvironment, detail));
+            }
+            let profile = self.opts.profiles.get(crate::profiles::DEFAULT_PROFILE);
+            return Ok(Chosen {
+                environment: Environment::System,
+                described: None,
+                profile: profile.map_err(|e| Skip::new(SkipReason::NoRunnerProfile, e))?,
+            });
+        };
+        let profile = self
+            .opts
+            .profiles
+            .get(&entry.profile)
+            .map_err(|e| Skip::new(SkipReason::UnknownRunnerProfile, e))?;
+        let python = self
+            .python(&entry.python)
+            .map_err(|e| Skip::new(SkipReason::NoInterpreter, e))?;
+        let environment = Some(format!(
+            "version {} ({version_source}); {from} {} {matched}{}, python {}, profile {}",
+            version.unwrap_or("unknown"),
+            inst.repo,
+            crate::versions::key_note(version, &matched),
+            entry.python,
+            entry.profile
+        ));
+        let mut note = SweBenchEnvironment {
+            from: from.to_string(),
+            version_key: Some(matched.to_string()),
+            python: Some(entry.python.clone()),
+            profile: entry.profile.clone(),
+            reads_tree: Some(entry.needs_tree()),
+            ..SweBenchEnvironment::default()
+        };
+        entry.python = python.to_string_lossy().into_owned();
+        // Versions that fall back to one environment key share its environment.
+        let key = format!("{}@{matched}", inst.repo);
+        // An environment that reads dependencies from the tree is shared by the instances of
+        // one environment_setup_commit, as SWE-bench shares one image; without one, by the base
+        // commits whose dependency declarations are the same.
+        let setup_commit = match (&inst.environment_setup_commit, &self.source) {
+            (Some(c), Source::Clone(git)) if entry.needs_tree() => {
+                git.resolve_commit(c).ok().flatten()
+            }
+            _ => None,
+        };
+        let tree = match setup_commit {
+            Some(c) => TreeSource::Commit(c),
+            None => TreeSource::Base(crate::tree_env::dependency_id(repo_dir, &entry)),
+        };
+        if entry.needs_tree() {
+            let said = match &tree {
+                TreeSource::Commit(c) => format!("environment_setup_commit {c}"),
+                TreeSource::Base(id) => format!("base commit ({id})"),
+            };
+            note.tree = Some(said);
+        }
+        note.write(metadata);
+        Ok(Chosen {
+            environment: Environment::Venv {
+                setup: setup_for_tree(&key, &entry, &self.opts.venv_cache, Some(tree.id())),
+                entry: Box::new(entry),
+                tree,
+            },
+            described: environment,
+            profile,
+        })
+    }
+
+    /// Builds (or finds) the chosen environment, checks it runs in the sandbox, and runs the
+    /// repository's install step into `repo_dir`. Returns the sandbox that shows it.
+    pub(super) fn prepare_env(
+        &self,
+        chosen: &Chosen,
+        version: Option<&str>,
+        repo_dir: &Path,
+        metadata: &mut Metadata,
+    ) -> Result<Sandbox, Stop> {
+        let (s, e, tree_source) = match &chosen.environment {
+            Environment::Image(image) => return Ok(self.sandbox.with_image(image.clone())),
+            Environment::System => return Ok(self.sandbox.clone()),
+            Environment::Venv { setup, entry, tree } => (setup, entry, tree),
+        };
+        let refuse = |r: SkipReason, d: String| Err(Stop::Skip(Skip::new(r, d)));
+        let sandbox = self.sandbox.with_read_only_paths(&s.visible_paths());
+        if self.opts.build_envs {
+            // The setup commit's tree is exported only when the environment must be built.
+            let scratch;
+            let dir = match tree_source {
+                TreeSource::Commit(c) if e.needs_tree() && !crate::setup::is_built(s) => {
+                    scratch = tempfile::Builder::new()
+                        .prefix("traparena-setup-tree-")
+                        .tempdir()
+                        .map_err(io(std::env::temp_dir()))?;
+                    let d = scratch.path().join("tree");
+                    if let Source::Clone(git) = &self.source {
+                        git.export_tree(c, &d)?;
+                    }
+                    d
+                }
+                _ => repo_dir.to_owned(),
+            };
+            let tree = EnvTree {
+                dir,
+                id: tree_source.id().to_owned(),
+            };
+            match ensure_env_tree(s, e, Some(&tree), &self.opts.build) {
+                Ok(Ensured::Rebuilt { reason }) => self.repaired.lock().push(format!(
+                    "environment {} in {}: {reason}; built again",
+                    s.key,
+                    s.venv.display()
+                )),
+                Ok(_) => {}
+                Err(e) => return refuse(SkipReason::EnvironmentCannotBeBuilt, e.to_string()),
+            }
+        } else if !crate::setup::is_built(s) {
+            return refuse(
+                SkipReason::EnvironmentNotBuilt,
+                format!("{} is missing", s.venv.display()),
+            );
+        }
+        if let Some(why) = runs_in_sandbox(&sandbox, &venv_python(s))? {
+            return refuse(SkipReason::EnvironmentCannotRun, why);
+        }
+        match install_generated(e, s, version.unwrap_or("0.0.0"), repo_dir, &self.opts.build) {
+            Ok(files) if !files.is_empty() => {
+                metadata.insert("generated_files".into(), serde_json::json!(files));
+            }
+            Ok(_) => {}
+            Err(e) => return refuse(SkipReason::RepositoryCannotBeInstalled, e),
+        }
+        Ok(sandbox)
+    }
+}
