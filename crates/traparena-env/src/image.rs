@@ -32,7 +32,7 @@ impl Sandbox {
             return Err(EnvError::BackendUnavailable {
                 backend: "container".into(),
                 reason: format!(
-                    "reading {} needs the container backend (--sandbox container)",
+                    "reading {} needs the `container` sandbox backend",
                     image.image
                 ),
             });

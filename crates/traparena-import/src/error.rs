@@ -32,6 +32,17 @@ pub enum ImportError {
     /// git clone, an output path that is in the way, ...
     #[error("{0}")]
     Input(String),
+    /// One model name was given for the predictions, but the results hold several (target,
+    /// condition) pairs, which would all be called by it.
+    #[error(
+        "one model name was given, but the results hold {count} (target, condition) pairs: {pairs}; choose one target and condition"
+    )]
+    OneModelForMany {
+        /// How many pairs.
+        count: usize,
+        /// The pairs, as `target/condition`, comma-separated.
+        pairs: String,
+    },
     /// A task folder, a report or a predictions file would replace something the command did
     /// not write (checked before anything is written).
     #[error(transparent)]
@@ -65,6 +76,7 @@ impl ImportError {
         match self {
             ImportError::Json { .. }
             | ImportError::Input(_)
+            | ImportError::OneModelForMany { .. }
             | ImportError::Task(_)
             | ImportError::Refused(_) => true,
             ImportError::Results(e) => e.is_bad_input(),

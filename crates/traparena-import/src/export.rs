@@ -118,11 +118,10 @@ pub fn export_predictions(
         )));
     }
     if opts.model.is_some() && groups.len() > 1 {
-        return Err(ImportError::Input(format!(
-            "--model names one model, but the results hold {} (target, condition) pairs: {}; choose one with --target and --condition",
-            groups.len(),
-            pairs(&groups)
-        )));
+        return Err(ImportError::OneModelForMany {
+            count: groups.len(),
+            pairs: pairs(&groups),
+        });
     }
     let mut sets = Vec::new();
     for ((target, condition), tasks) in groups {

@@ -216,7 +216,7 @@ pub fn find_python(
         });
     }
     Err(fail(format!(
-        "no Python {version} found{}; install it (for example `uv python install {version}` or `pyenv install {version}`) or name an interpreter by path in --pins",
+        "no Python {version} found{}; install it (for example `uv python install {version}` or `pyenv install {version}`) or name an interpreter by path in the pins",
         if tried.is_empty() {
             String::new()
         } else {

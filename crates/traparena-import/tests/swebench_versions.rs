@@ -42,7 +42,7 @@ fn an_underivable_version_skips_naming_every_rule_and_a_pre_release_tag_derives_
     );
     assert_eq!(
         s.detail,
-        "neither --pins nor the bundled environments have a `*` environment of pytest-dev/pytest, \
+        "neither the pins nor the bundled environments have a `*` environment of pytest-dev/pytest, \
          and its version is unknown: tried version files: no src/_pytest/_version.py, \
          no _pytest/_version.py; setuptools_scm: no tag reachable from the base commit; \
          __version__ near the top of the tree: none; the nearest tag: no tag reachable from the \

@@ -141,7 +141,9 @@ pub fn import_humanevalfix(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     if opts.max_public == 0 {
-        return Err(ImportError::Input("--max-public must be at least 1".into()));
+        return Err(ImportError::Input(
+            "max_public must be at least 1: a task needs a public test".into(),
+        ));
     }
     if opts.timeout_s == 0 || opts.assertion_timeout.is_zero() {
         return Err(ImportError::Input("timeouts must be positive".into()));
