@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 mod estimate;
 mod evaluate;
 mod experiment;
+mod export;
 mod import;
 mod llm;
 mod report;
@@ -172,7 +173,7 @@ enum Cmd {
     Import(import::ImportCmd),
     /// Export a results folder in another tool's format.
     #[command(subcommand)]
-    Export(import::ExportCmd),
+    Export(export::ExportCmd),
     /// Judge a candidate patch: hidden tests x reference location x static flags.
     Evaluate {
         /// The task folder.
@@ -325,7 +326,7 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
         Cmd::Report(args) => report::run(args),
         Cmd::Show(args) => show::run(args),
         Cmd::Import(cmd) => import::run_import(cmd, sandbox(&cli.sandbox)?),
-        Cmd::Export(cmd) => import::run_export(cmd),
+        Cmd::Export(cmd) => export::run_export(cmd),
         Cmd::Evaluate { task, patch, json } => evaluate_cmd(&cli.sandbox, &task, &patch, json),
     }
 }
