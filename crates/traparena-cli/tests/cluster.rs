@@ -92,11 +92,17 @@ fn finished(v: &serde_json::Value) -> bool {
         .is_some_and(|p| p["merge"]["state"] == "done")
 }
 
-/// Waits until shard `shard` of pass `pass` runs, then runs the Slurm command `argv` on its
-/// array task (`scancel`, `scontrol requeue`).
+/// Waits until shard `shard` of pass `pass` runs and its log shows it started, then runs the
+/// Slurm command `argv` on its array task (`scancel`, `scontrol requeue`).
 fn on_running_shard(out: &Path, pass: usize, shard: usize, argv: &[&str]) {
+    // Running for Slurm, and past its first line: Slurm reports a task running a moment before
+    // its script has printed anything.
+    let log = out.join(format!("logs/pass-{pass}/shard-{shard}.log"));
+    let started = |log: &Path| {
+        std::fs::read_to_string(log).is_ok_and(|t| t.contains(&format!(", shard {shard}/")))
+    };
     let v = wait_for(out, |v| {
-        v["passes"][pass]["shards"][shard]["state"] == "running"
+        v["passes"][pass]["shards"][shard]["state"] == "running" && started(&log)
     });
     let task = v["passes"][pass]["shards"][shard]["job"].as_str().unwrap();
     let done = std::process::Command::new(argv[0])
