@@ -9,39 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use traparena_env::{HostCommand, run_host};
 use traparena_import::{BuildOptions, PinEntry, Pins, SweBenchOptions, ensure_env, setup_for};
 #[allow(unused_imports)]
 pub use traparena_testkit::swebench::{
-    CALC_BUGGY, CALC_FIXED, TESTS_BASE, TESTS_NEW, instance, synthetic_clone,
+    CALC_BUGGY, CALC_FIXED, TESTS_BASE, TESTS_NEW, git as sh, instance, synthetic_clone, write,
 };
-
-pub fn sh(dir: &Path, script: &str) -> String {
-    let out = run_host(&HostCommand {
-        argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
-        cwd: dir.to_owned(),
-        env: [
-            ("GIT_CONFIG_GLOBAL", "/dev/null"),
-            ("GIT_CONFIG_NOSYSTEM", "1"),
-            ("GIT_AUTHOR_NAME", "t"),
-            ("GIT_AUTHOR_EMAIL", "t@localhost"),
-            ("GIT_COMMITTER_NAME", "t"),
-            ("GIT_COMMITTER_EMAIL", "t@localhost"),
-        ]
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .to_vec(),
-        timeout: Duration::from_secs(60),
-    })
-    .unwrap();
-    assert_eq!(out.exit_code, Some(0), "{script}: {}", out.stderr.text);
-    out.stdout.text
-}
-
-pub fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 /// The environment cache: outside /tmp (a sandbox's own /tmp hides it), kept across runs.
 pub fn venv_cache() -> PathBuf {
