@@ -1,7 +1,7 @@
 //! Submitting to Kubernetes: the Jobs' manifests, applied with `kubectl`.
 
 use traparena::runner::cluster::kubernetes::{self, KubeSettings};
-use traparena::runner::cluster::{Marker, SubmittedPass};
+use traparena::runner::cluster::{Marker, Scheduler, SubmittedPass};
 
 use super::{Study, scheduler_command};
 
@@ -27,7 +27,7 @@ pub(super) fn submit(study: &Study, kube: &KubeSettings) -> Result<u8, Box<dyn s
         println!("traparena: dry run: nothing submitted");
         return Ok(crate::OK);
     }
-    let mut record = study.record("kubernetes");
+    let mut record = study.record(Scheduler::Kubernetes);
     let run = |argv: &[&str]| -> Result<String, Box<dyn std::error::Error>> {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         scheduler_command(argv, &layout.out).map_err(|e| {
@@ -53,10 +53,7 @@ pub(super) fn submit(study: &Study, kube: &KubeSettings) -> Result<u8, Box<dyn s
                 .map(|i| format!("shard-{i}"))
                 .chain(["merge".to_owned()])
             {
-                if let Marker::Failed(_) = Marker::read(layout, p, &name) {
-                    let f = layout.state(p).join(format!("{name}.failed"));
-                    std::fs::remove_file(&f)?;
-                }
+                Marker::clear_failure(layout, p, &name)?;
             }
         }
     }

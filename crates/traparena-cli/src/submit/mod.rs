@@ -13,7 +13,8 @@ use traparena::env::{HostCommand, run_host};
 use traparena::runner::ExperimentSpec;
 use traparena::runner::cluster::kubernetes::KubeSettings;
 use traparena::runner::cluster::{
-    JobSettings, Layout, Plan, SUBMISSION_FILE, SUBMISSION_VERSION, Submission, Work,
+    self, JobSettings, Layout, Plan, SUBMISSION_FILE, SUBMISSION_VERSION, Scheduler, Submission,
+    Work,
 };
 
 pub use status::{StatusArgs, status};
@@ -291,10 +292,10 @@ impl Study {
     }
 
     /// A new submission record of `engine`, or the one resumed.
-    fn record(&self, engine: &str) -> Submission {
+    fn record(&self, engine: Scheduler) -> Submission {
         self.record.clone().unwrap_or_else(|| Submission {
             version: SUBMISSION_VERSION,
-            engine: engine.into(),
+            engine,
             work: self.settings.work.clone(),
             shards: self.plan.shards,
             passes: Vec::new(),
@@ -435,17 +436,6 @@ fn job_name(spec: &ExperimentSpec, path: &Path) -> String {
     } else {
         spec.name.clone()
     };
-    let clean: String = base
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(40)
-        .collect();
-    let parts: Vec<&str> = clean.split('-').filter(|p| !p.is_empty()).collect();
-    format!("traparena-{}", parts.join("-"))
+    let part = cluster::name_part(&base, 40, |c| c.is_ascii_alphanumeric() || c == '_');
+    format!("traparena-{part}")
 }

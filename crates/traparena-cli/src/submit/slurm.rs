@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use traparena::runner::cluster::slurm::{self as scripts, PassScripts};
-use traparena::runner::cluster::{Marker, ShardState, SubmittedPass};
+use traparena::runner::cluster::{Marker, Scheduler, ShardState, SubmittedPass};
 
 use super::Study;
 use super::scheduler_command;
@@ -28,7 +28,7 @@ pub(super) fn submit(
         return Ok(crate::OK);
     }
     let out = &layout.out;
-    let mut record = study.record("slurm");
+    let mut record = study.record(Scheduler::Slurm);
     // A job still queued or running would run beside its own resubmission.
     let (states, unreachable) = study_states(&record, layout);
     if let Some(e) = unreachable {

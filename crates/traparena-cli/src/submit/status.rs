@@ -3,14 +3,14 @@
 use std::path::PathBuf;
 
 use traparena::runner::cluster::slurm;
-use traparena::runner::cluster::{Layout, Marker, ShardState, Submission, Work};
+use traparena::runner::cluster::{Layout, Marker, Scheduler, ShardState, Submission, Work};
 
 use super::absolute;
 use super::slurm::squeue;
 
 /// Whether a submission went to Kubernetes, whose jobs TrapArena follows by their markers only.
 fn on_kubernetes(record: &Submission) -> bool {
-    record.engine == "kubernetes"
+    record.engine == Scheduler::Kubernetes
 }
 
 /// The name shard `i` of the shards' job `job` goes by: Slurm's array task `JOB_I`, or
@@ -49,11 +49,21 @@ fn job_state(marker: Marker, queue: Option<&str>, id: Option<String>, log: PathB
     }
 }
 
+/// A state's one-word name, as `--json` gives it.
+fn state_name(s: &ShardState) -> &'static str {
+    match s {
+        ShardState::Pending => "pending",
+        ShardState::Running => "running",
+        ShardState::Done => "done",
+        ShardState::Failed { .. } => "failed",
+        ShardState::Unknown => "unknown",
+        ShardState::NotEnded => "not_ended",
+    }
+}
+
 fn state_text(s: &ShardState) -> String {
     match s {
-        ShardState::Pending => "pending".into(),
-        ShardState::Running => "running".into(),
-        ShardState::Done => "done".into(),
+        ShardState::Pending | ShardState::Running | ShardState::Done => state_name(s).into(),
         ShardState::Failed { reason, log } => format!("failed ({reason}); log {}", log.display()),
         ShardState::Unknown => "unknown (not submitted, or forgotten by the scheduler)".into(),
         ShardState::NotEnded => {
@@ -63,15 +73,11 @@ fn state_text(s: &ShardState) -> String {
 }
 
 fn state_json(s: &ShardState, job: Option<String>) -> serde_json::Value {
-    let (state, reason, log) = match s {
-        ShardState::Pending => ("pending", None, None),
-        ShardState::Running => ("running", None, None),
-        ShardState::Done => ("done", None, None),
-        ShardState::Failed { reason, log } => ("failed", Some(reason.clone()), Some(log)),
-        ShardState::Unknown => ("unknown", None, None),
-        ShardState::NotEnded => ("not_ended", None, None),
+    let (reason, log) = match s {
+        ShardState::Failed { reason, log } => (Some(reason.clone()), Some(log)),
+        _ => (None, None),
     };
-    serde_json::json!({"state": state, "job": job, "reason": reason, "log": log})
+    serde_json::json!({"state": state_name(s), "job": job, "reason": reason, "log": log})
 }
 
 /// The states of every shard and merge step of a submitted study, pass by pass.

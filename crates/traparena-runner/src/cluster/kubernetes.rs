@@ -49,19 +49,13 @@ pub struct Manifest {
 /// A name Kubernetes takes for a Job (DNS-1123: lower case, digits and `-`, at most 63
 /// characters with the `-merge-P` suffix).
 pub fn job_name(name: &str) -> String {
-    let lower: String = name
-        .chars()
-        .map(|c| {
-            let c = c.to_ascii_lowercase();
-            if c.is_ascii_alphanumeric() { c } else { '-' }
-        })
-        .take(48)
-        .collect();
-    let parts: Vec<&str> = lower.split('-').filter(|p| !p.is_empty()).collect();
-    if parts.is_empty() {
+    let lower = super::name_part(&name.to_ascii_lowercase(), 48, |c| {
+        c.is_ascii_alphanumeric()
+    });
+    if lower.is_empty() {
         "traparena".into()
     } else {
-        parts.join("-")
+        lower
     }
 }
 

@@ -184,6 +184,27 @@ impl Marker {
             Err(_) => Marker::None,
         }
     }
+
+    /// Removes the failure marker `name` of pass `p`, if there is one (a resubmission's jobs
+    /// must not find the failures of the attempt before).
+    pub fn clear_failure(layout: &Layout, p: u32, name: &str) -> std::io::Result<()> {
+        match std::fs::remove_file(layout.state(p).join(format!("{name}.failed"))) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `text` as a name part that schedulers and shells take as it is: the characters `keep`
+/// allows, every run of others one `-`, no `-` at either end, at most `max` characters read.
+pub fn name_part(text: &str, max: usize, keep: impl Fn(char) -> bool) -> String {
+    let mapped: String = text
+        .chars()
+        .map(|c| if keep(c) { c } else { '-' })
+        .take(max)
+        .collect();
+    let parts: Vec<&str> = mapped.split('-').filter(|p| !p.is_empty()).collect();
+    parts.join("-")
 }
 
 /// A shard's (or a merge step's) state, for `traparena status`.
@@ -214,14 +235,24 @@ pub enum ShardState {
 pub struct Submission {
     /// [`SUBMISSION_VERSION`].
     pub version: u32,
-    /// The scheduler (`slurm`).
-    pub engine: String,
+    /// The scheduler.
+    pub engine: Scheduler,
     /// What the shards run.
     pub work: Work,
     /// Shards per pass.
     pub shards: NonZeroU32,
     /// Passes, in order, with their job ids (empty for a dry run).
     pub passes: Vec<SubmittedPass>,
+}
+
+/// The scheduler a study was submitted to (`slurm`, `kubernetes` in `submission.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheduler {
+    /// Slurm: jobs chained with its dependencies, followed through `squeue`.
+    Slurm,
+    /// Kubernetes: Jobs chained through the markers, followed by the markers alone.
+    Kubernetes,
 }
 
 /// One pass's jobs.
@@ -270,13 +301,10 @@ impl Submission {
     /// Writes `DIR/submission.json` (whole or not at all).
     pub fn save(&self, out: &Path) -> Result<(), RunError> {
         let path = out.join(SUBMISSION_FILE);
-        let tmp = out.join(format!(".{SUBMISSION_FILE}.tmp"));
-        let text = serde_json::to_string_pretty(self).expect("a submission serializes");
-        std::fs::write(&tmp, text + "\n")
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| RunError::Cluster {
-                message: e.to_string(),
-                path,
-            })
+        let text = serde_json::to_string_pretty(self).expect("a submission serializes") + "\n";
+        traparena_results::write_atomic(&path, text.as_bytes()).map_err(|e| RunError::Cluster {
+            message: e.to_string(),
+            path,
+        })
     }
 }
