@@ -72,6 +72,20 @@ pub enum TaskError {
         /// The registered kinds.
         known: Vec<String>,
     },
+    /// A path that must stay inside its folder does not ([`crate::RelPath`]).
+    #[error("{}", problem.describe(path))]
+    RelPath {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        problem: crate::PathProblem,
+    },
+    /// A language name nobody knows ([`crate::Language`]'s `FromStr`).
+    #[error("unknown language {name:?}; known: {}", crate::Language::ALL.map(|l| l.name()).join(", "))]
+    UnknownLanguage {
+        /// The name asked for, lower-cased.
+        name: String,
+    },
     /// A component's `args` do not fit its kind.
     #[error("{kind}: field `{field}`: {message}")]
     Args {

@@ -162,15 +162,10 @@ impl fmt::Display for Language {
 }
 
 impl FromStr for Language {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Language, String> {
-        Language::from_name(s).ok_or_else(|| {
-            let names: Vec<&str> = Language::ALL.iter().map(|l| l.name()).collect();
-            format!(
-                "unknown language {:?}; known: {}",
-                s.to_ascii_lowercase(),
-                names.join(", ")
-            )
+    type Err = crate::TaskError;
+    fn from_str(s: &str) -> Result<Language, crate::TaskError> {
+        Language::from_name(s).ok_or_else(|| crate::TaskError::UnknownLanguage {
+            name: s.to_ascii_lowercase(),
         })
     }
 }
@@ -183,7 +178,7 @@ mod tests {
     fn every_language_round_trips_by_name_and_serde_and_is_found_by_its_extensions() {
         for l in Language::ALL {
             assert_eq!(Language::from_name(l.name()), Some(l));
-            assert_eq!(l.name().parse::<Language>(), Ok(l));
+            assert_eq!(l.name().parse::<Language>().unwrap(), l);
             let json = serde_json::to_string(&l).unwrap();
             assert_eq!(json, format!("\"{}\"", l.name()));
             assert_eq!(serde_json::from_str::<Language>(&json).unwrap(), l);
@@ -199,7 +194,7 @@ mod tests {
         assert_eq!(Language::of_path("Makefile"), None);
         assert_eq!(Language::of_path("dir.py/README"), None);
         assert_eq!(Runner::Pytest.program_tools(), None);
-        let e = "cobol".parse::<Language>().unwrap_err();
+        let e = "cobol".parse::<Language>().unwrap_err().to_string();
         assert!(
             e.contains("\"cobol\"") && e.contains("python, javascript"),
             "{e}"

@@ -45,7 +45,7 @@ pub use layout::TaskLayout;
 pub use observation::{Cost, Observation, TestCounts, Usage};
 pub use output::Refusal;
 pub use patch::{ChangedFile, Hunk, Patch};
-pub use paths::{RelPath, check_relative};
+pub use paths::{PathProblem, RelPath, check_relative};
 pub use process::{AgentCommand, AgentExit};
 pub use registry::{ComponentRole, ConfiguredKind, Factory, KindRegistry};
 pub use shard::Shard;

@@ -1,6 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::language::Language;
+use crate::TaskError;
 use crate::paths::RelPath;
 pub use crate::runner::Runner;
 
@@ -62,31 +63,37 @@ pub struct ImageEnv {
 impl ImageEnv {
     /// Checks the fields: a non-empty image name without whitespace, and an absolute
     /// `workdir` and `path` entries without `..` or `:`.
-    pub fn check(&self) -> Result<(), String> {
+    ///
+    /// # Errors
+    /// [`TaskError::Invalid`] for field `image` of `file` (the task file it was read from).
+    pub fn check(&self, file: &std::path::Path) -> Result<(), TaskError> {
+        let invalid = |message: String| TaskError::Invalid {
+            path: file.to_owned(),
+            field: "image".to_owned(),
+            message,
+        };
         if self.image.trim().is_empty() || self.image.chars().any(char::is_whitespace) {
-            return Err(format!("image {:?} is not an image name", self.image));
+            return Err(invalid(format!("image {:?} is not an image name", self.image)));
         }
-        let absolute = |what: &str, p: &str| {
-            let ok = p.starts_with('/')
+        let inside = |p: &str| {
+            p.starts_with('/')
                 && !p.contains(':')
                 && !p.split('/').any(|c| c == "..")
-                && !p.contains('\0');
-            if ok {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{what} {p:?} is not an absolute path inside the image"
-                ))
-            }
+                && !p.contains('\0')
         };
-        absolute("workdir", &self.workdir)?;
+        let outside = |what: &str, p: &str| {
+            invalid(format!("{what} {p:?} is not an absolute path inside the image"))
+        };
+        if !inside(&self.workdir) {
+            return Err(outside("workdir", &self.workdir));
+        }
         if self.workdir == "/" {
-            return Err("workdir \"/\" would hide the whole image".into());
+            return Err(invalid("workdir \"/\" would hide the whole image".into()));
         }
-        for p in &self.path {
-            absolute("path entry", p)?;
+        match self.path.iter().find(|p| !inside(p)) {
+            Some(p) => Err(outside("path entry", p)),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -187,7 +194,10 @@ pub struct Location {
 
 impl Location {
     /// A location naming a symbol in a file.
-    pub fn symbol(file: &str, symbol: &str) -> Result<Self, String> {
+    ///
+    /// # Errors
+    /// [`TaskError::RelPath`] when `file` is not a relative path inside the repository.
+    pub fn symbol(file: &str, symbol: &str) -> Result<Self, TaskError> {
         Ok(Location {
             file: RelPath::new(file)?,
             symbol: Some(symbol.to_owned()),

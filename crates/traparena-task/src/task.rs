@@ -130,7 +130,7 @@ impl Task {
             return Err(invalid(spec_path, "timeout_s", "must be at least 1"));
         }
         if let Some(image) = &s.image {
-            image.check().map_err(|m| invalid(spec_path, "image", &m))?;
+            image.check(spec_path)?;
             if s.setup.is_some() {
                 return Err(invalid(
                     spec_path,

@@ -162,6 +162,6 @@ mod tests {
         let env = n.env("psf__requests-2317");
         assert_eq!(env.workdir, "/testbed");
         assert_eq!(env.path[0], "/opt/miniconda3/envs/testbed/bin");
-        assert!(env.check().is_ok());
+        assert!(env.check("task.json".as_ref()).is_ok());
     }
 }
