@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
+use crate::EnvError;
+
 /// The label every container the harness starts carries: its owner, `pid:start`.
 pub(crate) const OWNER_LABEL: &str = "org.traparena.owner";
 
@@ -32,7 +34,7 @@ pub(crate) struct Engine {
 impl Engine {
     /// The engine `name` names (`podman`, `docker`, or a path to either), or the first of
     /// podman and docker installed when `name` is `None`.
-    pub(crate) fn find(name: Option<&str>, args: &[String]) -> Result<Engine, String> {
+    pub(crate) fn find(name: Option<&str>, args: &[String]) -> Result<Engine, EnvError> {
         let candidates: Vec<&str> = match name {
             Some(n) => vec![n],
             None => vec!["podman", "docker"],
@@ -54,9 +56,14 @@ impl Engine {
                 kind,
             });
         }
-        Err(match name {
-            Some(n) => format!("the container engine {n} is not installed"),
-            None => "neither podman nor docker is installed (`apt-get install podman runc`)".into(),
+        Err(EnvError::BackendUnavailable {
+            backend: "container".into(),
+            reason: match name {
+                Some(n) => format!("the container engine {n} is not installed"),
+                None => {
+                    "neither podman nor docker is installed (`apt-get install podman runc`)".into()
+                }
+            },
         })
     }
 
@@ -85,27 +92,32 @@ impl Engine {
 
     /// Runs `args` and returns its output; `Err` names the command and the engine's first line
     /// of error output when it cannot run or fails.
-    pub(crate) fn output(&self, args: &[&str]) -> Result<Output, String> {
+    pub(crate) fn output(&self, args: &[&str]) -> Result<Output, EnvError> {
         let out = self
             .command()
             .args(args)
             .output()
-            .map_err(|e| format!("{}: {e}", self.program.display()))?;
+            .map_err(|source| EnvError::Spawn {
+                program: self.program.display().to_string(),
+                source,
+            })?;
         if out.status.success() {
             Ok(out)
         } else {
-            Err(format!(
-                "`{} {}` failed: {}",
-                self.program.display(),
-                args.first().copied().unwrap_or(""),
-                first_line(&out.stderr)
-            ))
+            Err(EnvError::ContainerEngine {
+                command: format!(
+                    "{} {}",
+                    self.program.display(),
+                    args.first().copied().unwrap_or("")
+                ),
+                message: first_line(&out.stderr),
+            })
         }
     }
 
     /// Removes the containers whose owner process is gone (a harness killed before it could
     /// remove them); how many were removed.
-    pub(crate) fn sweep(&self) -> Result<usize, String> {
+    pub(crate) fn sweep(&self) -> Result<usize, EnvError> {
         // `.Labels` is the one field both engines print (`k=v,...` by docker, `map[k:v ...]` by
         // podman), and the owner's value is digits and a colon in either.
         let label = format!("label={OWNER_LABEL}");
@@ -131,7 +143,7 @@ impl Engine {
     }
 
     /// Removes container `id` at once, with whatever runs in it.
-    pub(crate) fn remove(&self, id: &str) -> Result<(), String> {
+    pub(crate) fn remove(&self, id: &str) -> Result<(), EnvError> {
         match self.kind {
             // `-t 0`: no grace period (the processes in it are the tested code's).
             EngineKind::Podman => self.output(&["rm", "-f", "-t", "0", id]),

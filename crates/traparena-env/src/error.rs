@@ -76,6 +76,14 @@ pub enum EnvError {
         /// Why it cannot be used.
         reason: String,
     },
+    /// A command of the container engine failed (`podman rm`, `docker ps`, ...).
+    #[error("`{command}` failed: {message}")]
+    ContainerEngine {
+        /// The engine's program and subcommand.
+        command: String,
+        /// The first line of the engine's error output.
+        message: String,
+    },
     /// A `git` command the harness relies on failed.
     #[error("git {args}: {message}")]
     Git {

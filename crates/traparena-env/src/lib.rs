@@ -51,6 +51,7 @@ mod missing;
 mod origin;
 mod outcome;
 mod program;
+mod refused;
 mod running;
 mod sandbox;
 mod testrun;

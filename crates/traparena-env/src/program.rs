@@ -16,7 +16,7 @@ use crate::base::{Backend, Mounts, PATH_ENV, SANDBOX_HARNESS, SANDBOX_WORKSPACE,
 
 /// Whose permissions count.
 #[derive(Debug, Clone, Copy)]
-enum Who {
+pub(crate) enum Who {
     /// A sandbox user: its group id is its user id, and it has no supplementary groups.
     User(u32),
     /// The harness's own user (no sandbox user was leased).
@@ -44,7 +44,7 @@ pub(crate) fn check(
     read_only: &[PathBuf],
     program: &str,
     path_var: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), Unstartable> {
     let who = m.user.map_or(Who::Harness, Who::User);
     let candidates: Vec<PathBuf> = if program.contains('/') {
         vec![host_path(backend, m, read_only, Path::new(program))]
@@ -57,10 +57,10 @@ pub(crate) fn check(
             .filter(|p| std::fs::symlink_metadata(p).is_ok())
             .collect();
         if found.is_empty() {
-            return Err(format!(
-                "there is no {program} in {} (the sandbox's PATH)",
-                path_var.replace(':', ", ")
-            ));
+            return Err(Unstartable::NotOnPath {
+                program: program.to_owned(),
+                path_var: path_var.to_owned(),
+            });
         }
         found
     };
@@ -77,7 +77,10 @@ pub(crate) fn check(
             }
         }
     }
-    Err(first.unwrap_or_default())
+    Err(first.unwrap_or(Unstartable::NotOnPath {
+        program: program.to_owned(),
+        path_var: path_var.unwrap_or(PATH_ENV).to_owned(),
+    }))
 }
 
 /// The host path of a program path as the sandbox reads it.
@@ -120,50 +123,46 @@ fn check_file(
     read_only: &[PathBuf],
     who: Who,
     path: &Path,
-) -> Result<(), String> {
-    let shown = path.display();
+) -> Result<(), Unstartable> {
     let target = match std::fs::canonicalize(path) {
         Ok(t) => t,
-        Err(e) => {
+        Err(error) => {
             return Err(match std::fs::read_link(path) {
-                Ok(link) => format!(
-                    "{shown} is a link to {}, which does not resolve ({e})",
-                    link.display()
-                ),
-                Err(_) => format!("{shown}: {e}"),
+                Ok(link) => Unstartable::DanglingLink {
+                    path: path.to_owned(),
+                    link,
+                    error,
+                },
+                Err(_) => Unstartable::File {
+                    file: Shown::new(path, path),
+                    why: FileProblem::Unreadable(error),
+                },
             });
         }
-    };
-    let via = if target == path {
-        String::new()
-    } else {
-        format!(" (resolved to {})", target.display())
     };
     for p in [path, target.as_path()] {
         enterable(who, p, path)?;
     }
-    let meta = std::fs::metadata(&target).map_err(|e| format!("{shown}{via}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{shown}{via} is not a regular file"));
-    }
-    let mode = |meta: &std::fs::Metadata| {
-        format!(
-            "mode {:04o}, owner uid {}",
-            meta.mode() & 0o7777,
-            meta.uid()
-        )
+    let file = Shown::new(path, &target);
+    let fail = |why| {
+        Err(Unstartable::File {
+            file: Shown::new(path, &target),
+            why,
+        })
     };
+    let meta = match std::fs::metadata(&target) {
+        Ok(meta) => meta,
+        Err(e) => return fail(FileProblem::Unreadable(e)),
+    };
+    if !meta.is_file() {
+        return fail(FileProblem::NotAFile);
+    }
+    let mode = Mode::of(&meta);
     if !may(who, &target, &meta, EXEC) {
-        return Err(format!(
-            "permission denied: {shown}{via} ({}) is not executable by {who}",
-            mode(&meta)
-        ));
+        return fail(FileProblem::NotExecutable { who, mode });
     }
     if is_script(&target) && !may(who, &target, &meta, READ) {
-        return Err(format!(
-            "permission denied: {shown}{via} ({}) is a script {who} cannot read",
-            mode(&meta)
-        ));
+        return fail(FileProblem::UnreadableScript { who, mode });
     }
     if backend != Backend::None {
         let mut roots: Vec<PathBuf> = SYSTEM_RO
@@ -179,10 +178,10 @@ fn check_file(
         roots.extend(resolved);
         for p in [path, target.as_path()] {
             if !roots.iter().any(|r| p.starts_with(r)) {
-                return Err(format!(
-                    "{shown}{via} is not visible in the {backend} sandbox, which shows {} and the configured read-only paths",
-                    SYSTEM_RO.join(", ")
-                ));
+                return Err(Unstartable::File {
+                    file,
+                    why: FileProblem::NotVisible(backend),
+                });
             }
         }
     }
@@ -190,7 +189,7 @@ fn check_file(
 }
 
 /// Every folder above `p` may be entered by `who`.
-fn enterable(who: Who, p: &Path, program: &Path) -> Result<(), String> {
+fn enterable(who: Who, p: &Path, program: &Path) -> Result<(), Unstartable> {
     let mut folders: Vec<&Path> = p.ancestors().skip(1).collect();
     folders.reverse();
     for dir in folders {
@@ -198,13 +197,12 @@ fn enterable(who: Who, p: &Path, program: &Path) -> Result<(), String> {
             continue;
         };
         if !may(who, dir, &meta, EXEC) {
-            return Err(format!(
-                "permission denied: {who} cannot enter the folder {} (mode {:04o}, owner uid {}) on the way to {}",
-                dir.display(),
-                meta.mode() & 0o7777,
-                meta.uid(),
-                program.display()
-            ));
+            return Err(Unstartable::CannotEnter {
+                who,
+                dir: dir.to_owned(),
+                mode: Mode::of(&meta),
+                program: program.to_owned(),
+            });
         }
     }
     Ok(())
@@ -245,4 +243,152 @@ fn is_script(path: &Path) -> bool {
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok_and(|()| &head == b"#!")
+}
+
+/// Why a program cannot start in the sandbox; its text is [`crate::EnvError::Start`]'s reason.
+#[derive(Debug)]
+pub(crate) enum Unstartable {
+    /// A bare name that no folder of the sandbox's `PATH` holds.
+    NotOnPath {
+        /// The name.
+        program: String,
+        /// The `PATH` searched.
+        path_var: String,
+    },
+    /// A symbolic link whose target does not exist.
+    DanglingLink {
+        /// The link.
+        path: PathBuf,
+        /// Where it points.
+        link: PathBuf,
+        /// The error resolving it.
+        error: std::io::Error,
+    },
+    /// A folder on the way to the program that the sandbox user may not enter.
+    CannotEnter {
+        /// Whose permissions count.
+        who: Who,
+        /// The folder.
+        dir: PathBuf,
+        /// Its mode and owner.
+        mode: Mode,
+        /// The program on whose way it lies.
+        program: PathBuf,
+    },
+    /// The program's file itself is at fault.
+    File {
+        /// The file as named, and where it resolved to.
+        file: Shown,
+        /// What is wrong with it.
+        why: FileProblem,
+    },
+}
+
+/// What is wrong with a program's file.
+#[derive(Debug)]
+pub(crate) enum FileProblem {
+    /// It cannot be read (its metadata, or resolving it).
+    Unreadable(std::io::Error),
+    /// Not a regular file.
+    NotAFile,
+    /// Its mode lets `who` not execute it.
+    NotExecutable { who: Who, mode: Mode },
+    /// A script `who` may execute but not read.
+    UnreadableScript { who: Who, mode: Mode },
+    /// It lies outside what the backend shows.
+    NotVisible(Backend),
+}
+
+/// A program's path as named, with ` (resolved to …)` when a link led elsewhere.
+#[derive(Debug)]
+pub(crate) struct Shown {
+    named: PathBuf,
+    resolved: Option<PathBuf>,
+}
+
+impl Shown {
+    fn new(named: &Path, resolved: &Path) -> Shown {
+        Shown {
+            named: named.to_owned(),
+            resolved: (named != resolved).then(|| resolved.to_owned()),
+        }
+    }
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.named.display())?;
+        match &self.resolved {
+            Some(r) => write!(f, " (resolved to {})", r.display()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A file's permission bits and owner, as the messages show them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mode {
+    bits: u32,
+    uid: u32,
+}
+
+impl Mode {
+    fn of(meta: &std::fs::Metadata) -> Mode {
+        Mode {
+            bits: meta.mode() & 0o7777,
+            uid: meta.uid(),
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "mode {:04o}, owner uid {}", self.bits, self.uid)
+    }
+}
+
+impl std::fmt::Display for Unstartable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unstartable::NotOnPath { program, path_var } => write!(
+                f,
+                "there is no {program} in {} (the sandbox's PATH)",
+                path_var.replace(':', ", ")
+            ),
+            Unstartable::DanglingLink { path, link, error } => write!(
+                f,
+                "{} is a link to {}, which does not resolve ({error})",
+                path.display(),
+                link.display()
+            ),
+            Unstartable::CannotEnter {
+                who,
+                dir,
+                mode,
+                program,
+            } => write!(
+                f,
+                "permission denied: {who} cannot enter the folder {} ({mode}) on the way to {}",
+                dir.display(),
+                program.display()
+            ),
+            Unstartable::File { file, why } => match why {
+                FileProblem::Unreadable(e) => write!(f, "{file}: {e}"),
+                FileProblem::NotAFile => write!(f, "{file} is not a regular file"),
+                FileProblem::NotExecutable { who, mode } => write!(
+                    f,
+                    "permission denied: {file} ({mode}) is not executable by {who}"
+                ),
+                FileProblem::UnreadableScript { who, mode } => write!(
+                    f,
+                    "permission denied: {file} ({mode}) is a script {who} cannot read"
+                ),
+                FileProblem::NotVisible(backend) => write!(
+                    f,
+                    "{file} is not visible in the {backend} sandbox, which shows {} and the configured read-only paths",
+                    SYSTEM_RO.join(", ")
+                ),
+            },
+        }
+    }
 }

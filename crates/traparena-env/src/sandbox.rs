@@ -1,6 +1,6 @@
 //! The process sandbox: runs a command on a workspace with isolation, limits and a timeout.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -15,9 +15,12 @@ use crate::base::{
 use crate::container::{DEFAULT_WORKDIR, Pool, Recipe};
 use crate::engine::{Container, Engine};
 use crate::error::EnvError;
-use crate::launch::{Launch, Launched, resolve, retry_once};
+use crate::launch::{Launch, Launched, retry_once};
 use crate::lease::{UserLease, is_root};
 use crate::running::{Drain, Extras, Keep, KillSwitch, Running, pidfd_open};
+
+mod probe;
+use probe::{probe_builtin, probe_bwrap};
 
 /// A process sandbox with a chosen backend.
 #[derive(Debug, Clone)]
@@ -99,7 +102,8 @@ impl Sandbox {
                 Backend::Bubblewrap
             }
             BackendChoice::Builtin => {
-                probe_builtin(root, &config).map_err(|reason| unavailable("builtin", reason))?;
+                probe_builtin(root, &config)
+                    .map_err(|reason| unavailable("builtin", reason.to_string()))?;
                 if let Err(why) = probe_bwrap(root, &config) {
                     warnings.push(format!(
                         "using the builtin sandbox as asked (bubblewrap: {why}): {BUILTIN_CAVEATS}; {INSTALL_BUBBLEWRAP}"
@@ -490,7 +494,7 @@ impl Sandbox {
         .map_err(|reason| EnvError::Start {
             program: program.clone(),
             backend: self.backend,
-            reason,
+            reason: reason.to_string(),
             source: None,
         })
     }
@@ -502,8 +506,8 @@ fn container_engine(
     config: &ContainerConfig,
     warnings: &mut Vec<String>,
 ) -> Result<(Engine, Arc<Pool>), EnvError> {
-    let fail = |reason: String| unavailable("container", reason);
-    let engine = Engine::find(config.engine.as_deref(), &config.engine_args).map_err(fail)?;
+    let fail = |e: EnvError| unavailable("container", e.to_string());
+    let engine = Engine::find(config.engine.as_deref(), &config.engine_args)?;
     engine.output(&["version"]).map_err(fail)?;
     match engine.sweep() {
         Ok(0) => {}
@@ -521,87 +525,4 @@ fn unavailable(backend: &str, reason: String) -> EnvError {
         backend: backend.into(),
         reason,
     }
-}
-
-fn probe_dirs() -> Result<(tempfile::TempDir, Mounts), String> {
-    let d = tempfile::Builder::new()
-        .prefix("traparena-probe-")
-        .tempdir()
-        .map_err(|e| e.to_string())?;
-    let mounts = Mounts {
-        workspace: d.path().join("ws"),
-        scratch: d.path().join("tmp"),
-        harness: d.path().join("harness"),
-        user: None,
-        container: None,
-    };
-    for p in [&mounts.workspace, &mounts.scratch, &mounts.harness] {
-        std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
-    }
-    Ok((d, mounts))
-}
-
-fn probe(backend: Backend, root: bool, config: &SandboxConfig) -> Result<(), String> {
-    let (dir, mut mounts) = probe_dirs()?;
-    let sb = Sandbox {
-        config: config.clone(),
-        backend,
-        root,
-        warnings: Vec::new(),
-        engine: None,
-        image: None,
-    };
-    let lease = if root {
-        Some(UserLease::acquire(config.uid_base).map_err(|e| e.to_string())?)
-    } else {
-        None
-    };
-    if let Some(lease) = &lease {
-        let uid = lease.uid();
-        for p in [&mounts.workspace, &mounts.scratch] {
-            std::os::unix::fs::chown(p, Some(uid), Some(uid)).map_err(|e| e.to_string())?;
-        }
-        let _ = std::fs::set_permissions(
-            dir.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        );
-        mounts.user = Some(uid);
-    }
-    let spec = RunSpec {
-        argv: vec![
-            "/bin/sh".into(),
-            "-c".into(),
-            "echo ok > probe && cat probe".into(),
-        ],
-        env: Vec::new(),
-        timeout: Duration::from_secs(20),
-        report_pipe: false,
-    };
-    let out = sb.run(&mounts, &spec).map_err(|e| e.to_string())?;
-    if out.exit_code == Some(0) && out.stdout.text.trim() == "ok" {
-        Ok(())
-    } else {
-        Err(format!(
-            "probe exited with {:?}: {}",
-            out.exit_code,
-            out.stderr.text.lines().next().unwrap_or("").trim()
-        ))
-    }
-}
-
-fn probe_bwrap(root: bool, config: &SandboxConfig) -> Result<(), String> {
-    if resolve("bwrap").is_none() {
-        return Err("bwrap is not installed".into());
-    }
-    probe(Backend::Bubblewrap, root, config)
-}
-
-fn probe_builtin(root: bool, config: &SandboxConfig) -> Result<(), String> {
-    if !Path::new("/usr/bin/unshare").is_file() {
-        return Err("/usr/bin/unshare is not installed".into());
-    }
-    if !crate::landlock_rules::supported() {
-        return Err("the kernel does not enforce Landlock".into());
-    }
-    probe(Backend::Builtin, root, config)
 }

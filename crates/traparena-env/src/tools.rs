@@ -10,6 +10,7 @@ use crate::agent::AgentProcess;
 use crate::base::Backend;
 use crate::error::{EnvError, io};
 use crate::origin::{EXCLUDED_ARTEFACTS, OriginTree};
+use crate::refused::{Refused, Why};
 use crate::running::KillSwitch;
 use crate::sandbox::Sandbox;
 use crate::testrun::TestRun;
@@ -230,35 +231,35 @@ impl Environment {
     }
 
     /// Resolves an agent-supplied path inside the workspace, or says why not.
-    fn resolve(&self, raw: &str) -> Result<(String, PathBuf), String> {
+    fn resolve(&self, raw: &str) -> Result<(String, PathBuf), Refused> {
+        let refused = |why| Refused {
+            raw: raw.to_owned(),
+            why,
+        };
         if raw.contains('\0') {
-            return Err("error: the path contains a NUL byte".into());
+            return Err(refused(Why::Nul));
         }
         if raw.starts_with('/') {
-            return Err(format!(
-                "error: {raw}: absolute paths are not allowed; use a path relative to the workspace root"
-            ));
+            return Err(refused(Why::Absolute { hint: true }));
         }
         let mut parts: Vec<&str> = Vec::new();
         for c in Path::new(raw).components() {
             match c {
                 Component::Normal(s) => {
-                    let s = s
-                        .to_str()
-                        .ok_or_else(|| format!("error: {raw}: the path is not UTF-8"))?;
+                    let s = s.to_str().ok_or_else(|| refused(Why::NotUtf8))?;
                     if s == ".git" {
-                        return Err(format!("error: {raw}: .git is not part of the workspace"));
+                        return Err(refused(Why::Git));
                     }
                     parts.push(s);
                 }
                 Component::CurDir => {}
                 Component::ParentDir => {
                     if parts.pop().is_none() {
-                        return Err(format!("error: {raw}: the path escapes the workspace"));
+                        return Err(refused(Why::Escapes));
                     }
                 }
                 Component::RootDir | Component::Prefix(_) => {
-                    return Err(format!("error: {raw}: absolute paths are not allowed"));
+                    return Err(refused(Why::Absolute { hint: false }));
                 }
             }
         }
@@ -270,16 +271,8 @@ impl Environment {
             if std::fs::symlink_metadata(&probe).is_ok() {
                 match probe.canonicalize() {
                     Ok(real) if real.starts_with(&self.root) => break,
-                    Ok(_) => {
-                        return Err(format!(
-                            "error: {raw}: the path leads outside the workspace through a symbolic link"
-                        ));
-                    }
-                    Err(_) => {
-                        return Err(format!(
-                            "error: {raw}: a symbolic link on this path points nowhere"
-                        ));
-                    }
+                    Ok(_) => return Err(refused(Why::LinkOutside)),
+                    Err(_) => return Err(refused(Why::DanglingLink)),
                 }
             }
             if !probe.pop() {
@@ -297,7 +290,7 @@ impl Environment {
     ) -> Result<Observation, EnvError> {
         let (rel, abs) = match self.resolve(raw) {
             Ok(p) => p,
-            Err(e) => return Ok(Observation::error(e)),
+            Err(e) => return Ok(Observation::error(e.to_string())),
         };
         let meta = match std::fs::metadata(&abs) {
             Ok(m) => m,
@@ -363,7 +356,7 @@ impl Environment {
     fn list(&self, raw: &str) -> Result<Observation, EnvError> {
         let (rel, abs) = match self.resolve(raw) {
             Ok(p) => p,
-            Err(e) => return Ok(Observation::error(e)),
+            Err(e) => return Ok(Observation::error(e.to_string())),
         };
         let entries = match std::fs::read_dir(&abs) {
             Ok(e) => e,
@@ -415,7 +408,7 @@ impl Environment {
         }
         let (rel, abs) = match self.resolve(raw) {
             Ok(p) => p,
-            Err(e) => return Ok(Observation::error(e)),
+            Err(e) => return Ok(Observation::error(e.to_string())),
         };
         if !abs.exists() {
             return Ok(Observation::error(format!(
@@ -477,7 +470,7 @@ impl Environment {
     fn edit(&mut self, raw: &str, old: &str, new: &str) -> Result<Observation, EnvError> {
         let (rel, abs) = match self.resolve(raw) {
             Ok(p) => p,
-            Err(e) => return Ok(Observation::error(e)),
+            Err(e) => return Ok(Observation::error(e.to_string())),
         };
         if old.is_empty() {
             return Ok(Observation::error(
@@ -534,7 +527,7 @@ impl Environment {
     fn write(&mut self, raw: &str, content: &str) -> Result<Observation, EnvError> {
         let (rel, abs) = match self.resolve(raw) {
             Ok(p) => p,
-            Err(e) => return Ok(Observation::error(e)),
+            Err(e) => return Ok(Observation::error(e.to_string())),
         };
         if rel.is_empty() {
             return Ok(Observation::error("error: write needs a file path"));

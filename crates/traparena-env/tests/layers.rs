@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The layers, bottom first.
 const LAYERS: &[&[&str]] = &[
-    &["base", "outcome", "error", "engine"],
+    &["base", "outcome", "error", "engine", "refused"],
     &[
         "sandbox",
         "launch",
