@@ -209,7 +209,7 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
     let spec = match ExperimentSpec::load(&args.spec) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("traparena: {e}");
+            eprintln!("traparena: {}", crate::words::say(&e));
             return Ok(2);
         }
     };
@@ -292,7 +292,7 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
             Ok(130)
         }
         Some(Err(e)) => {
-            eprintln!("traparena: {e}");
+            eprintln!("traparena: {}", crate::words::say(&e));
             Ok(exit_for(&e))
         }
         Some(Ok(r)) => Ok(finished(&r, &args.spec, &out)),
@@ -363,7 +363,7 @@ pub fn merge(args: MergeArgs) -> Result<u8, Box<dyn std::error::Error>> {
             Ok(0)
         }
         Err(e) => {
-            eprintln!("traparena: {e}");
+            eprintln!("traparena: {}", crate::words::say(&e));
             Ok(2)
         }
     }

@@ -114,11 +114,11 @@ fn predictions(a: PredictionsArgs) -> Result<u8, ImportError> {
         }
         (Some(file), _) => vec![(Some(file.clone()), &sets[0])],
         (None, Some(dir)) => {
-            let writing = traparena::task::output::Writing {
-                what: "a folder of predictions",
-                advice: "--out-dir names a folder: choose a new one",
-            };
-            traparena::task::output::check_folder(dir, writing, |_| true)?;
+            traparena::task::output::check_folder(
+                dir,
+                traparena::task::output::Output::PredictionsFolder,
+                |_| true,
+            )?;
             sets.iter().map(|s| (Some(per_set(dir, s)), s)).collect()
         }
         (None, None) => vec![(None, &sets[0])],

@@ -200,7 +200,7 @@ pub(crate) fn finish(r: Result<u8, ImportError>) -> Result<u8, Box<dyn std::erro
     match r {
         Ok(code) => Ok(code),
         Err(e) if e.is_bad_input() => {
-            eprintln!("traparena: {e}");
+            eprintln!("traparena: {}", crate::words::say(&e));
             Ok(BAD_INPUT)
         }
         Err(e) => Err(e.into()),

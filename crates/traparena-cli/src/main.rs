@@ -19,6 +19,7 @@ mod run;
 mod show;
 mod submit;
 mod validate;
+mod words;
 use traparena::env::{BackendChoice, ContainerConfig, Sandbox, SandboxConfig};
 use traparena::eval::Evaluator;
 use traparena::task::{ComponentSpec, ConfigContext, ModelUse, Task};

@@ -39,14 +39,14 @@ pub fn run(args: ReportArgs) -> Result<u8, Box<dyn std::error::Error>> {
             false => check_viewer_dir(&viewer_dir_for(path)),
         });
         if let Err(e) = checked {
-            eprintln!("traparena: {e}");
+            eprintln!("traparena: {}", crate::words::say(&e));
             return Ok(BAD_INPUT);
         }
     }
     let report = match report_folder(&args.results, &ReportOptions::default()) {
         Ok(r) => r,
         Err(e) if e.is_bad_input() => {
-            eprintln!("traparena: {e}");
+            eprintln!("traparena: {}", crate::words::say(&e));
             return Ok(BAD_INPUT);
         }
         Err(e) => return Err(e.into()),
@@ -57,7 +57,7 @@ pub fn run(args: ReportArgs) -> Result<u8, Box<dyn std::error::Error>> {
                 if e.downcast_ref::<ReportError>()
                     .is_some_and(|e| e.is_bad_input()) =>
             {
-                eprintln!("traparena: {e}");
+                eprintln!("traparena: {}", crate::words::say(e.as_ref()));
                 return Ok(BAD_INPUT);
             }
             other => other?,

@@ -133,7 +133,7 @@ pub(crate) fn run_episode_cmd(
             opts.fork.as_ref().map(|f| f.at),
         );
         if let Err(e) = traparena::runner::check_record_path(&dir.join(name)) {
-            return bad_input(&e.to_string());
+            return bad_input(&crate::words::say(&e));
         }
     }
     let rt = tokio::runtime::Builder::new_multi_thread()

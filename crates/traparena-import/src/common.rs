@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use traparena_env::{Sandbox, TestFailure};
 use traparena_eval::{ValidateOptions, Validity, validate};
-use traparena_task::output::{Writing, check_file, check_folder};
+use traparena_task::output::{Output, check_file, check_folder};
 
 use traparena_task::{Shard, TaskLayout, TaskSpec};
 
@@ -80,15 +80,8 @@ pub(crate) fn default_jobs() -> usize {
 /// Creates the output folder, after checking that nothing in the way would be replaced: a file
 /// at `out`, or an import report there that is not one.
 pub(crate) fn prepare_out(out: &Path, shard: Option<Shard>) -> Result<PathBuf, ImportError> {
-    let folder = Writing {
-        what: "imported task folders",
-        advice: "--out names a folder: choose a new one",
-    };
-    check_folder(out, folder, |_| true)?;
-    let writing = Writing {
-        what: "an import report",
-        advice: "choose a new --out folder",
-    };
+    check_folder(out, Output::ImportedTasks, |_| true)?;
+    let writing = Output::ImportReport;
     let (json, text) = crate::report::report_names(shard);
     let json = out.join(json);
     check_file(&json, writing, is_import_report)?;
@@ -124,11 +117,7 @@ pub(crate) fn check_target(out: &Path, id: &str, source: &str) -> Result<(), Imp
             .map(str::to_owned)
     };
     let ours = field("source").as_deref() == Some(source) && field("id").as_deref() == Some(id);
-    let writing = Writing {
-        what: "an imported task",
-        advice: "choose a new --out folder, or move that folder away",
-    };
-    check_folder(&target, writing, |_| ours).map_err(|mut refusal| {
+    check_folder(&target, Output::ImportedTask, |_| ours).map_err(|mut refusal| {
         if task.is_some() {
             refusal.found = format!(
                 "a task folder (task.json of source {:?}, id {:?}) that this import did not write",

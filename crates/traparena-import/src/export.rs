@@ -208,11 +208,11 @@ pub fn is_predictions_file(path: &Path) -> bool {
 /// Checks that predictions may be written at `path`: nothing is there, or predictions written
 /// before ([`is_predictions_file`]). Anything else is [`ImportError::Refused`].
 pub fn check_predictions_path(path: &Path) -> Result<(), ImportError> {
-    let writing = traparena_task::output::Writing {
-        what: "SWE-bench predictions",
-        advice: "choose a new file with --out, or a new folder with --out-dir",
-    };
-    traparena_task::output::check_file(path, writing, is_predictions_file)?;
+    traparena_task::output::check_file(
+        path,
+        traparena_task::output::Output::Predictions,
+        is_predictions_file,
+    )?;
     Ok(())
 }
 

@@ -115,11 +115,11 @@ pub fn is_report_page(path: &Path) -> bool {
 /// before ([`is_report_page`]). Anything else (results lines, a spec, a folder) is
 /// [`ReportError::Refused`], and nothing is written.
 pub fn check_page_path(path: &Path) -> Result<(), ReportError> {
-    let writing = traparena_task::output::Writing {
-        what: "the HTML report",
-        advice: "choose a new file, such as report.html beside the results folder",
-    };
-    traparena_task::output::check_file(path, writing, is_report_page)?;
+    traparena_task::output::check_file(
+        path,
+        traparena_task::output::Output::HtmlReport,
+        is_report_page,
+    )?;
     Ok(())
 }
 

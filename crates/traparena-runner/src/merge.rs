@@ -9,7 +9,7 @@ use traparena_results::{
 };
 
 use crate::error::RunError;
-use traparena_task::output::{Writing, check_folder};
+use traparena_task::output::{Output, check_folder};
 
 fn err(path: &Path, message: String) -> RunError {
     RunError::Results {
@@ -26,11 +26,7 @@ pub fn merge_results(shards: &[PathBuf], out: &Path) -> Result<usize, RunError> 
         return Err(err(out, "no shard folder given".into()));
     }
     // Merged results are written into a new folder only: a merge is never redone in place.
-    let writing = Writing {
-        what: "the merged results",
-        advice: "choose a new --out folder",
-    };
-    check_folder(out, writing, |_| false)?;
+    check_folder(out, Output::MergedResults, |_| false)?;
     let mut merged = Merged::default();
     for shard in shards {
         merged.add_manifest(shard)?;

@@ -3,6 +3,7 @@ use traparena_attack::Schedule;
 use traparena_eval::analysis::CodeLocation;
 pub use traparena_results::{AttackerFailure, RejectedMessage};
 use traparena_results::{ConditionInfo, EpisodeKey, ResultLine, TrajectoryLine};
+use traparena_task::output::Output;
 use traparena_task::{ComponentSpec, FailureMode, Step, Usage, Verdict};
 
 use crate::error::RunError;
@@ -333,16 +334,10 @@ pub fn record_file_name(
 /// new or a record written before. Anything else is [`RunError::Refused`].
 pub fn check_record_path(path: &std::path::Path) -> Result<(), RunError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        let writing = traparena_task::output::Writing {
-            what: "a folder of episode records",
-            advice: "--out names a folder: choose a new one",
-        };
-        traparena_task::output::check_folder(dir, writing, |_| true)?;
+        traparena_task::output::check_folder(dir, Output::RecordFolder, |_| true)?;
     }
-    let writing = traparena_task::output::Writing {
-        what: "an episode record",
-        advice: "choose another --out folder",
-    };
-    traparena_task::output::check_file(path, writing, |p| EpisodeRecord::read(p).is_ok())?;
+    traparena_task::output::check_file(path, Output::EpisodeRecord, |p| {
+        EpisodeRecord::read(p).is_ok()
+    })?;
     Ok(())
 }

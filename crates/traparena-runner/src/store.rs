@@ -13,7 +13,7 @@ use traparena_results::{
     TRAJECTORIES_FILE, TrajectoryLine, read_lines, write_atomic,
 };
 use traparena_task::Usage;
-use traparena_task::output::{Writing, check_folder};
+use traparena_task::output::{Output, check_folder};
 
 use crate::error::RunError;
 use crate::spec::ExperimentSpec;
@@ -88,11 +88,7 @@ impl ResultsDir {
     /// that already holds an experiment (which [`open`](Self::open) resumes only when asked).
     /// Any other folder, or a file, is [`RunError::Refused`].
     pub fn check(dir: &Path) -> Result<(), RunError> {
-        let writing = Writing {
-            what: "an experiment's results",
-            advice: "choose a new --out folder, or the folder of an experiment with --resume",
-        };
-        check_folder(dir, writing, |d| d.join(MANIFEST_FILE).is_file())?;
+        check_folder(dir, Output::ExperimentResults, |d| d.join(MANIFEST_FILE).is_file())?;
         Ok(())
     }
 

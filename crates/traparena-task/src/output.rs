@@ -4,43 +4,113 @@
 //! A writer calls [`check_file`] or [`check_folder`] for each path it will write, before it
 //! writes anything. A path that is free, an empty folder, or the writer's own earlier output
 //! (which the writer recognises by its format or a marker) may be written; anything else is a
-//! [`Refusal`] that says what is there and how to proceed.
+//! [`Refusal`] that says what is there and how to proceed. The writer names its [`Output`], and
+//! the output says what it is and how to proceed, in words that name no command-line flag.
 
 use std::path::{Path, PathBuf};
 
 /// A writer's refusal to replace something it did not write.
+///
+/// Its text names no command-line flag: a command that wants to name its own flags words the
+/// advice from [`Refusal::output`] and shows it with [`Refusal::message`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{}: refusing to write {what} there: it holds {found}, which is not {what}. Nothing was written; {advice}",
-    path.display()
-)]
+#[error("{}", self.message(self.output.advice()))]
 pub struct Refusal {
     /// The path the writer was asked to write.
     pub path: PathBuf,
-    /// What the writer writes ("the HTML report", "an experiment's results").
-    pub what: String,
+    /// What the writer writes there.
+    pub output: Output,
     /// What is there now ("a file of 1204 bytes (JSON Lines, 12 lines)").
     pub found: String,
-    /// How to proceed ("choose another path, such as report.html").
-    pub advice: String,
 }
 
-/// What a writer writes at one path, and how to proceed when something else is there.
-#[derive(Debug, Clone, Copy)]
-pub struct Writing<'a> {
-    /// What the writer writes ("the HTML report").
-    pub what: &'a str,
-    /// How to proceed when the path is taken.
-    pub advice: &'a str,
+impl Refusal {
+    /// The refusal's text with `advice` as how to proceed.
+    pub fn message(&self, advice: &str) -> String {
+        let what = self.output.what();
+        format!(
+            "{}: refusing to write {what} there: it holds {}, which is not {what}. Nothing was written; {advice}",
+            self.path.display(),
+            self.found
+        )
+    }
 }
 
-impl Writing<'_> {
-    fn refuse(&self, path: &Path, found: String) -> Refusal {
+/// What a writer writes at one path: it names the output in a refusal and says how to proceed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Output {
+    /// The folder an import writes its task folders into.
+    ImportedTasks,
+    /// One imported task's folder.
+    ImportedTask,
+    /// An import's report, in its output folder.
+    ImportReport,
+    /// A SWE-bench predictions file.
+    Predictions,
+    /// A folder of predictions files, one per (target, condition).
+    PredictionsFolder,
+    /// The HTML report page.
+    HtmlReport,
+    /// The episode viewer's folder beside the page.
+    Viewer,
+    /// The folder an episode record goes into.
+    RecordFolder,
+    /// One episode's record.
+    EpisodeRecord,
+    /// The results folder of merged shards.
+    MergedResults,
+    /// An experiment's results folder.
+    ExperimentResults,
+}
+
+impl Output {
+    /// What the writer writes, in a few words ("the HTML report").
+    pub fn what(self) -> &'static str {
+        match self {
+            Output::ImportedTasks => "imported task folders",
+            Output::ImportedTask => "an imported task",
+            Output::ImportReport => "an import report",
+            Output::Predictions => "SWE-bench predictions",
+            Output::PredictionsFolder => "a folder of predictions",
+            Output::HtmlReport => "the HTML report",
+            Output::Viewer => "the episode viewer",
+            Output::RecordFolder => "a folder of episode records",
+            Output::EpisodeRecord => "an episode record",
+            Output::MergedResults => "the merged results",
+            Output::ExperimentResults => "an experiment's results",
+        }
+    }
+
+    /// How to proceed when the path is taken, naming no command-line flag.
+    pub fn advice(self) -> &'static str {
+        match self {
+            Output::ImportedTasks | Output::RecordFolder | Output::PredictionsFolder => {
+                "the path names a folder: choose a new one"
+            }
+            Output::ImportReport | Output::MergedResults => "choose a new output folder",
+            Output::EpisodeRecord => "choose another output folder",
+            Output::ImportedTask => "choose a new output folder, or move that folder away",
+            Output::Predictions => {
+                "choose a new file, or a new folder for one file per target and condition"
+            }
+            Output::HtmlReport => {
+                "choose a new file, such as report.html beside the results folder"
+            }
+            Output::Viewer => {
+                "choose another path for the page (the viewer goes beside it, as <page>-viewer/), or write no viewer"
+            }
+            Output::ExperimentResults => {
+                "choose a new output folder, or the folder of an experiment to resume"
+            }
+        }
+    }
+
+    fn refuse(self, path: &Path, found: String) -> Refusal {
         Refusal {
             path: path.to_owned(),
-            what: self.what.to_owned(),
+            output: self,
             found,
-            advice: self.advice.to_owned(),
         }
     }
 }
@@ -50,10 +120,10 @@ impl Writing<'_> {
 /// cannot be inspected is refused.
 pub fn check_file(
     path: &Path,
-    writing: Writing<'_>,
+    output: Output,
     is_own: impl FnOnce(&Path) -> bool,
 ) -> Result<(), Refusal> {
-    check(path, writing, |m| m.is_file() && is_own(path))
+    check(path, output, |m| m.is_file() && is_own(path))
 }
 
 /// Checks that a folder may be written at `path`: nothing is there, an empty folder, or a folder
@@ -62,10 +132,10 @@ pub fn check_file(
 /// that cannot be inspected is refused.
 pub fn check_folder(
     path: &Path,
-    writing: Writing<'_>,
+    output: Output,
     is_own: impl FnOnce(&Path) -> bool,
 ) -> Result<(), Refusal> {
-    check(path, writing, |m| {
+    check(path, output, |m| {
         m.is_dir() && (is_empty_dir(path) || is_own(path))
     })
 }
@@ -75,14 +145,14 @@ pub fn check_folder(
 /// often a link to a larger disk).
 fn check(
     path: &Path,
-    writing: Writing<'_>,
+    output: Output,
     may_replace: impl FnOnce(&std::fs::Metadata) -> bool,
 ) -> Result<(), Refusal> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(writing.refuse(path, format!("something that cannot be inspected ({e})"))),
+        Err(e) => Err(output.refuse(path, format!("something that cannot be inspected ({e})"))),
         Ok(m) if may_replace(&m) => Ok(()),
-        Ok(_) => Err(writing.refuse(path, describe(path))),
+        Ok(_) => Err(output.refuse(path, describe(path))),
     }
 }
 
@@ -156,10 +226,7 @@ fn content_kind(path: &Path) -> Option<String> {
 mod tests {
     use super::*;
 
-    const W: Writing<'static> = Writing {
-        what: "the page",
-        advice: "choose another path",
-    };
+    const W: Output = Output::HtmlReport;
 
     #[test]
     fn free_empty_and_own_paths_may_be_written_and_others_are_refused() {
@@ -178,7 +245,7 @@ mod tests {
         assert_eq!(r.found, "a file of 16 bytes (JSON Lines, 2 lines)");
         assert!(
             r.to_string()
-                .contains("Nothing was written; choose another path")
+                .contains("Nothing was written; choose a new file, such as report.html")
         );
         let r = check_file(&full, W, |_| true).unwrap_err();
         assert_eq!(r.found, "a folder with 1 entry (x.txt)");

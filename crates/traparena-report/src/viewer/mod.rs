@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::json;
 use traparena_results::{ResultLine, TrajectoryLine};
-use traparena_task::output::{Writing, check_folder};
+use traparena_task::output::{Output, check_folder};
 
 use crate::build::condition_kind;
 use crate::error::ReportError;
@@ -113,11 +113,7 @@ fn encode(s: &str) -> String {
 /// Checks that the viewer may be written at `out`: nothing is there, an empty folder, or a viewer
 /// written before. Anything else is [`ReportError::Refused`], and nothing is written.
 pub fn check_viewer_dir(out: &Path) -> Result<(), ReportError> {
-    let writing = Writing {
-        what: "the episode viewer",
-        advice: "choose another --html path (the viewer goes beside the page, as <page>-viewer/), or --no-viewer",
-    };
-    check_folder(out, writing, |d| d.join(VIEWER_PAGE).is_file())?;
+    check_folder(out, Output::Viewer, |d| d.join(VIEWER_PAGE).is_file())?;
     Ok(())
 }
 
