@@ -189,6 +189,8 @@ fn exit_for(e: &RunError) -> u8 {
         RunError::Spec { .. }
         | RunError::Task(_)
         | RunError::Results { .. }
+        | RunError::ExperimentExists { .. }
+        | RunError::SpecChanged { .. }
         | RunError::Refused(_) => 2,
         _ => 1,
     }

@@ -5,11 +5,24 @@ use std::error::Error;
 
 use traparena::task::output::{Output, Refusal};
 
-/// The text of `e` as the command shows it: a refusal with advice that names the flags.
+/// The text of `e` as the command shows it: a refusal, or an experiment folder that cannot be
+/// resumed, with advice that names the flags.
 pub(crate) fn say(e: &(dyn Error + 'static)) -> String {
-    match refusal(e) {
-        Some(r) => r.message(advice(r.output)),
-        None => e.to_string(),
+    use traparena::runner::RunError;
+    if let Some(r) = refusal(e) {
+        return r.message(advice(r.output));
+    }
+    match e.downcast_ref::<RunError>() {
+        Some(RunError::ExperimentExists { path }) => format!(
+            "{}: this folder already holds an experiment: pass --resume to continue it, or choose another --out",
+            path.display()
+        ),
+        Some(RunError::SpecChanged { path, fields, spec }) => format!(
+            "{}: the spec differs from the one this experiment was started with{fields}; refusing to mix results (use a new --out, or the spec in {})",
+            path.display(),
+            spec.display()
+        ),
+        _ => e.to_string(),
     }
 }
 

@@ -30,6 +30,27 @@ pub enum RunError {
         /// What is wrong.
         message: String,
     },
+    /// The results folder already holds an experiment, and resuming it was not asked for.
+    #[error("{}: this folder already holds an experiment: resume it, or choose another folder", path.display())]
+    ExperimentExists {
+        /// The results folder.
+        path: std::path::PathBuf,
+    },
+    /// The results folder holds an experiment started with another spec: resuming it would
+    /// mix results.
+    #[error(
+        "{}: the spec differs from the one this experiment was started with{fields}; refusing to mix results (use a new results folder, or the spec in {})",
+        path.display(),
+        spec.display()
+    )]
+    SpecChanged {
+        /// The experiment's manifest.
+        path: std::path::PathBuf,
+        /// The fields that differ, as ` (in budget, seed)`, or empty when unknown.
+        fields: String,
+        /// The spec the experiment was started with (its copy in the folder).
+        spec: std::path::PathBuf,
+    },
     /// The results folder or a record would replace something the harness did not write
     /// (checked before anything is written).
     #[error(transparent)]

@@ -274,22 +274,15 @@ impl EpisodeRecord {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            fail(format!(
-                "not an episode record (written by `run --out`): {e}"
-            ))
-        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| fail(format!("not an episode record: {e}")))?;
         let format = value.get("format").and_then(|f| f.as_u64()).unwrap_or(1);
         if format > u64::from(RECORD_FORMAT) {
             return Err(fail(format!(
                 "an episode record of format {format}, newer than this harness reads ({RECORD_FORMAT}): update traparena"
             )));
         }
-        serde_json::from_value(value).map_err(|e| {
-            fail(format!(
-                "not an episode record (written by `run --out`): {e}"
-            ))
-        })
+        serde_json::from_value(value).map_err(|e| fail(format!("not an episode record: {e}")))
     }
 }
 

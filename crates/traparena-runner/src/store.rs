@@ -88,7 +88,9 @@ impl ResultsDir {
     /// that already holds an experiment (which [`open`](Self::open) resumes only when asked).
     /// Any other folder, or a file, is [`RunError::Refused`].
     pub fn check(dir: &Path) -> Result<(), RunError> {
-        check_folder(dir, Output::ExperimentResults, |d| d.join(MANIFEST_FILE).is_file())?;
+        check_folder(dir, Output::ExperimentResults, |d| {
+            d.join(MANIFEST_FILE).is_file()
+        })?;
         Ok(())
     }
 
@@ -106,20 +108,16 @@ impl ResultsDir {
         let mpath = dir.join(MANIFEST_FILE);
         if mpath.exists() {
             if !resume {
-                return Err(RunError::Results {
+                return Err(RunError::ExperimentExists {
                     path: dir.to_owned(),
-                    message: "this folder already holds an experiment: pass --resume to continue it, or choose another --out".into(),
                 });
             }
             let old = Manifest::read(&mpath)?;
             if old.spec_sha256 != manifest.spec_sha256 {
-                let fields = spec_differences(&dir.join(SPEC_FILE), spec);
-                return Err(RunError::Results {
+                return Err(RunError::SpecChanged {
                     path: mpath,
-                    message: format!(
-                        "the spec differs from the one this experiment was started with{fields}; refusing to mix results (use a new --out, or the spec in {})",
-                        dir.join(SPEC_FILE).display()
-                    ),
+                    fields: spec_differences(&dir.join(SPEC_FILE), spec),
+                    spec: dir.join(SPEC_FILE),
                 });
             }
             if old.tasks != manifest.tasks {

@@ -12,7 +12,7 @@ use traparena_results::{
     read_lines,
 };
 use traparena_runner::store::ResultsDir;
-use traparena_runner::{ExperimentSpec, merge_results};
+use traparena_runner::{ExperimentSpec, RunError, merge_results};
 use traparena_testkit::cli::copy_dir;
 use traparena_testkit::synthetic::SyntheticConfig;
 
@@ -201,9 +201,10 @@ fn resuming_cuts_a_torn_line_off_and_keeps_every_finished_episode() {
     let torn = serde_json::to_string(&line("torn").0).unwrap();
     std::fs::write(&epath, format!("{finished}{}", &torn[..torn.len() / 2])).unwrap();
 
-    // Without --resume the folder is refused; with it, the finished episodes come back.
+    // Without resuming the folder is refused; with it, the finished episodes come back.
     let e = ResultsDir::open(&dir, &spec, &manifest, false).unwrap_err();
-    assert!(e.to_string().contains("--resume"), "{e}");
+    assert!(matches!(e, RunError::ExperimentExists { .. }), "{e}");
+    assert!(e.to_string().contains("already holds an experiment"), "{e}");
     let (results, done) = ResultsDir::open(&dir, &spec, &manifest, true).unwrap();
     assert_eq!(done.len(), 5);
     assert_eq!(std::fs::read_to_string(&epath).unwrap(), finished);

@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 
-use crate::language::Language;
 use crate::TaskError;
+use crate::language::Language;
 use crate::paths::RelPath;
 pub use crate::runner::Runner;
 
@@ -73,7 +73,10 @@ impl ImageEnv {
             message,
         };
         if self.image.trim().is_empty() || self.image.chars().any(char::is_whitespace) {
-            return Err(invalid(format!("image {:?} is not an image name", self.image)));
+            return Err(invalid(format!(
+                "image {:?} is not an image name",
+                self.image
+            )));
         }
         let inside = |p: &str| {
             p.starts_with('/')
@@ -82,7 +85,9 @@ impl ImageEnv {
                 && !p.contains('\0')
         };
         let outside = |what: &str, p: &str| {
-            invalid(format!("{what} {p:?} is not an absolute path inside the image"))
+            invalid(format!(
+                "{what} {p:?} is not an absolute path inside the image"
+            ))
         };
         if !inside(&self.workdir) {
             return Err(outside("workdir", &self.workdir));
