@@ -23,8 +23,8 @@ pub struct ExperimentArgs {
     #[arg(long)]
     pub resume: bool,
     /// Run shard I of N (0-based), e.g. 0/4.
-    #[arg(long)]
-    pub shard: Option<String>,
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
     /// Most episodes in flight (at least 1).
     #[arg(long, default_value_t = 4, value_parser = at_least_one())]
     pub concurrency: usize,
@@ -234,14 +234,7 @@ pub fn run(args: ExperimentArgs, sandbox: Sandbox) -> Result<u8, Box<dyn std::er
         ));
     }
     let out = args.out.clone().unwrap_or_default();
-    let shard = match args.shard.as_deref().map(|s| (s, Shard::parse(s))) {
-        None => None,
-        Some((_, Some(s))) => Some(s),
-        Some((s, None)) => {
-            eprintln!("traparena: --shard {s:?}: expected I/N with 0 <= I < N");
-            return Ok(2);
-        }
-    };
+    let shard = args.shard;
     let limits = Limits {
         max_cost: args.max_cost,
         max_tokens: args.max_tokens,

@@ -56,11 +56,6 @@ pub struct MergeArgs {
     json: bool,
 }
 
-/// Parses `--shard I/N`.
-pub fn parse_shard(s: &str) -> Result<Shard, String> {
-    Shard::parse(s).ok_or_else(|| format!("{s:?}: expected I/N with 0 <= I < N, e.g. 0/4"))
-}
-
 /// `traparena import humanevalfix`.
 #[derive(Debug, clap::Args)]
 pub struct HumanEvalFixArgs {
@@ -97,7 +92,7 @@ pub struct HumanEvalFixArgs {
     /// Import only shard I of N (0-based, e.g. 0/4): one contiguous block of the records.
     /// Shards import into the same --out side by side, each writes its own report, and
     /// `traparena import merge OUT` joins the reports.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    #[arg(long, value_name = "I/N")]
     shard: Option<Shard>,
     /// Print the report as JSON.
     #[arg(long)]
@@ -165,7 +160,7 @@ pub struct SweBenchArgs {
     /// Import only shard I of N (0-based, e.g. 0/4): one contiguous block of the records.
     /// Shards import into the same --out side by side, each writes its own report, and
     /// `traparena import merge OUT` joins the reports.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    #[arg(long, value_name = "I/N")]
     shard: Option<Shard>,
     /// Print the report as JSON.
     #[arg(long)]

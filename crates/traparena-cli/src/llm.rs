@@ -153,7 +153,7 @@ impl LlmArgs {
 impl LlmArgs {
     /// The target model of `who` (the agent as the command line names it): the `LLM` endpoint,
     /// in the API `--model-api` names.
-    fn target(&self, who: &str) -> Result<Value, String> {
+    fn target(&self, who: &str) -> Result<Value, MissingVariable> {
         let mut model = self.model(endpoint("LLM", who, self.replay())?);
         match self.model_api {
             ModelApiArg::ChatCompletions => {}
@@ -165,7 +165,7 @@ impl LlmArgs {
 }
 
 /// The `llm` agent's arguments from the flags and `TRAPARENA_LLM_*`.
-pub fn agent_args(args: &LlmArgs) -> Result<Value, String> {
+pub fn agent_args(args: &LlmArgs) -> Result<Value, MissingVariable> {
     let mut model = args.target("the llm agent")?;
     if let Some(n) = args.context_window {
         model["context_window"] = json!(n);
@@ -189,7 +189,7 @@ pub fn agent_args(args: &LlmArgs) -> Result<Value, String> {
 
 /// The `external` agent's model (the one its proxy forwards to) from the flags and
 /// `TRAPARENA_LLM_*`, as for the `llm` agent; `agent` names it in a missing variable's message.
-pub fn external_args(args: &LlmArgs, agent: &str) -> Result<Value, String> {
+pub fn external_args(args: &LlmArgs, agent: &str) -> Result<Value, MissingVariable> {
     let who = format!("the model that the {agent} agent's proxy forwards to");
     let mut out = json!({"model": args.target(&who)?});
     if let Some(c) = args.cassette() {
@@ -200,7 +200,7 @@ pub fn external_args(args: &LlmArgs, agent: &str) -> Result<Value, String> {
 
 /// The `adaptive` attacker's arguments from the flags and `TRAPARENA_ATTACKER_*` (falling back
 /// to `TRAPARENA_LLM_*`).
-pub fn attacker_args(args: &LlmArgs) -> Result<Value, String> {
+pub fn attacker_args(args: &LlmArgs) -> Result<Value, MissingVariable> {
     let mut out = json!({
         "model": args.model(endpoint("ATTACKER", "the attacker's model", args.replay())?),
         "temperature": args.attacker_temperature,
@@ -211,6 +211,35 @@ pub fn attacker_args(args: &LlmArgs) -> Result<Value, String> {
     }
     Ok(out)
 }
+
+/// A variable a role's endpoint needs is not set (nor, for a role other than the target, its
+/// fallback `TRAPARENA_LLM_*`).
+#[derive(Debug)]
+pub struct MissingVariable {
+    /// `LLM` (the target) or `ATTACKER`.
+    role: String,
+    /// `MODEL` or `BASE_URL`.
+    field: &'static str,
+    /// What needs it ("the llm agent").
+    who: String,
+}
+
+impl std::fmt::Display for MissingVariable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let MissingVariable { role, field, who } = self;
+        if role == "LLM" {
+            write!(f, "TRAPARENA_LLM_{field} is not set (needed by {who})")
+        } else {
+            write!(
+                f,
+                "TRAPARENA_{role}_{field} is not set, nor its fallback TRAPARENA_LLM_{field} \
+                 (needed by {who})"
+            )
+        }
+    }
+}
+
+impl std::error::Error for MissingVariable {}
 
 /// A role's endpoint as the environment gives it.
 #[derive(Debug)]
@@ -229,19 +258,14 @@ fn var(name: &str) -> Option<String> {
 /// The endpoint of a role (`LLM` for the target, `ATTACKER`): its own variables, else the
 /// `LLM` ones; `who` is what needs it, for the message when one is missing. The base URL may be
 /// missing when only replaying.
-fn endpoint(role: &str, who: &str, replay: bool) -> Result<Endpoint, String> {
+fn endpoint(role: &str, who: &str, replay: bool) -> Result<Endpoint, MissingVariable> {
     let own_name = |field: &str| format!("TRAPARENA_{role}_{field}");
     let own = |field: &str| var(&own_name(field));
     let target = |field: &str| var(&format!("TRAPARENA_LLM_{field}"));
-    let missing = |field: &str| {
-        if role == "LLM" {
-            format!("TRAPARENA_LLM_{field} is not set (needed by {who})")
-        } else {
-            format!(
-                "TRAPARENA_{role}_{field} is not set, nor its fallback TRAPARENA_LLM_{field} \
-                 (needed by {who})"
-            )
-        }
+    let missing = |field: &'static str| MissingVariable {
+        role: role.to_owned(),
+        field,
+        who: who.to_owned(),
     };
     let model = own("MODEL")
         .or_else(|| target("MODEL"))

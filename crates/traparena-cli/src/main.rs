@@ -365,7 +365,7 @@ fn bad_input(message: &str) -> Result<u8, Box<dyn std::error::Error>> {
 fn component(
     text: &str,
     args: &[String],
-    defaults: impl FnOnce(&ComponentSpec) -> Option<Result<serde_json::Value, String>>,
+    defaults: impl FnOnce(&ComponentSpec) -> Option<Result<serde_json::Value, llm::MissingVariable>>,
 ) -> Result<ComponentSpec, String> {
     let mut spec = if text.trim_start().starts_with('{') {
         serde_json::from_str::<ComponentSpec>(text).map_err(|e| format!("{text}: {e}"))?
@@ -375,7 +375,7 @@ fn component(
     // A model-backed kind (also in its short form, `external:PROFILE`) gets its model from
     // the flags and the environment; what the command line names itself wins.
     if let Some(base) = defaults(&spec) {
-        let mut base = base?;
+        let mut base = base.map_err(|e| e.to_string())?;
         if let (Some(b), Some(given)) = (base.as_object_mut(), spec.args.as_object()) {
             b.extend(given.clone());
         }

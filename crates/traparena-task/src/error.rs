@@ -86,6 +86,12 @@ pub enum TaskError {
         /// The name asked for, lower-cased.
         name: String,
     },
+    /// Text that names no shard (`I/N` with `0 <= I < N`).
+    #[error("shard {text:?}: expected I/N with 0 <= I < N, e.g. 0/4")]
+    Shard {
+        /// The text given.
+        text: String,
+    },
     /// A component's `args` do not fit its kind.
     #[error("{kind}: field `{field}`: {message}")]
     Args {

@@ -52,9 +52,15 @@ impl serde::Serialize for Shard {
 impl<'de> serde::Deserialize<'de> for Shard {
     fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Shard, D::Error> {
         let text = String::deserialize(de)?;
-        Shard::parse(&text).ok_or_else(|| {
-            serde::de::Error::custom(format!("shard {text:?}: expected I/N with 0 <= I < N"))
-        })
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = crate::TaskError;
+    /// [`Shard::parse`], with [`crate::TaskError::Shard`] for text that is not a shard.
+    fn from_str(s: &str) -> Result<Shard, crate::TaskError> {
+        Shard::parse(s).ok_or_else(|| crate::TaskError::Shard { text: s.to_owned() })
     }
 }
 
