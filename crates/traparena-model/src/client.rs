@@ -18,10 +18,7 @@ use crate::error::ModelError;
 use crate::model::ChatModel;
 use crate::reading::{context_window_of, parse_completion, server_message};
 use crate::types::{ChatRequest, ChatResponse};
-use crate::wire::WireApi;
-
-/// The Anthropic API version sent to an endpoint that speaks Anthropic Messages.
-const ANTHROPIC_VERSION: &str = "2023-06-01";
+use crate::wire::KeyHeader;
 
 /// A client for one OpenAI-compatible endpoint (`POST {base_url}/chat/completions`).
 ///
@@ -198,20 +195,14 @@ impl ChatClient {
             Value::String(self.inner.config.model.clone()),
         );
         adapted.apply(&mut body, request);
-        let model = &self.inner.config.model;
-        Ok(match self.inner.config.api {
-            WireApi::ChatCompletions => Value::Object(body),
-            api => {
-                // The adapted chat body, read back, is what the other format is made of (so
-                // that a learnt rename or a dropped temperature holds there too).
-                let chat: ChatRequest = serde_json::from_value(Value::Object(body))
-                    .map_err(|source| ModelError::Encode { source })?;
-                match api {
-                    WireApi::AnthropicMessages => crate::wire::anthropic::request(&chat, model),
-                    _ => crate::wire::responses::request(&chat, model),
-                }
-            }
-        })
+        // Another format is made of the adapted chat body, so that a learnt rename or a
+        // dropped temperature holds there too.
+        self.inner
+            .config
+            .api
+            .format()
+            .upstream_body(body, &self.inner.config.model)
+            .map_err(|source| ModelError::Encode { source })
     }
 
     /// One attempt under the concurrency limit and the per-call timeout.
@@ -248,13 +239,15 @@ impl ChatClient {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json")
             .body(body.to_vec());
-        if inner.config.api == WireApi::AnthropicMessages {
-            request = request.header("anthropic-version", ANTHROPIC_VERSION);
-            if let Some(key) = &inner.config.api_key {
-                request = request.header("x-api-key", key);
-            }
-        } else if let Some(key) = &inner.config.api_key {
-            request = request.bearer_auth(key);
+        let format = inner.config.api.format();
+        for (name, value) in format.headers() {
+            request = request.header(*name, *value);
+        }
+        if let Some(key) = &inner.config.api_key {
+            request = match format.key_header() {
+                KeyHeader::Named(name) => request.header(name, key),
+                KeyHeader::Bearer => request.bearer_auth(key),
+            };
         }
         let response = request
             .send()

@@ -5,12 +5,17 @@
 //! - [`ChatModel`], the object-safe async trait the model-backed components take as
 //!   `Arc<dyn ChatModel>`;
 //! - [`ChatClient`], its implementation for any OpenAI-compatible endpoint
-//!   (`POST {base_url}/chat/completions`: vLLM, the llama.cpp server, hosted APIs), configured by
-//!   an [`EndpointConfig`], with a per-endpoint concurrency limit and retries;
+//!   (`POST {base_url}/chat/completions`: vLLM, the llama.cpp server, hosted APIs), or one that
+//!   speaks another [`WireApi`], configured by an [`EndpointConfig`], with a per-endpoint
+//!   concurrency limit and retries;
 //! - the protocol types ([`ChatRequest`], [`Message`], [`Tool`], [`ResponseFormat`],
 //!   [`ChatResponse`], [`Usage`]): strict and minimal on the way out, tolerant on the way in
 //!   (defaults for missing and `null` fields, unknown fields kept in `extra`);
 //!   [`ChatResponse::token_usage`] reads one response's token counts;
+//! - [`WireFormat`], one implementation per model API in [`wire`] (OpenAI Chat Completions,
+//!   Anthropic Messages, OpenAI Responses), chosen by [`WireApi::format`]: both sides of each
+//!   format translated to and from the chat-completions types, what cannot be read a typed
+//!   [`WireError`];
 //! - [`Recorder`] and [`Cassette`], record and replay keyed by a stable [`request_hash`], so an
 //!   episode re-runs offline with byte-identical model output;
 //! - [`ScriptedModel`], a fake for tests;
@@ -96,7 +101,7 @@ pub use cassette::{Cassette, CassetteEntry, CassetteMode, Recorder, canonical_js
 pub use client::ChatClient;
 pub use config::{EndpointConfig, MaxTokensField};
 pub use cost::{CallCost, Prices};
-pub use error::ModelError;
+pub use error::{ModelError, WireError};
 pub use extract::{extract_json, extract_json_object};
 pub use model::ChatModel;
 pub use reasoning::{Reply, split_reasoning};
@@ -107,4 +112,4 @@ pub use types::{
     JsonSchema, Message, MessageRole, ResponseFormat, ResponseMessage, TokenUsage, Tool, ToolCall,
     ToolKind, Usage,
 };
-pub use wire::WireApi;
+pub use wire::{WireApi, WireFormat};

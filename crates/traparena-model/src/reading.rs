@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use crate::adapt::pydantic_message;
-use crate::error::ModelError;
+use crate::error::{ModelError, WireError};
 use crate::types::ChatResponse;
-use crate::wire::WireApi;
+use crate::wire::{WireApi, error_text};
 
 /// How many bytes of a body an error message quotes.
 const EXCERPT_BYTES: usize = 300;
@@ -34,55 +34,30 @@ pub(crate) fn context_window_of(v: &Value, model: &str) -> Option<u32> {
         .and_then(n)
 }
 
-/// Parses a 2xx body as a chat completion; every failure names what was wrong.
+/// Parses a 2xx body as a completion in the endpoint's format; every failure names what was
+/// wrong, and an error object in place of a completion is [`ModelError::ErrorBody`].
 pub(crate) fn parse_completion(
     url: &str,
     bytes: &[u8],
     api: WireApi,
 ) -> Result<ChatResponse, ModelError> {
-    let malformed = |what: String, source| ModelError::Malformed {
+    let malformed = |what| ModelError::Malformed {
         url: url.to_owned(),
-        what,
+        what: Box::new(what),
         excerpt: excerpt(bytes),
-        source,
     };
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| malformed(format!("body is not JSON ({e})"), Some(e)))?;
-    let Some(object) = value.as_object() else {
-        return Err(malformed("body is not a JSON object".to_owned(), None));
-    };
-    if api != WireApi::ChatCompletions {
-        // An error in a 2xx body is transient, as for chat completions (a Responses answer
-        // holds `"error": null`).
-        if let Some(message) = object.get("error").filter(|e| !e.is_null()).map(error_text) {
-            return Err(ModelError::ErrorBody {
-                url: url.to_owned(),
-                message,
-            });
-        }
-        let read = match api {
-            WireApi::AnthropicMessages => crate::wire::anthropic::read_response(value),
-            _ => crate::wire::responses::read_response(value),
-        };
-        return read.map_err(|what| malformed(what, None));
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|source| malformed(WireError::NotJson { source }))?;
+    if !value.is_object() {
+        return Err(malformed(WireError::NotObject));
     }
-    if !object.contains_key("choices") {
-        if let Some(message) = object.get("error").map(error_text) {
-            return Err(ModelError::ErrorBody {
-                url: url.to_owned(),
-                message,
-            });
-        }
-        return Err(malformed("field `choices` is missing".to_owned(), None));
-    }
-    let response: ChatResponse = serde_path_to_error::deserialize(value).map_err(|e| {
-        let what = format!("field `{}` has the wrong shape ({})", e.path(), e.inner());
-        malformed(what, Some(e.into_inner()))
-    })?;
-    if response.choices.is_empty() {
-        return Err(malformed("field `choices` is empty".to_owned(), None));
-    }
-    Ok(response)
+    api.format().read_response(value).map_err(|e| match e {
+        WireError::ErrorBody { message } => ModelError::ErrorBody {
+            url: url.to_owned(),
+            message,
+        },
+        what => malformed(what),
+    })
 }
 
 /// The server's error message from an error body, if it has one.
@@ -102,18 +77,6 @@ pub(crate) fn server_message(bytes: &[u8]) -> Option<String> {
     let text = excerpt(bytes);
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())
-}
-
-/// `error.message`, or the error itself when it is a string, or its JSON.
-fn error_text(error: &Value) -> String {
-    match error {
-        Value::String(s) => s.clone(),
-        Value::Object(o) => match o.get("message") {
-            Some(Value::String(s)) => s.clone(),
-            _ => error.to_string(),
-        },
-        other => other.to_string(),
-    }
 }
 
 pub(crate) fn excerpt(bytes: &[u8]) -> String {

@@ -19,7 +19,7 @@
 //! | [`agent`] | `traparena-agent` | the [`Agent`] trait and the gold, credulous, hardcoder and replay agents |
 //! | [`runner`] | `traparena-runner` | one [`Episode`], its [`EpisodeRecord`]; whole experiments |
 //! | [`results`] | `traparena-results` | the results folder's format: the lines of `episodes.jsonl` and `trajectories.jsonl`, the manifest, versioned reading and writing |
-//! | [`model`] | `traparena-model` | the OpenAI-compatible model client, record and replay, reading replies, prices and a call's cost |
+//! | [`model`] | `traparena-model` | the model client, record and replay, reading replies, prices and a call's cost; the wire formats it and the proxy speak (Chat Completions, Anthropic Messages, OpenAI Responses), each a [`WireFormat`] |
 //! | [`llm`] | `traparena-llm` | the model-backed agent, attacker and curator, their prompts and registry kinds |
 //! | [`external`] | `traparena-external` | external agents (Claude Code, Codex CLI, Qwen Code, opencode, aider, mini-swe-agent) as black-box processes behind the injecting model proxy, which speaks chat completions, Anthropic Messages and OpenAI Responses; agent profiles |
 //! | [`stats`] | `traparena-stats` | paired effects with bootstrap intervals, rates, power |
@@ -331,7 +331,7 @@ pub use traparena_import::ImportError;
 #[doc(inline)]
 pub use traparena_llm::LlmError;
 #[doc(inline)]
-pub use traparena_model::ModelError;
+pub use traparena_model::{ModelError, WireFormat};
 #[doc(inline)]
 pub use traparena_report::ReportError;
 #[doc(inline)]

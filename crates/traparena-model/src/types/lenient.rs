@@ -2,8 +2,11 @@
 //! default, a tool call's missing kind as `function`, arguments sent as a JSON value as their
 //! text, and content sent as an array of parts as their joined texts.
 
+use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+use super::content::Parts;
 
 /// `null` (or a missing field, with `#[serde(default)]`) reads as the type's default.
 pub(super) fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
@@ -31,21 +34,9 @@ pub(super) fn arguments_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, 
     })
 }
 
-/// Message content: a string, `null`, or an array of content parts whose texts are joined.
+/// Message content of a reply: a string, `null`, or an array of content parts whose texts are
+/// joined, read by the one content rule in its lenient mode (a part without text is skipped).
 pub(super) fn content_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(match Value::deserialize(d)? {
-        Value::Null => None,
-        Value::String(s) => Some(s),
-        Value::Array(parts) => Some(
-            parts
-                .iter()
-                .filter_map(|p| match p {
-                    Value::String(s) => Some(s.as_str()),
-                    Value::Object(o) => o.get("text").and_then(Value::as_str),
-                    _ => None,
-                })
-                .collect::<String>(),
-        ),
-        other => Some(other.to_string()),
-    })
+    let value = Value::deserialize(d)?;
+    super::content::content_text(&value, Parts::Lenient, "content").map_err(D::Error::custom)
 }

@@ -8,29 +8,72 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{ReadRequest, arguments_object, sse_event, take_common, text_of};
+use super::{KeyHeader, ReadRequest, WireFormat, arguments_object, error_in, sse_event};
+use super::{take_common, text_of};
+use crate::error::WireError;
 use crate::types::{ChatRequest, ChatResponse, Message, ResponseMessage, Tool, ToolCall};
-use crate::types::{MessageRole, Usage};
+use crate::types::{MessageRole, Parts, Usage, part_text};
 
 /// The `max_tokens` sent when a chat request sets none (Messages requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
+/// The Anthropic API version sent to an endpoint that speaks Anthropic Messages.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Anthropic Messages ([`super::WireApi::AnthropicMessages`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnthropicMessages;
+
+impl WireFormat for AnthropicMessages {
+    fn path(&self) -> &'static str {
+        "messages"
+    }
+
+    fn read_request(&self, body: &[u8]) -> Result<ReadRequest, WireError> {
+        read_request(body)
+    }
+
+    fn answer(&self, r: &ChatResponse, model: &str, _custom_tools: &[String]) -> Value {
+        response(r, model)
+    }
+
+    fn stream(&self, r: &ChatResponse, model: &str, _custom_tools: &[String]) -> String {
+        stream(r, model)
+    }
+
+    fn error_body(&self, status: u16, message: &str) -> Value {
+        error(status, message)
+    }
+
+    fn request(&self, r: &ChatRequest, model: &str) -> Result<Value, serde_json::Error> {
+        Ok(request(r, model))
+    }
+
+    fn read_response(&self, body: Value) -> Result<ChatResponse, WireError> {
+        read_response(body)
+    }
+
+    /// `anthropic-version`.
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("anthropic-version", ANTHROPIC_VERSION)]
+    }
+
+    /// `x-api-key`.
+    fn key_header(&self) -> KeyHeader {
+        KeyHeader::Named("x-api-key")
+    }
+}
+
 /// Reads a Messages request body as a chat request.
-pub fn read_request(body: &[u8]) -> Result<ReadRequest, String> {
-    let v: Value =
-        serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
-    let Value::Object(mut body) = v else {
-        return Err("the body is not a JSON object".into());
-    };
-    let model = body
-        .remove("model")
-        .and_then(|m| m.as_str().map(str::to_owned));
-    let stream = body
-        .remove("stream")
-        .and_then(|s| s.as_bool())
-        .unwrap_or(false);
+fn read_request(body: &[u8]) -> Result<ReadRequest, WireError> {
+    let mut body = super::object_of(body)?;
+    let model = super::take_model(&mut body);
+    let stream = super::take_stream(&mut body);
     let Some(Value::Array(turns)) = body.remove("messages") else {
-        return Err("the body has no `messages` list".into());
+        return Err(WireError::NoField {
+            field: "messages",
+            wanted: "list",
+        });
     };
     let mut messages = Vec::new();
     if let Some(system) = body.remove("system") {
@@ -80,15 +123,12 @@ pub fn read_request(body: &[u8]) -> Result<ReadRequest, String> {
 
 /// The text of a string or a text-only block list, the blocks joined by `separator` (a blank
 /// line for a `system` value, a newline for a tool result's content).
-fn blocks_text(v: &Value, at: &str, separator: &str) -> Result<String, String> {
+fn blocks_text(v: &Value, at: &str, separator: &str) -> Result<String, WireError> {
     match v {
         Value::Array(blocks) => {
             let mut texts = Vec::new();
             for (i, b) in blocks.iter().enumerate() {
-                texts.push(text_of(
-                    &Value::Array(vec![b.clone()]),
-                    &format!("{at}[{i}]"),
-                )?);
+                texts.push(block_text(b, &format!("{at}[{i}]"))?);
             }
             Ok(texts.join(separator))
         }
@@ -96,8 +136,15 @@ fn blocks_text(v: &Value, at: &str, separator: &str) -> Result<String, String> {
     }
 }
 
+/// The text of one text block (a block without text is refused with its type).
+fn block_text(block: &Value, at: &str) -> Result<String, WireError> {
+    Ok(part_text(block, Parts::Strict, at)?
+        .unwrap_or_default()
+        .to_owned())
+}
+
 /// One Messages turn as chat messages.
-fn read_turn(turn: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), String> {
+fn read_turn(turn: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), WireError> {
     let role = turn.get("role").and_then(Value::as_str).unwrap_or("");
     let content = turn.get("content").unwrap_or(&Value::Null);
     let blocks = match content {
@@ -109,7 +156,7 @@ fn read_turn(turn: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), Strin
     for (j, b) in blocks.iter().enumerate() {
         let at = format!("{at}.content[{j}]");
         match (role, b.get("type").and_then(Value::as_str).unwrap_or("")) {
-            (_, "text") => texts.push(text_of(&Value::Array(vec![b.clone()]), &at)?),
+            (_, "text") => texts.push(block_text(b, &at)?),
             ("user", "tool_result") => out.push(Message::tool(
                 b.get("tool_use_id").and_then(Value::as_str).unwrap_or(""),
                 blocks_text(
@@ -126,9 +173,11 @@ fn read_turn(turn: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), Strin
             // Thinking cannot be carried into chat completions (see the module docs).
             ("assistant", "thinking" | "redacted_thinking") => {}
             (_, kind) => {
-                return Err(format!(
-                    "{at}: a {kind:?} block of a {role:?} turn is not passed on"
-                ));
+                return Err(WireError::Block {
+                    at,
+                    kind: kind.to_owned(),
+                    role: role.to_owned(),
+                });
             }
         }
     }
@@ -145,9 +194,11 @@ fn read_turn(turn: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), Strin
             calls,
         )),
         other => {
-            return Err(format!(
-                "{at}: role {other:?} is neither user, assistant nor system"
-            ));
+            return Err(WireError::Role {
+                at: at.to_owned(),
+                role: other.to_owned(),
+                why: "is neither user, assistant nor system",
+            });
         }
     }
     Ok(())
@@ -207,7 +258,7 @@ fn message_id(response: &ChatResponse) -> String {
 }
 
 /// A chat response as a Messages response; `model` is the name the client asked for.
-pub fn response(response: &ChatResponse, model: &str) -> Value {
+fn response(response: &ChatResponse, model: &str) -> Value {
     let u = response.token_usage();
     json!({
         "id": message_id(response), "type": "message", "role": "assistant", "model": model,
@@ -219,7 +270,7 @@ pub fn response(response: &ChatResponse, model: &str) -> Value {
 
 /// A chat response as the server-sent events of a streamed Messages response: each block
 /// whole in one delta.
-pub fn stream(response: &ChatResponse, model: &str) -> String {
+fn stream(response: &ChatResponse, model: &str) -> String {
     let u = response.token_usage();
     let mut out = String::new();
     let start = json!({"type": "message_start", "message": {
@@ -274,7 +325,7 @@ pub fn stream(response: &ChatResponse, model: &str) -> String {
 }
 
 /// A Messages error body.
-pub fn error(status: u16, message: &str) -> Value {
+fn error(status: u16, message: &str) -> Value {
     let kind = match status {
         400 => "invalid_request_error",
         401 => "authentication_error",
@@ -286,7 +337,7 @@ pub fn error(status: u16, message: &str) -> Value {
 }
 
 /// A chat request as a Messages request body for `model` (not streamed).
-pub fn request(request: &ChatRequest, model: &str) -> Value {
+fn request(request: &ChatRequest, model: &str) -> Value {
     let mut system = Vec::new();
     let mut turns: Vec<Value> = Vec::new();
     for m in &request.messages {
@@ -377,16 +428,17 @@ pub fn request(request: &ChatRequest, model: &str) -> Value {
 }
 
 /// A Messages response body as a chat response.
-pub fn read_response(v: Value) -> Result<ChatResponse, String> {
+fn read_response(v: Value) -> Result<ChatResponse, WireError> {
+    error_in(&v)?;
+    let missing = |problem| WireError::Field {
+        field: "content",
+        problem,
+    };
     if v.get("type").and_then(Value::as_str) == Some("error") || v.get("content").is_none() {
-        let message = v.pointer("/error/message").and_then(Value::as_str);
-        return Err(message.map_or_else(
-            || "field `content` is missing".to_owned(),
-            |m| format!("the server says: {m}"),
-        ));
+        return Err(missing("is missing"));
     }
     let Some(blocks) = v["content"].as_array() else {
-        return Err("field `content` is not a list".into());
+        return Err(missing("is not a list"));
     };
     let mut message = ResponseMessage {
         role: "assistant".into(),

@@ -8,33 +8,62 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{CUSTOM_INPUT, ReadRequest, arguments_object, sse_event, take_common, text_of};
+use super::{CUSTOM_INPUT, ReadRequest, WireFormat, arguments_object, error_in, sse_event};
+use super::{take_common, text_of};
+use crate::error::WireError;
 use crate::types::{ChatRequest, ChatResponse, Message, MessageRole, ResponseMessage};
-use crate::types::{CompletionTokensDetails, Tool, ToolCall, Usage};
+use crate::types::{CompletionTokensDetails, Parts, Tool, ToolCall, Usage, content_text};
+
+/// OpenAI Responses ([`super::WireApi::OpenaiResponses`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenaiResponses;
+
+impl WireFormat for OpenaiResponses {
+    fn path(&self) -> &'static str {
+        "responses"
+    }
+
+    fn read_request(&self, body: &[u8]) -> Result<ReadRequest, WireError> {
+        read_request(body)
+    }
+
+    /// Calls of the `custom_tools` are custom tool calls.
+    fn answer(&self, r: &ChatResponse, model: &str, custom_tools: &[String]) -> Value {
+        response(r, model, custom_tools)
+    }
+
+    fn stream(&self, r: &ChatResponse, model: &str, custom_tools: &[String]) -> String {
+        stream(r, model, custom_tools)
+    }
+
+    fn error_body(&self, status: u16, message: &str) -> Value {
+        error(status, message)
+    }
+
+    /// Not streamed, not stored.
+    fn request(&self, r: &ChatRequest, model: &str) -> Result<Value, serde_json::Error> {
+        Ok(request(r, model))
+    }
+
+    fn read_response(&self, body: Value) -> Result<ChatResponse, WireError> {
+        read_response(body)
+    }
+}
 
 /// Reads a Responses request body as a chat request.
-pub fn read_request(body: &[u8]) -> Result<ReadRequest, String> {
-    let v: Value =
-        serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
-    let Value::Object(mut body) = v else {
-        return Err("the body is not a JSON object".into());
-    };
+fn read_request(body: &[u8]) -> Result<ReadRequest, WireError> {
+    let mut body = super::object_of(body)?;
     if body
         .get("previous_response_id")
         .is_some_and(|p| !p.is_null())
     {
-        return Err(
-            "previous_response_id is not supported: send the whole conversation (store: false)"
-                .into(),
-        );
+        return Err(WireError::Unsupported {
+            feature: "previous_response_id",
+            instead: "send the whole conversation (store: false)",
+        });
     }
-    let model = body
-        .remove("model")
-        .and_then(|m| m.as_str().map(str::to_owned));
-    let stream = body
-        .remove("stream")
-        .and_then(|s| s.as_bool())
-        .unwrap_or(false);
+    let model = super::take_model(&mut body);
+    let stream = super::take_stream(&mut body);
     let mut messages = Vec::new();
     if let Some(Value::String(s)) = body.remove("instructions") {
         messages.push(Message::system(s));
@@ -46,7 +75,12 @@ pub fn read_request(body: &[u8]) -> Result<ReadRequest, String> {
                 read_item(item, &format!("input[{i}]"), &mut messages)?;
             }
         }
-        _ => return Err("the body has no `input` (a text or a list of items)".into()),
+        _ => {
+            return Err(WireError::NoField {
+                field: "input",
+                wanted: "(a text or a list of items)",
+            });
+        }
     }
     let mut request = ChatRequest::new(messages);
     take_common(&mut body, &mut request);
@@ -114,7 +148,7 @@ fn custom_schema(tool: &Value) -> Value {
 }
 
 /// One input item as chat messages.
-fn read_item(item: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), String> {
+fn read_item(item: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), WireError> {
     let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     let kind = item
         .get("type")
@@ -127,7 +161,13 @@ fn read_item(item: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), Strin
                 "system" | "developer" => Message::system(text),
                 "user" => Message::user(text),
                 "assistant" => Message::assistant(text),
-                other => return Err(format!("{at}: role {other:?} is not passed on")),
+                other => {
+                    return Err(WireError::Role {
+                        at: at.to_owned(),
+                        role: other.to_owned(),
+                        why: "is not passed on",
+                    });
+                }
             });
             return Ok(());
         }
@@ -144,7 +184,12 @@ fn read_item(item: &Value, at: &str, out: &mut Vec<Message>) -> Result<(), Strin
             s("name"),
             json!({CUSTOM_INPUT: s("input")}).to_string(),
         ),
-        other => return Err(format!("{at}: an item of type {other:?} is not passed on")),
+        other => {
+            return Err(WireError::Item {
+                at: at.to_owned(),
+                kind: other.to_owned(),
+            });
+        }
     };
     // A call belongs to the assistant turn it follows, or opens one.
     match out.last_mut() {
@@ -194,7 +239,7 @@ fn base_id(response: &ChatResponse) -> &str {
 }
 
 /// A chat response as a Responses response; `model` is the name the client asked for.
-pub fn response(response: &ChatResponse, model: &str, custom_tools: &[String]) -> Value {
+fn response(response: &ChatResponse, model: &str, custom_tools: &[String]) -> Value {
     envelope(
         response,
         model,
@@ -225,7 +270,7 @@ fn envelope(response: &ChatResponse, model: &str, output: Vec<Value>, done: bool
 
 /// A chat response as the server-sent events of a streamed Responses response: every item
 /// added, its text or arguments in one delta, done, then the whole response.
-pub fn stream(response: &ChatResponse, model: &str, custom_tools: &[String]) -> String {
+fn stream(response: &ChatResponse, model: &str, custom_tools: &[String]) -> String {
     let mut events = Events::default();
     let open = envelope(response, model, Vec::new(), false);
     events.emit("response.created", json!({"response": open}));
@@ -330,7 +375,7 @@ impl Events {
 }
 
 /// A Responses error body.
-pub fn error(status: u16, message: &str) -> Value {
+fn error(status: u16, message: &str) -> Value {
     let kind = if (400..500).contains(&status) {
         "invalid_request_error"
     } else {
@@ -340,7 +385,7 @@ pub fn error(status: u16, message: &str) -> Value {
 }
 
 /// A chat request as a Responses request body for `model` (not streamed, not stored).
-pub fn request(request: &ChatRequest, model: &str) -> Value {
+fn request(request: &ChatRequest, model: &str) -> Value {
     let mut instructions = Vec::new();
     let mut input = Vec::new();
     for m in &request.messages {
@@ -407,12 +452,13 @@ pub fn request(request: &ChatRequest, model: &str) -> Value {
 }
 
 /// A Responses response body as a chat response.
-pub fn read_response(v: Value) -> Result<ChatResponse, String> {
-    if let Some(message) = v.pointer("/error/message").and_then(Value::as_str) {
-        return Err(format!("the server says: {message}"));
-    }
+fn read_response(v: Value) -> Result<ChatResponse, WireError> {
+    error_in(&v)?;
     let Some(items) = v.get("output").and_then(Value::as_array) else {
-        return Err("field `output` is missing or not a list".into());
+        return Err(WireError::Field {
+            field: "output",
+            problem: "is missing or not a list",
+        });
     };
     let mut message = ResponseMessage {
         role: "assistant".into(),
@@ -422,16 +468,9 @@ pub fn read_response(v: Value) -> Result<ChatResponse, String> {
     for item in items {
         let s = |k: &str| item[k].as_str().unwrap_or("").to_owned();
         match item["type"].as_str() {
-            Some("message") => {
-                for part in item["content"].as_array().into_iter().flatten() {
-                    text.push_str(part["text"].as_str().unwrap_or(""));
-                }
-            }
-            Some("reasoning") => {
-                for part in item["summary"].as_array().into_iter().flatten() {
-                    reasoning.push_str(part["text"].as_str().unwrap_or(""));
-                }
-            }
+            // A reply's parts are read leniently (a refusal part has no text).
+            Some("message") => text.push_str(&reply_text(&item["content"])),
+            Some("reasoning") => reasoning.push_str(&reply_text(&item["summary"])),
             Some("function_call") => {
                 message
                     .tool_calls
@@ -468,4 +507,16 @@ pub fn read_response(v: Value) -> Result<ChatResponse, String> {
         usage,
         ..ChatResponse::from_message(v["model"].as_str().unwrap_or(""), message, finish)
     })
+}
+
+/// The text of a list of a reply's content parts, by the one content rule, lenient (anything
+/// but a list holds no text here).
+fn reply_text(parts: &Value) -> String {
+    match parts {
+        Value::Array(_) => content_text(parts, Parts::Lenient, "output")
+            .ok()
+            .flatten()
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
 }

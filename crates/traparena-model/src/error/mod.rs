@@ -1,6 +1,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod wire;
+
+pub use wire::WireError;
+
 /// What went wrong with a model call, a recording or a reply.
 ///
 /// Every variant carries its cause: the underlying error as a [`source`](std::error::Error::source)
@@ -67,19 +71,18 @@ pub enum ModelError {
         /// The delay the server asked for in `Retry-After` (seconds form), before capping.
         retry_after: Option<Duration>,
     },
-    /// A successful (2xx) response whose body is not a chat completion: not JSON, JSON of the
-    /// wrong shape, an error object, or no choices. Not retried (see the crate documentation).
+    /// A successful (2xx) response whose body is not a completion in the endpoint's format:
+    /// not JSON, JSON of the wrong shape, or no choices. Not retried (see the crate
+    /// documentation).
     #[error("{url}: malformed response body: {what}; body starts with {excerpt:?}")]
     Malformed {
         /// The URL that was called.
         url: String,
         /// What is wrong, naming the offending field where there is one.
-        what: String,
+        #[source]
+        what: Box<WireError>,
         /// The first bytes of the body (lossy UTF-8).
         excerpt: String,
-        /// The JSON parser's error, when parsing failed.
-        #[source]
-        source: Option<serde_json::Error>,
     },
     /// A 2xx response whose body is an error object and no completion (OpenRouter reports
     /// transient upstream provider failures so): retried like a 5xx.

@@ -2,8 +2,12 @@
 
 use serde_json::{Value, json};
 
-use super::{anthropic, responses};
+use super::{WireApi, WireFormat};
 use crate::types::{ChatResponse, MessageRole, ToolCall};
+
+/// Anthropic Messages and OpenAI Responses, as every caller gets them.
+const M: WireApi = WireApi::AnthropicMessages;
+const R: WireApi = WireApi::OpenaiResponses;
 
 /// The events of a server-sent stream: (event name, data).
 fn events(text: &str) -> Vec<(String, Value)> {
@@ -57,7 +61,10 @@ fn a_messages_conversation_reads_as_chat_with_tool_results_as_tool_messages() {
                   {"type": "web_search_20250305", "name": "web_search"}],
         "tool_choice": {"type": "auto"}, "metadata": {"user_id": "u"}, "stop_sequences": ["X"]
     });
-    let read = anthropic::read_request(body.to_string().as_bytes()).unwrap();
+    let read = M
+        .format()
+        .read_request(body.to_string().as_bytes())
+        .unwrap();
     assert!(read.stream);
     assert_eq!(read.model.as_deref(), Some("claude-sonnet"));
     let r = &read.request;
@@ -89,7 +96,7 @@ fn a_messages_conversation_reads_as_chat_with_tool_results_as_tool_messages() {
     assert!(!r.extra.contains_key("metadata"));
 
     // Back to Messages (an upstream that speaks it): tool results in the user turn again.
-    let back = anthropic::request(r, "m");
+    let back = M.format().request(r, "m").unwrap();
     assert_eq!(
         back["system"],
         "You are Claude Code.\n\nBe brief.\n\n# Environment"
@@ -115,7 +122,7 @@ fn a_messages_conversation_reads_as_chat_with_tool_results_as_tool_messages() {
 #[test]
 fn a_chat_answer_goes_back_as_a_messages_answer_whole_or_streamed() {
     let r = call_response();
-    let whole = anthropic::response(&r, "claude-x");
+    let whole = M.format().answer(&r, "claude-x", &[]);
     assert_eq!(whole["stop_reason"], "tool_use");
     assert_eq!(whole["model"], "claude-x");
     assert_eq!(
@@ -127,7 +134,7 @@ fn a_chat_answer_goes_back_as_a_messages_answer_whole_or_streamed() {
         json!({"input_tokens": 120, "output_tokens": 9})
     );
 
-    let ev = events(&anthropic::stream(&r, "claude-x"));
+    let ev = events(&M.format().stream(&r, "claude-x", &[]));
     let names: Vec<&str> = ev.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
@@ -167,7 +174,7 @@ fn a_messages_answer_reads_as_chat_with_thinking_and_cached_tokens() {
                     {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"a": 1}}],
         "stop_reason": "tool_use",
         "usage": {"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 5}});
-    let r = anthropic::read_response(v).unwrap();
+    let r = M.format().read_response(v).unwrap();
     assert_eq!(r.text(), Some("ok"));
     assert_eq!(
         r.message().unwrap().reasoning_content.as_deref(),
@@ -182,10 +189,10 @@ fn a_messages_answer_reads_as_chat_with_thinking_and_cached_tokens() {
         ),
         (100, 5)
     );
-    let e = anthropic::read_response(
+    let e = M.format().read_response(
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
     );
-    assert!(e.unwrap_err().contains("busy"));
+    assert!(e.unwrap_err().to_string().contains("busy"));
 }
 
 fn codex_like() -> Value {
@@ -212,7 +219,10 @@ fn codex_like() -> Value {
 
 #[test]
 fn a_responses_conversation_reads_as_chat_with_custom_tools_as_one_string_argument() {
-    let read = responses::read_request(codex_like().to_string().as_bytes()).unwrap();
+    let read = R
+        .format()
+        .read_request(codex_like().to_string().as_bytes())
+        .unwrap();
     let r = &read.request;
     use MessageRole::*;
     let roles: Vec<MessageRole> = r.messages.iter().map(|m| m.role).collect();
@@ -237,7 +247,7 @@ fn a_responses_conversation_reads_as_chat_with_custom_tools_as_one_string_argume
     assert!(!r.extra.contains_key("reasoning") && !r.extra.contains_key("store"));
 
     // Back to Responses (an upstream that speaks it).
-    let back = responses::request(r, "m");
+    let back = R.format().request(r, "m").unwrap();
     assert_eq!(back["instructions"], "You are Codex.\n\n<permissions>");
     assert_eq!(back["store"], false);
     let items = back["input"].as_array().unwrap();
@@ -260,7 +270,7 @@ fn a_chat_answer_goes_back_as_a_responses_answer_whole_or_streamed() {
         r#"{"input":"*** Begin Patch"}"#,
     ));
     let custom = vec!["apply_patch".to_owned()];
-    let whole = responses::response(&r, "gpt-x", &custom);
+    let whole = R.format().answer(&r, "gpt-x", &custom);
     assert_eq!(whole["status"], "completed");
     let out = whole["output"].as_array().unwrap();
     assert_eq!(out[0]["content"][0]["text"], "Reading.");
@@ -272,7 +282,7 @@ fn a_chat_answer_goes_back_as_a_responses_answer_whole_or_streamed() {
     assert_eq!(out[2]["input"], "*** Begin Patch");
     assert_eq!(whole["usage"]["input_tokens"], 120);
 
-    let ev = events(&responses::stream(&r, "gpt-x", &custom));
+    let ev = events(&R.format().stream(&r, "gpt-x", &custom));
     for (i, (name, data)) in ev.iter().enumerate() {
         assert_eq!(data["type"], name.as_str());
         assert_eq!(data["sequence_number"], i, "numbered in order");
@@ -303,7 +313,7 @@ fn a_responses_answer_reads_as_chat() {
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
         {"type": "function_call", "call_id": "c", "name": "shell", "arguments": "{}"}],
         "usage": {"input_tokens": 7, "output_tokens": 3, "output_tokens_details": {"reasoning_tokens": 2}}});
-    let r = responses::read_response(v).unwrap();
+    let r = R.format().read_response(v).unwrap();
     assert_eq!(r.text(), Some("ok"));
     assert_eq!(r.finish_reason(), Some("tool_calls"));
     assert_eq!(
@@ -319,11 +329,10 @@ fn a_responses_answer_reads_as_chat() {
 
 #[test]
 fn odd_requests_are_refused_with_a_reason() {
-    type Read = fn(&[u8]) -> Result<super::ReadRequest, String>;
-    let (m, r): (Read, Read) = (anthropic::read_request, responses::read_request);
+    let (m, r) = (M.format(), R.format());
     let image =
         json!({"messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]});
-    let cases: &[(Read, Value, &str)] = &[
+    let cases: &[(&dyn WireFormat, Value, &str)] = &[
         (m, json!([1]), "not a JSON object"),
         (m, json!({}), "no `messages` list"),
         (m, image, "\"image\" block"),
@@ -350,8 +359,12 @@ fn odd_requests_are_refused_with_a_reason() {
         ),
     ];
     for (read, body, needle) in cases {
-        let e = read(body.to_string().as_bytes()).unwrap_err();
-        assert!(e.contains(needle), "{body}: {e}");
+        let e = read.read_request(body.to_string().as_bytes()).unwrap_err();
+        assert!(e.to_string().contains(needle), "{body}: {e}");
     }
-    assert!(m(b"{nope").unwrap_err().contains("not JSON"));
+    let e = m.read_request(b"{nope").unwrap_err();
+    assert!(e.to_string().contains("not JSON"), "{e}");
 }
+
+mod chat;
+mod formats;
