@@ -74,7 +74,7 @@ impl Factory for ExternalKind {
         let model = args
             .wire
             .model(&args.model.model, format!("{}/target", ep.scope))
-            .map_err(AgentError::Unsupported)?;
+            .map_err(|e| AgentError::Unsupported(e.to_string()))?;
         let prefix = args.prefix.clone().unwrap_or_default();
         let agent = ExternalAgent::new(
             model,

@@ -110,7 +110,7 @@ impl Factory for LlmAgentKind {
         let model = args
             .wire
             .model(&args.model.model, format!("{}/target", ep.scope))
-            .map_err(AgentError::Unsupported)?;
+            .map_err(|e| AgentError::Unsupported(e.to_string()))?;
         // A fork replays its parent's calls for the prefix, then samples live with the
         // continuation's seed.
         let prefix = match ep.fork {
@@ -221,7 +221,7 @@ impl Factory for AdaptiveKind {
         let model = args
             .wire
             .model(&args.model.model, format!("{}/attacker", ep.scope))
-            .map_err(AttackError::Invalid)?;
+            .map_err(|e| AttackError::Invalid(e.to_string()))?;
         let variant = match args.access {
             Access::Reference => AttackerVariant::Reference,
             Access::Blind => AttackerVariant::Blind,
@@ -278,7 +278,7 @@ impl Factory for LlmCuratorKind {
         let model = args
             .wire
             .model(&args.model.model, "curator".to_owned())
-            .map_err(AttackError::Invalid)?;
+            .map_err(|e| AttackError::Invalid(e.to_string()))?;
         let mut config = LlmCuratorConfig {
             prices: args.model.prices,
             ..LlmCuratorConfig::default()

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Cassette, CassetteMode, ChatClient, ChatModel, EndpointConfig, MaxTokensField, Prices,
-    Recorder, WireApi,
+    Cassette, CassetteMode, ChatClient, ChatModel, EndpointConfig, MaxTokensField, ModelError,
+    Prices, Recorder, WireApi,
 };
 
 /// A wrong `model` or `cassette` argument: the field (`model.base_url`, `cassette.path`, ...)
@@ -297,13 +297,16 @@ impl Wire {
         Ok(Wire { client, cassette })
     }
 
-    /// The model to call in `scope` (the recording's key: one per episode and role).
-    pub fn model(&self, name: &str, scope: String) -> Result<Arc<dyn ChatModel>, String> {
+    /// The model to call in `scope` (the recording's key: one per episode and role);
+    /// [`ModelError::NoEndpoint`] when it is to be called live and names no server.
+    pub fn model(&self, name: &str, scope: String) -> Result<Arc<dyn ChatModel>, ModelError> {
         let client = || {
             self.client
                 .clone()
                 .map(|c| c as Arc<dyn ChatModel>)
-                .ok_or_else(|| format!("no base URL for model {name}"))
+                .ok_or_else(|| ModelError::NoEndpoint {
+                    model: name.to_owned(),
+                })
         };
         Ok(match &self.cassette {
             None => client()?,
@@ -318,13 +321,13 @@ impl Wire {
 impl Wire {
     /// The model that answers only from what the cassette recorded in `scope`, with no
     /// server behind it: for replaying a recorded episode's calls, such as a fork's prefix.
-    /// An error when the wire has no cassette.
-    pub fn replayed(&self, name: &str, scope: String) -> Result<Arc<dyn ChatModel>, String> {
+    /// [`ModelError::NoCassette`] when the wire has no cassette.
+    pub fn replayed(&self, name: &str, scope: String) -> Result<Arc<dyn ChatModel>, ModelError> {
         match &self.cassette {
             Some((c, _)) => Ok(Arc::new(Recorder::replay_only(name, c.clone(), scope))),
-            None => Err(format!(
-                "model {name} has no cassette to replay recorded calls from"
-            )),
+            None => Err(ModelError::NoCassette {
+                model: name.to_owned(),
+            }),
         }
     }
 

@@ -177,6 +177,19 @@ pub enum ModelError {
         #[source]
         source: tokio::sync::AcquireError,
     },
+    /// A model is to be called live, but its spec names no server (only a replayed cassette
+    /// needs none).
+    #[error("no base URL for model {model}")]
+    NoEndpoint {
+        /// The model's name.
+        model: String,
+    },
+    /// Recorded calls are to be replayed, but the model's spec gives no cassette.
+    #[error("model {model} has no cassette to replay recorded calls from")]
+    NoCassette {
+        /// The model's name.
+        model: String,
+    },
     /// A [`ScriptedModel`](crate::ScriptedModel) was called more often than it has replies.
     #[error("scripted model `{model}` has no reply left for call {call}")]
     ScriptExhausted {
