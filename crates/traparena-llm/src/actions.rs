@@ -20,6 +20,8 @@ use serde_json::{Map, Value, json};
 use traparena_model::{Tool, ToolCall, extract_json_object};
 use traparena_task::Action;
 
+use crate::error::ActionError;
+
 /// One action as the schema describes it.
 #[derive(Debug)]
 struct Spec {
@@ -220,19 +222,21 @@ const COMMENTARY: [&str; 6] = [
 /// Reads an action from a JSON value: `{"action": "read", ...}`, also wrapped as
 /// `{"action": {"action": "read", ...}}`, with commentary keys (`thought`, `reasoning`, ...)
 /// ignored and optional fields given as `null` read as left out. Everything else is
-/// [`Action`]'s own deserialization; the error says what is wrong and where, for the
-/// corrective observation.
+/// [`Action`]'s own deserialization; the [`ActionError`] says what is wrong and where, and its
+/// text is the corrective observation.
 ///
 /// ```
 /// use serde_json::json;
 /// use traparena::Action;
-/// use traparena::llm::parse_action;
+/// use traparena::llm::{ActionError, parse_action};
 /// assert_eq!(parse_action(json!({"thought": "done", "action": "submit"})), Ok(Action::Submit));
-/// assert_eq!(parse_action(json!({"action": "read"})).unwrap_err(), "`read`: missing field `path`");
+/// let e = parse_action(json!({"action": "read"})).unwrap_err();
+/// assert!(matches!(e, ActionError::Fields { .. }));
+/// assert_eq!(e.to_string(), "`read`: missing field `path`");
 /// ```
-pub fn parse_action(value: Value) -> Result<Action, String> {
+pub fn parse_action(value: Value) -> Result<Action, ActionError> {
     let Value::Object(mut o) = value else {
-        return Err("the reply is not a JSON object".to_owned());
+        return Err(ActionError::NotObject);
     };
     if let Some(Value::Object(inner)) = o.get("action")
         && inner.contains_key("action")
@@ -243,18 +247,29 @@ pub fn parse_action(value: Value) -> Result<Action, String> {
         o.remove(k);
     }
     let name = match o.get("action") {
-        None => return Err("the JSON object has no `action` field".to_owned()),
+        None => return Err(ActionError::NoAction),
         Some(Value::String(name)) => name.clone(),
-        Some(_) => return Err("`action` is not a string".to_owned()),
+        Some(_) => return Err(ActionError::ActionNotString),
     };
     let action = match serde_json::from_value::<Action>(Value::Object(o.clone())) {
         Ok(a) => a,
-        Err(e) if !action_names().contains(&name.as_str()) => return Err(format!("`action`: {e}")),
+        Err(e) if !action_names().contains(&name.as_str()) => {
+            return Err(ActionError::UnknownAction {
+                message: e.to_string(),
+            });
+        }
         Err(e) => {
-            let e = e.to_string();
-            return Err(match field_at_fault(&o, &e) {
-                Some(field) => format!("field `{field}` of `{name}`: {e}"),
-                None => format!("`{name}`: {e}"),
+            let message = e.to_string();
+            return Err(match field_at_fault(&o, &message) {
+                Some(field) => ActionError::Field {
+                    action: name,
+                    field,
+                    message,
+                },
+                None => ActionError::Fields {
+                    action: name,
+                    message,
+                },
             });
         }
     };
@@ -266,9 +281,10 @@ pub fn parse_action(value: Value) -> Result<Action, String> {
         .find(|(k, v)| !v.is_null() && carried.get(k.as_str()).is_none())
         .map(|(k, _)| k)
     {
-        return Err(format!(
-            "`{name}`: unknown field `{extra}`, there are no fields"
-        ));
+        return Err(ActionError::NoFields {
+            action: name,
+            field: extra.clone(),
+        });
     }
     Ok(action)
 }
@@ -293,30 +309,37 @@ fn field_at_fault(o: &Map<String, Value>, first: &str) -> Option<String> {
 }
 
 /// Reads an action from a text reply: its first JSON object.
-pub(crate) fn action_from_text(text: &str) -> Result<Action, String> {
+pub(crate) fn action_from_text(text: &str) -> Result<Action, ActionError> {
     match extract_json_object(text) {
         Some(v) => parse_action(v),
-        None if text.trim().is_empty() => Err("the reply is empty".to_owned()),
-        None => Err("the reply holds no complete JSON object".to_owned()),
+        None if text.trim().is_empty() => Err(ActionError::Empty),
+        None => Err(ActionError::NoJson),
     }
 }
 
 /// Reads an action from a tool call: the tool names the action, the arguments are its fields.
-pub(crate) fn action_from_call(call: &ToolCall) -> Result<Action, String> {
+pub(crate) fn action_from_call(call: &ToolCall) -> Result<Action, ActionError> {
     let name = call.function.name.as_str();
     if !action_names().contains(&name) {
-        return Err(format!(
-            "there is no tool named {name:?} (the tools are {})",
-            action_names().join(", ")
-        ));
+        return Err(ActionError::NoTool {
+            name: name.to_owned(),
+            tools: action_names().join(", "),
+        });
     }
     let args = call
         .arguments_value()
-        .map_err(|e| format!("the arguments of `{name}` are not JSON ({e})"))?;
+        .map_err(|e| ActionError::ArgumentsNotJson {
+            tool: name.to_owned(),
+            message: e.to_string(),
+        })?;
     let mut o = match args {
         Value::Object(o) => o,
         Value::Null => Map::new(),
-        _ => return Err(format!("the arguments of `{name}` are not a JSON object")),
+        _ => {
+            return Err(ActionError::ArgumentsNotObject {
+                tool: name.to_owned(),
+            });
+        }
     };
     o.insert("action".into(), Value::String(name.to_owned()));
     parse_action(Value::Object(o))
@@ -486,7 +509,8 @@ mod tests {
             ),
         ];
         for (reply, want) in cases {
-            assert_eq!(parse_action(reply.clone()).unwrap_err(), want, "{reply}");
+            let e = parse_action(reply.clone()).unwrap_err();
+            assert_eq!(e.to_string(), want, "{reply}");
         }
     }
 
@@ -503,7 +527,9 @@ mod tests {
         );
         let call = ToolCall::function("1", "run_public_tests", "");
         assert_eq!(action_from_call(&call).unwrap(), Action::RunPublicTests);
-        let err = action_from_call(&ToolCall::function("1", "rm", "{}")).unwrap_err();
+        let err = action_from_call(&ToolCall::function("1", "rm", "{}"))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("there is no tool named \"rm\""), "{err}");
     }
 }

@@ -64,7 +64,7 @@ pub use components::{
     register_with,
 };
 pub use curator::{LlmCurator, LlmCuratorConfig, notes_schema};
-pub use error::LlmError;
+pub use error::{ActionError, LlmError};
 
 #[doc(no_inline)]
 pub use traparena_attack::claims_from_text;

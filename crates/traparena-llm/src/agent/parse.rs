@@ -10,6 +10,7 @@ use traparena_task::Action;
 
 use super::{LlmAgent, PastTurn, Protocol};
 use crate::actions::{action_from_call, action_from_text, action_names, parse_action};
+use crate::error::ActionError;
 
 impl LlmAgent {
     /// Reads the action from a reply.
@@ -51,12 +52,11 @@ impl LlmAgent {
             _ => action_from_text(text),
         };
         let parsed = match parsed {
-            Err(_) if reply.answer.is_none() && reply.cut_off_in_reasoning => Err(
-                "the reply stopped inside its reasoning, before any action: think less, then act"
-                    .to_owned(),
-            ),
+            Err(_) if reply.answer.is_none() && reply.cut_off_in_reasoning => {
+                Err(ActionError::CutOffInReasoning)
+            }
             Err(_) if reply.answer.is_none() && reply.reasoning.is_some() => {
-                Err("the reply has reasoning but no action after it".to_owned())
+                Err(ActionError::ReasoningOnly)
             }
             other => other,
         };
@@ -72,7 +72,8 @@ impl LlmAgent {
         }
         let (action, unreadable) = match parsed {
             Ok(a) => (Some(a), None),
-            Err(mut reason) => {
+            Err(e) => {
+                let mut reason = e.to_string();
                 if finish_reason == Some("length") {
                     reason.push_str(" (the reply was cut off at the response length limit)");
                 }
