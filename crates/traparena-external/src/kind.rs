@@ -121,7 +121,7 @@ impl Factory for ExternalKind {
         };
         profile
             .check_installed(&prefix)
-            .map_err(|m| ArgsError::new("prefix", m))?;
+            .map_err(|e| ArgsError::new("prefix", e.to_string()))?;
         if cx.forked && args.cassette.is_none() {
             return Err(ArgsError::new(
                 "cassette",

@@ -273,8 +273,9 @@ impl Profile {
         agents_dir.join(&self.name)
     }
 
-    /// Checks that the agent is installed at `prefix`, saying how to install it otherwise.
-    pub fn check_installed(&self, prefix: &Path) -> Result<(), String> {
+    /// Checks that the agent is installed at `prefix`, saying how to install it otherwise
+    /// ([`ExternalError::NotInstalled`]).
+    pub fn check_installed(&self, prefix: &Path) -> Result<(), ExternalError> {
         let marker = match &self.installed {
             Some(rel) => prefix.join(rel),
             None => prefix.to_path_buf(),
@@ -282,17 +283,12 @@ impl Profile {
         if marker.exists() {
             return Ok(());
         }
-        let how = if self.install.is_empty() {
-            String::new()
-        } else {
-            format!("; install it with: {}", self.install)
-        };
-        Err(format!(
-            "{} is not installed at {} ({} is missing){how}",
-            self.name,
-            prefix.display(),
-            marker.display()
-        ))
+        Err(ExternalError::NotInstalled {
+            agent: self.name.clone(),
+            prefix: prefix.to_path_buf(),
+            marker,
+            install: self.install.clone(),
+        })
     }
 }
 
@@ -421,5 +417,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("bundled: mini-swe-agent"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_agent_is_named_with_how_to_install_it() {
+        let mut p = Profile::from_json(BUNDLED[0].1, BUNDLED[0].0).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("nowhere");
+        p.installed = Some("bin/agent".into());
+        p.install = "scripts/install-agent.sh x".into();
+        let e = p.check_installed(&prefix).unwrap_err();
+        assert!(matches!(e, ExternalError::NotInstalled { .. }));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} is not installed at {} ({} is missing); install it with: scripts/install-agent.sh x",
+                p.name,
+                prefix.display(),
+                prefix.join("bin/agent").display()
+            )
+        );
+        p.install.clear();
+        let e = p.check_installed(&prefix).unwrap_err().to_string();
+        assert!(e.ends_with("bin/agent is missing)"), "{e}");
+        std::fs::create_dir_all(prefix.join("bin/agent")).unwrap();
+        assert!(p.check_installed(&prefix).is_ok());
     }
 }
