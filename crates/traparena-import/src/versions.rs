@@ -11,9 +11,16 @@
 //! installs the package: here it is read when the tree has it, else made from the nearest tag
 //! as setuptools_scm makes it. When the rule finds nothing (or a repository has none),
 //! `__version__` near the top of the tree, then the nearest tag, pre-releases included.
+//!
+//! Which rule each repository follows is data, `envs/versions.json`, beside the environments
+//! of `envs/swebench.json`: adding a repository is an entry there (and, when its tests run
+//! another way, a runner profile).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
+use serde::Deserialize;
 use traparena_env::GitRepo;
 
 use crate::error::ImportError;
@@ -41,19 +48,49 @@ impl Derived {
     }
 }
 
-/// How SWE-bench finds a repository's version.
+/// How SWE-bench finds a repository's version: an entry of `envs/versions.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "RuleIn")]
 enum Rule {
     /// The first of these files (at the base commit) that one of the patterns matches.
-    Files(&'static [&'static str], &'static [Pattern]),
+    Files(Vec<String>, Vec<Pattern>),
     /// setuptools_scm's version file, which exists only in an installed tree; else the
     /// version setuptools_scm would write into it, from the nearest tag.
-    Scm(&'static [&'static str]),
+    Scm(Vec<String>),
     /// Release tags dated before the base commit.
     Dates(DateRule),
 }
 
+/// A rule as the file writes it: `files` with `patterns`, or `scm`, or `dates`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleIn {
+    #[serde(default)]
+    files: Vec<String>,
+    #[serde(default)]
+    patterns: Vec<Pattern>,
+    #[serde(default)]
+    scm: Vec<String>,
+    #[serde(default)]
+    dates: Option<DateRule>,
+}
+
+impl TryFrom<RuleIn> for Rule {
+    type Error = &'static str;
+    fn try_from(r: RuleIn) -> Result<Rule, &'static str> {
+        match (r.files.is_empty(), r.scm.is_empty(), r.dates) {
+            (false, true, None) if !r.patterns.is_empty() => Ok(Rule::Files(r.files, r.patterns)),
+            (false, true, None) => Err("`files` needs `patterns`"),
+            (true, false, None) if r.patterns.is_empty() => Ok(Rule::Scm(r.scm)),
+            (true, true, Some(d)) if r.patterns.is_empty() => Ok(Rule::Dates(d)),
+            _ => Err("a rule is one of `files` (with `patterns`), `scm` or `dates`"),
+        }
+    }
+}
+
 /// SWE-bench's version patterns (`MAP_REPO_TO_VERSION_PATTERNS`).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum Pattern {
     /// `__version__ = "x"` (or with single quotes).
     Dunder,
@@ -68,7 +105,8 @@ enum Pattern {
 }
 
 /// Which release a date picks.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum DateRule {
     /// The latest release of any kind, pre-releases included (xarray's and pydicom's release
     /// notes list every release).
@@ -80,59 +118,31 @@ enum DateRule {
     SeriesEnded,
 }
 
-const DUNDER_TUPLE: &[Pattern] = &[Pattern::Dunder, Pattern::Tuple];
+/// The patterns setuptools_scm's version file is read with.
 const SCM: &[Pattern] = &[Pattern::Dunder, Pattern::DunderVersion, Pattern::Tuple];
 
-fn rule(repo: &str) -> Option<Rule> {
-    use Rule::{Dates, Files, Scm};
-    Some(match repo {
-        "dbt-labs/dbt-core" => Files(
-            &["core/dbt/version.py", "core/dbt/__init__.py"],
-            DUNDER_TUPLE,
-        ),
-        "django/django" => Files(&["django/__init__.py"], DUNDER_TUPLE),
-        "huggingface/transformers" => Files(&["src/transformers/__init__.py"], DUNDER_TUPLE),
-        "marshmallow-code/marshmallow" => Files(&["src/marshmallow/__init__.py"], DUNDER_TUPLE),
-        "mwaskom/seaborn" => Files(&["seaborn/__init__.py"], DUNDER_TUPLE),
-        "pallets/flask" => Files(
-            &["src/flask/__init__.py", "flask/__init__.py"],
-            DUNDER_TUPLE,
-        ),
-        "psf/requests" => Files(
-            &["requests/__version__.py", "requests/__init__.py"],
-            DUNDER_TUPLE,
-        ),
-        "pyca/cryptography" => Files(
-            &[
-                "src/cryptography/__about__.py",
-                "src/cryptography/__init__.py",
-            ],
-            DUNDER_TUPLE,
-        ),
-        "pylint-dev/astroid" => Files(
-            &["astroid/__pkginfo__.py", "astroid/__init__.py"],
-            DUNDER_TUPLE,
-        ),
-        "pylint-dev/pylint" => Files(
-            &["pylint/__pkginfo__.py", "pylint/__init__.py"],
-            DUNDER_TUPLE,
-        ),
-        "pytest-dev/pytest" => Scm(&["src/_pytest/_version.py", "_pytest/_version.py"]),
-        "pyvista/pyvista" => Files(
-            &["pyvista/_version.py", "pyvista/__init__.py"],
-            &[Pattern::VersionInfo],
-        ),
-        "Qiskit/qiskit" => Files(&["qiskit/VERSION.txt"], &[Pattern::Whole]),
-        "scikit-learn/scikit-learn" => Files(&["sklearn/__init__.py"], DUNDER_TUPLE),
-        "sphinx-doc/sphinx" => Files(&["sphinx/__init__.py"], DUNDER_TUPLE),
-        "sympy/sympy" => Files(&["sympy/release.py", "sympy/__init__.py"], DUNDER_TUPLE),
-        "pydata/xarray" | "pydicom/pydicom" => Dates(DateRule::Latest),
-        "matplotlib/matplotlib" => Dates(DateRule::LatestFeature),
-        "astropy/astropy" | "pvlib/pvlib-python" | "sqlfluff/sqlfluff" => {
-            Dates(DateRule::SeriesEnded)
+/// The format of `envs/versions.json`.
+const VERSIONS_FORMAT: &str = "traparena-versions/1";
+
+/// Every repository's rule, from `envs/versions.json` (bundled: the data beside the
+/// environments of `envs/swebench.json`).
+fn rules() -> &'static BTreeMap<String, Rule> {
+    static RULES: OnceLock<BTreeMap<String, Rule>> = OnceLock::new();
+    RULES.get_or_init(|| {
+        #[derive(Deserialize)]
+        struct File {
+            format: String,
+            repos: BTreeMap<String, Rule>,
         }
-        _ => return None,
+        let f: File = serde_json::from_str(include_str!("../envs/versions.json"))
+            .expect("the bundled versions file is valid (checked by a test)");
+        assert_eq!(f.format, VERSIONS_FORMAT, "the bundled versions' format");
+        f.repos
     })
+}
+
+fn rule(repo: &str) -> Option<&'static Rule> {
+    rules().get(repo)
 }
 
 /// The version of `repo` in `tree`, the exported tree of a base commit, with `history` — the
@@ -154,7 +164,7 @@ pub(crate) fn derive(
         },
         Some(Rule::Dates(date_rule)) => {
             let found = match history {
-                Some((git, commit)) => by_date(git, commit, date_rule)?,
+                Some((git, commit)) => by_date(git, commit, *date_rule)?,
                 None => Err("no clone to read release tags from".into()),
             };
             found
@@ -184,7 +194,7 @@ pub(crate) fn derive(
 /// `tried`.
 fn by_files(
     tree: &Path,
-    paths: &[&str],
+    paths: &[String],
     patterns: &[Pattern],
     tried: &mut Vec<String>,
 ) -> Result<Option<Derived>, ImportError> {

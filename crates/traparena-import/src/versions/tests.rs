@@ -150,6 +150,35 @@ fn file_rules_read_versions_as_swebench_does() {
 }
 
 #[test]
+fn the_bundled_rules_are_data_and_a_malformed_rule_is_refused() {
+    // Every kind of rule is in the bundled file, read as the code used to spell it.
+    assert_eq!(
+        rule("django/django"),
+        Some(&Rule::Files(
+            vec!["django/__init__.py".into()],
+            vec![Pattern::Dunder, Pattern::Tuple]
+        ))
+    );
+    assert!(matches!(rule("pytest-dev/pytest"), Some(Rule::Scm(p)) if p.len() == 2));
+    assert_eq!(
+        rule("matplotlib/matplotlib"),
+        Some(&Rule::Dates(DateRule::LatestFeature))
+    );
+    assert_eq!(rule("nobody/nothing"), None);
+    assert_eq!(rules().len(), 22);
+    for (bad, why) in [
+        (r#"{"files": ["a.py"]}"#, "`files` needs `patterns`"),
+        (r#"{"scm": ["v.py"], "dates": "latest"}"#, "a rule is one of"),
+        (r#"{}"#, "a rule is one of"),
+        (r#"{"dates": "someday"}"#, "unknown variant"),
+        (r#"{"files": ["a.py"], "patterns": ["dunder"], "extra": 1}"#, "unknown field"),
+    ] {
+        let e = serde_json::from_str::<Rule>(bad).unwrap_err().to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn unreadable_version_files_give_unknown_with_the_reason() {
     // A version computed at run time, no file at all, bytes that are not text.
     let d = derived(
