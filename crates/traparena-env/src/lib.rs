@@ -33,6 +33,7 @@
 //!   [`run_host`] runs trusted setup commands (such as building a virtual environment) on the host.
 
 mod agent;
+mod apply;
 mod base;
 mod bridge;
 mod container;

@@ -170,6 +170,13 @@ impl Workspace {
         {
             return refused(format!("patch touches {p}, inside .git"));
         }
+        if let Some(changes) = crate::apply::plan(&self.mounts.workspace, patch_text) {
+            self.write_changes(&changes)?;
+            return Ok(PatchApply {
+                applied: true,
+                message: String::new(),
+            });
+        }
         self.patches += 1;
         let file = self.dir.path().join(format!("patch-{}.diff", self.patches));
         std::fs::write(&file, patch_text).map_err(io("write", &file))?;
@@ -189,6 +196,25 @@ impl Workspace {
             applied: out.status.success(),
             message,
         })
+    }
+
+    /// Writes the files of a patch applied in-process, as `git apply` writes them: each one
+    /// removed and created anew (so with the default mode), its missing folders created, all
+    /// owned by the sandbox user.
+    fn write_changes(&self, changes: &[crate::apply::Change]) -> Result<(), EnvError> {
+        for c in changes {
+            let target = self.mounts.workspace.join(&c.path);
+            self.create_parents(&target)?;
+            match std::fs::remove_file(&target) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(io("remove", &target)(e));
+                }
+                _ => {}
+            }
+            std::fs::write(&target, &c.content).map_err(io("write", &target))?;
+            chown(&target, self.mounts.user)?;
+        }
+        Ok(())
     }
 
     /// Writes `content` to `rel` inside the workspace as the harness (used to restore test

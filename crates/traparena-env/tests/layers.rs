@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The layers, bottom first.
 const LAYERS: &[&[&str]] = &[
-    &["base", "outcome", "error", "engine", "refused"],
+    &["base", "outcome", "error", "engine", "refused", "apply"],
     &[
         "sandbox",
         "launch",
