@@ -223,29 +223,6 @@ pub(crate) fn unified_diff(path: &str, old: &str, new: &str) -> String {
     format!("--- a/{path}\n+++ b/{path}\n{body}")
 }
 
-/// The last `n` lines of `text`, joined with ` / `.
-pub(crate) fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .take(n)
-        .collect();
-    lines.into_iter().rev().collect::<Vec<_>>().join(" / ")
-}
-
-/// Copies the tree `from` to `to` (symbolic links as links), letting every user read it and
-/// enter its folders.
-pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    let readable = traparena_env::CopyOptions {
-        readable: true,
-        ..traparena_env::CopyOptions::default()
-    };
-    traparena_env::copy_tree(from, to, &readable).map_err(|e| e.to_string())
-}
-
 /// What one probe run gave: the process (its report holds one JSON line per case), or a reason
 /// every case from the start on fails without running (the module does not load, the test
 /// program does not build).

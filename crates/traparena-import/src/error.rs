@@ -47,14 +47,10 @@ pub enum ImportError {
     /// not write (checked before anything is written).
     #[error(transparent)]
     Refused(#[from] traparena_task::Refusal),
-    /// A virtual environment could not be built.
-    #[error("environment {key}: {message}")]
-    Setup {
-        /// The environment's key (`owner/name@version`).
-        key: String,
-        /// What failed, with the tail of the failing command's output.
-        message: String,
-    },
+    /// An interpreter or a virtual environment could not be had (its message names what failed,
+    /// with the tail of the failing command's output).
+    #[error(transparent)]
+    PyEnv(#[from] traparena_pyenv::PyEnvError),
     /// The environment failed (sandbox, git, file system).
     #[error(transparent)]
     Env(#[from] traparena_env::EnvError),

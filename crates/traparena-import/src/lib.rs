@@ -4,7 +4,8 @@
 //!   languages ([`HumanEvalFixOptions::language`], a [`traparena_task::Language`]).
 //! - [`import_swebench`]: SWE-bench instances plus a local git clone → tasks, with the Python
 //!   environment each one needs described in `task.json` and built once per (repository,
-//!   version, pins) by [`ensure_env`].
+//!   version, pins) by [`ensure_env`] (of `traparena-pyenv`, the environment builder, whose
+//!   items the SWE-bench options and tests use are re-exported here).
 //! - [`export_predictions`]: a results folder → SWE-bench predictions, for the official harness.
 //!
 //! Every importer writes one folder per task, validates each one (the checks of `traparena
@@ -31,19 +32,13 @@ mod common;
 mod error;
 mod export;
 mod humanevalfix;
-mod install;
-pub mod interpreters;
 mod pins;
 pub mod profiles;
 mod pyparse;
 mod report;
-mod setup;
 mod shards;
 mod skip;
-mod steps;
-mod store;
 mod swebench;
-mod tree_env;
 mod versions;
 
 pub use error::ImportError;
@@ -55,17 +50,11 @@ pub use humanevalfix::{
     HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_language, humanevalfix_task_id,
     import_humanevalfix, read_humanevalfix,
 };
-pub use install::{build_cache_entry, install_generated};
-pub use interpreters::InterpreterSearch;
-pub use pins::{BUNDLED_FORMAT, EnvTree, PinEntry, Pins, TreeEdit, bundled_envs, major_minor};
+pub use pins::{BUNDLED_FORMAT, Pins, bundled_envs};
 pub use profiles::{Profiles, RunnerProfile};
 pub use report::report_names;
 pub use report::{
     Emitted, INFRASTRUCTURE, ImportReport, NOT_CHECKABLE, REPORT_JSON, REPORT_TEXT, Skipped,
-};
-pub use setup::{
-    BuildOptions, DEFAULT_VENV_CACHE, Ensured, SETUP_STAMP, WORKSPACE_PTH, ensure_env,
-    ensure_env_tree, is_built, setup_for, setup_for_tree, venv_python,
 };
 pub use shards::merge_reports;
 pub use skip::{Skip, SkipReason};
@@ -73,4 +62,11 @@ pub use swebench::{
     ImageNaming, SweBenchEnvironment, SweBenchInstance, SweBenchOptions, import_swebench,
     import_swebench_images, read_swebench,
 };
-pub use tree_env::dependency_id;
+/// Python interpreters by version (the environment builder's, re-exported).
+pub use traparena_pyenv::interpreters;
+pub use traparena_pyenv::{
+    BuildOptions, DEFAULT_VENV_CACHE, Ensured, EnvTree, InterpreterSearch, PinEntry, PyEnvError,
+    SETUP_STAMP, TreeEdit, WORKSPACE_PTH, build_cache_entry, dependency_id, ensure_env,
+    ensure_env_tree, install_generated, is_built, major_minor, setup_for, setup_for_tree,
+    venv_python,
+};

@@ -16,6 +16,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use traparena_env::{GitRepo, Sandbox};
+use traparena_pyenv::interpreters::is_version;
+use traparena_pyenv::{
+    BuildOptions, DEFAULT_VENV_CACHE, InterpreterSearch, PyEnvError, find_python,
+};
 use traparena_task::{Patch, RelPath, Shard};
 
 mod build;
@@ -32,11 +36,9 @@ use crate::common::{
     check_target, default_jobs, discard, finish, par_map, partial_dir, prepare_out, read_records,
 };
 use crate::error::ImportError;
-use crate::interpreters::{InterpreterSearch, find_python, is_version};
 use crate::pins::Pins;
 use crate::profiles::Profiles;
 use crate::report::{Emitted, Gathered, ImportReport, Skipped};
-use crate::setup::{BuildOptions, DEFAULT_VENV_CACHE};
 
 /// One SWE-bench instance, in the field names of the published data set (fields the importer
 /// does not use are ignored).
@@ -333,7 +335,7 @@ fn import_from(
 type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
 
 /// An interpreter setting resolved once: the executable, or why there is none.
-type Resolved = Arc<OnceLock<Result<PathBuf, String>>>;
+type Resolved = Arc<OnceLock<Result<PathBuf, Arc<PyEnvError>>>>;
 
 struct Ctx<'a> {
     source: Source,
@@ -387,7 +389,7 @@ fn skipped_failing(
 impl Ctx<'_> {
     /// The interpreter an environment's `python` setting names: a path as it is, a version
     /// found with [`find_python`] (once per import; concurrent first uses wait for it).
-    fn python(&self, spec: &str) -> Result<PathBuf, String> {
+    fn python(&self, spec: &str) -> Result<PathBuf, Arc<PyEnvError>> {
         if !is_version(spec) {
             return Ok(PathBuf::from(spec));
         }
@@ -399,8 +401,7 @@ impl Ctx<'_> {
             .clone();
         cell.get_or_init(|| {
             let store = self.opts.venv_cache.join("python");
-            let found =
-                find_python(spec, &self.opts.interpreters, &store).map_err(|e| e.to_string())?;
+            let found = find_python(spec, &self.opts.interpreters, &store).map_err(Arc::new)?;
             if let Some(why) = &found.repaired {
                 self.repaired.lock().push(format!("python {spec}: {why}"));
             }

@@ -22,9 +22,10 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 use traparena_env::GitRepo;
+use traparena_pyenv::{PinEntry, major_minor};
 
 use crate::error::ImportError;
-use crate::pins::{PinEntry, Pins, major_minor};
+use crate::pins::Pins;
 
 mod tags;
 

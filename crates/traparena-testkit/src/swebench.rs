@@ -32,6 +32,31 @@ pub fn write(root: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
+/// A folder `root/wheels` of hand-made wheels of the pure packages `names` (version 1.0, a
+/// `VALUE = 1` module each), for pip's `--find-links`: the tests need no package index for them.
+pub fn wheels(root: &Path, names: &[&str]) -> PathBuf {
+    let dir = root.join("wheels");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = r#"
+import sys, zipfile
+for name in sys.argv[2:]:
+    with zipfile.ZipFile(f"{sys.argv[1]}/{name}-1.0-py3-none-any.whl", "w") as z:
+        z.writestr(f"{name}/__init__.py", "VALUE = 1\n")
+        di = f"{name}-1.0.dist-info"
+        z.writestr(f"{di}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        z.writestr(f"{di}/WHEEL", "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{di}/RECORD", "")
+"#;
+    let out = Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .arg(&dir)
+        .args(names)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    dir
+}
+
 /// The buggy module.
 pub const CALC_BUGGY: &str = "__version__ = \"1.0.0\"\n\n\ndef add(a, b):\n    return a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return x\n";
 /// The fixed module.

@@ -10,11 +10,14 @@ use traparena_task::{ImageEnv, Setup};
 use super::build::Metadata;
 use super::note::SweBenchEnvironment;
 use super::{Ctx, Source, SweBenchInstance, runs_in_sandbox};
+use traparena_pyenv::{
+    Ensured, EnvTree, PinEntry, dependency_id, ensure_env_tree, install_generated, is_built,
+    setup_for_tree, venv_python,
+};
+
 use crate::error::io;
-use crate::install::install_generated;
-use crate::pins::{EnvTree, PinEntry, bundled_envs};
+use crate::pins::bundled_envs;
 use crate::profiles::RunnerProfile;
-use crate::setup::{Ensured, ensure_env_tree, setup_for_tree, venv_python};
 use crate::skip::{Skip, SkipReason, Stop};
 
 /// The environment an instance runs in, and how its tests run.
@@ -140,7 +143,7 @@ impl Ctx<'_> {
             .map_err(|e| Skip::new(SkipReason::UnknownRunnerProfile, e))?;
         let python = self
             .python(&entry.python)
-            .map_err(|e| Skip::new(SkipReason::NoInterpreter, e))?;
+            .map_err(|e| Skip::new(SkipReason::NoInterpreter, e.to_string()))?;
         let environment = Some(format!(
             "version {} ({version_source}); {from} {} {matched}{}, python {}, profile {}",
             version.unwrap_or("unknown"),
@@ -171,7 +174,7 @@ impl Ctx<'_> {
         };
         let tree = match setup_commit {
             Some(c) => TreeSource::Commit(c),
-            None => TreeSource::Base(crate::tree_env::dependency_id(repo_dir, &entry)),
+            None => TreeSource::Base(dependency_id(repo_dir, &entry)),
         };
         if entry.needs_tree() {
             let said = match &tree {
@@ -212,7 +215,7 @@ impl Ctx<'_> {
             // The setup commit's tree is exported only when the environment must be built.
             let scratch;
             let dir = match tree_source {
-                TreeSource::Commit(c) if e.needs_tree() && !crate::setup::is_built(s) => {
+                TreeSource::Commit(c) if e.needs_tree() && !is_built(s) => {
                     scratch = tempfile::Builder::new()
                         .prefix("traparena-setup-tree-")
                         .tempdir()
@@ -238,7 +241,7 @@ impl Ctx<'_> {
                 Ok(_) => {}
                 Err(e) => return refuse(SkipReason::EnvironmentCannotBeBuilt, e.to_string()),
             }
-        } else if !crate::setup::is_built(s) {
+        } else if !is_built(s) {
             return refuse(
                 SkipReason::EnvironmentNotBuilt,
                 format!("{} is missing", s.venv.display()),
@@ -252,7 +255,7 @@ impl Ctx<'_> {
                 metadata.insert("generated_files".into(), serde_json::json!(files));
             }
             Ok(_) => {}
-            Err(e) => return refuse(SkipReason::RepositoryCannotBeInstalled, e),
+            Err(e) => return refuse(SkipReason::RepositoryCannotBeInstalled, e.to_string()),
         }
         Ok(sandbox)
     }

@@ -6,13 +6,14 @@
 #![allow(clippy::disallowed_methods, clippy::print_stderr)]
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use traparena_import::{BuildOptions, PinEntry, Pins, SweBenchOptions, ensure_env, setup_for};
 #[allow(unused_imports)]
 pub use traparena_testkit::swebench::{
-    CALC_BUGGY, CALC_FIXED, TESTS_BASE, TESTS_NEW, git as sh, instance, synthetic_clone, write,
+    CALC_BUGGY, CALC_FIXED, TESTS_BASE, TESTS_NEW, git as sh, instance, synthetic_clone, wheels,
+    write,
 };
 
 /// The environment cache: outside /tmp (a sandbox's own /tmp hides it), kept across runs.
@@ -67,29 +68,4 @@ pub fn pytest_env() -> Option<PinEntry> {
             None
         }
     }
-}
-
-/// A folder `root/wheels` of hand-made wheels of the pure packages `names` (version 1.0, a
-/// `VALUE = 1` module each), for pip's `--find-links`: the tests need no package index for them.
-pub fn wheels(root: &Path, names: &[&str]) -> PathBuf {
-    let dir = root.join("wheels");
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = r#"
-import sys, zipfile
-for name in sys.argv[2:]:
-    with zipfile.ZipFile(f"{sys.argv[1]}/{name}-1.0-py3-none-any.whl", "w") as z:
-        z.writestr(f"{name}/__init__.py", "VALUE = 1\n")
-        di = f"{name}-1.0.dist-info"
-        z.writestr(f"{di}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-        z.writestr(f"{di}/WHEEL", "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        z.writestr(f"{di}/RECORD", "")
-"#;
-    let out = std::process::Command::new("/usr/bin/python3")
-        .args(["-c", script])
-        .arg(&dir)
-        .args(names)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    dir
 }

@@ -1,5 +1,5 @@
-//! Python environments for repository-level tasks: the pins file, and building a task's
-//! virtual environment once per (repository, version, pins), cached and shared.
+//! Python environments for repository-level tasks: a task's virtual environment, built once per
+//! (repository, version, pins), cached and shared.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -7,10 +7,9 @@ use std::time::Duration;
 use traparena_env::{HostCommand, ProcessOutcome};
 use traparena_task::Setup;
 
-use crate::error::{ImportError, io};
-use crate::pins::{EnvTree, PinEntry};
-pub use crate::steps::BuildOptions;
-use crate::steps::{fnv1a, run_step};
+use crate::error::PyEnvError;
+use crate::spec::{EnvTree, PinEntry};
+use crate::steps::{BuildOptions, fnv1a, run_step};
 
 /// The default folder virtual environments are cached in. It lies under `/opt`, which every
 /// sandbox backend shows read-only, so tasks run without extra sandbox configuration.
@@ -109,7 +108,7 @@ pub enum Ensured {
 /// whose interpreter does not run (its base interpreter gone or broken) is built again, once,
 /// and the reason returned ([`Ensured::Rebuilt`]). A failed build leaves nothing behind. Runs
 /// on the host, with network access (see `traparena_env::run_host`).
-pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<Ensured, ImportError> {
+pub fn ensure_env(setup: &Setup, opts: &BuildOptions) -> Result<Ensured, PyEnvError> {
     ensure(setup, None, opts)
 }
 
@@ -125,16 +124,14 @@ pub fn ensure_env_tree(
     entry: &PinEntry,
     tree: Option<&EnvTree>,
     opts: &BuildOptions,
-) -> Result<Ensured, ImportError> {
+) -> Result<Ensured, PyEnvError> {
     if !entry.needs_tree() {
         return ensure(setup, None, opts);
     }
     match tree {
         Some(t) => ensure(setup, Some((entry, t)), opts),
-        None => Err(ImportError::Setup {
+        None => Err(PyEnvError::NoTree {
             key: setup.key.clone(),
-            message: "its dependencies come from the repository's tree, and no tree was given"
-                .into(),
         }),
     }
 }
@@ -143,28 +140,26 @@ fn ensure(
     setup: &Setup,
     tree: Option<(&PinEntry, &EnvTree)>,
     opts: &BuildOptions,
-) -> Result<Ensured, ImportError> {
-    let fail = |message: String| ImportError::Setup {
+) -> Result<Ensured, PyEnvError> {
+    let fail = |broken: Option<PyEnvError>, e: PyEnvError| PyEnvError::Build {
         key: setup.key.clone(),
-        message,
+        broken: broken.map(Box::new),
+        source: Box::new(e),
     };
     if !setup.venv.is_absolute() {
-        return Err(fail(format!(
-            "the environment folder {} is not absolute",
-            setup.venv.display()
-        )));
+        return Err(PyEnvError::NotAbsolute {
+            key: setup.key.clone(),
+            venv: setup.venv.clone(),
+        });
     }
     if is_built(setup) && env_runs(setup).is_ok() {
         return Ok(Ensured::Ready);
     }
-    let parent = setup
-        .venv
-        .parent()
-        .ok_or_else(|| fail("the environment folder has no parent".into()))?;
-    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    let parent =
+        crate::store::parent_of(&setup.venv, "environment folder").map_err(|e| fail(None, e))?;
+    std::fs::create_dir_all(parent).map_err(PyEnvError::io(parent))?;
     readable(parent);
-    let _lock =
-        crate::store::lock_entry(&setup.venv).map_err(io(crate::store::lock_path(&setup.venv)))?;
+    let _lock = crate::store::lock_entry(&setup.venv)?;
     // Another worker may have built (or rebuilt) it while this one waited.
     let broken = if is_built(setup) {
         match env_runs(setup) {
@@ -174,23 +169,21 @@ fn ensure(
     } else {
         None
     };
-    let result = build(setup, tree, opts);
-    if result.is_err() {
+    if let Err(e) = build(setup, tree, opts) {
         let _ = std::fs::remove_dir_all(&setup.venv);
+        return Err(fail(broken, e));
     }
-    result.map_err(|e| match &broken {
-        Some(why) => fail(format!("{why}; built again: {e}")),
-        None => fail(e),
-    })?;
     Ok(match broken {
-        Some(reason) => Ensured::Rebuilt { reason },
+        Some(why) => Ensured::Rebuilt {
+            reason: why.to_string(),
+        },
         None => Ensured::Built,
     })
 }
 
 /// Whether the environment's interpreter starts (with `site`, which runs the workspace's
 /// `.pth` file); else why not.
-fn env_runs(setup: &Setup) -> Result<(), String> {
+fn env_runs(setup: &Setup) -> Result<(), PyEnvError> {
     let py = venv_python(setup);
     run_step(
         &format!("{} -c 'import sys, site'", py.display()),
@@ -212,13 +205,13 @@ fn build(
     setup: &Setup,
     tree: Option<(&PinEntry, &EnvTree)>,
     opts: &BuildOptions,
-) -> Result<(), String> {
+) -> Result<(), PyEnvError> {
     let venv = &setup.venv;
     if std::fs::symlink_metadata(venv).is_ok() {
-        std::fs::remove_dir_all(venv).map_err(|e| format!("{}: {e}", venv.display()))?;
+        std::fs::remove_dir_all(venv).map_err(PyEnvError::io(venv))?;
     }
     let cwd = venv.parent().unwrap_or(Path::new("/")).to_owned();
-    let run = |step: &str, argv: Vec<String>| -> Result<ProcessOutcome, String> {
+    let run = |step: &str, argv: Vec<String>| -> Result<ProcessOutcome, PyEnvError> {
         run_step(
             step,
             &HostCommand {
@@ -306,12 +299,12 @@ fn build(
     readable(venv);
     let stamp = serde_json::to_string_pretty(setup).expect("a setup serialises") + "\n";
     let p = venv.join(SETUP_STAMP);
-    std::fs::write(&p, stamp).map_err(|e| format!("{}: {e}", p.display()))
+    std::fs::write(&p, stamp).map_err(PyEnvError::io(&p))
 }
 
 /// Writes into `site` (the environment's site-packages) the `.pth` line that puts the
 /// workspace's source folders first on `sys.path`.
-fn write_source_pth(setup: &Setup, site: &Path) -> Result<(), String> {
+fn write_source_pth(setup: &Setup, site: &Path) -> Result<(), PyEnvError> {
     // A flat layout (no source folders) puts the workspace root itself first, so that a
     // child interpreter started in another folder (pylint's tests run `python -m pylint`
     // in a temporary folder) still imports the code under test, as an editable install
@@ -333,7 +326,7 @@ fn write_source_pth(setup: &Setup, site: &Path) -> Result<(), String> {
         dirs.join(", ")
     );
     let p = site.join(WORKSPACE_PTH);
-    std::fs::write(&p, pth).map_err(|e| format!("{}: {e}", p.display()))
+    std::fs::write(&p, pth).map_err(PyEnvError::io(&p))
 }
 
 /// Lets every user read (and enter) everything under `root`: the sandbox runs tests as another
@@ -363,24 +356,6 @@ pub(crate) fn readable(root: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::{Pins, major_minor};
-
-    #[test]
-    fn versions_and_lookup() {
-        assert_eq!(major_minor("v5.4.1").as_deref(), Some("5.4"));
-        assert_eq!(major_minor("2.15.0-dev0").as_deref(), Some("2.15"));
-        assert_eq!(major_minor("2.3.0.dev").as_deref(), Some("2.3"));
-        assert_eq!(major_minor("3").as_deref(), None);
-        let pins: Pins = serde_json::from_str(
-            r#"{"a/b": {"2.3": {"packages": ["x"]}, "*": {"python": "python3.9"}}}"#,
-        )
-        .unwrap();
-        assert_eq!(pins.lookup("a/b", Some("2.3.1")).unwrap().0, "2.3");
-        assert_eq!(pins.lookup("a/b", Some("2.4")).unwrap().0, "*");
-        assert_eq!(pins.lookup("a/b", None).unwrap().1.python, "python3.9");
-        assert!(pins.lookup("c/d", Some("2.3")).is_none());
-        assert!(serde_json::from_str::<Pins>(r#"{"a/b": {"1.0": {"pakages": []}}}"#).is_err());
-    }
 
     #[test]
     fn environment_folders_depend_on_key_and_pins() {

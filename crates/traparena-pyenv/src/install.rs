@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use traparena_env::HostCommand;
 use traparena_task::Setup;
 
-use crate::pins::PinEntry;
+use crate::error::PyEnvError;
 use crate::setup::{readable, venv_python};
+use crate::spec::PinEntry;
 use crate::steps::{BuildOptions, run_step};
 
 /// Folders and files an install step leaves behind that are build by-products, not files the
@@ -36,7 +37,7 @@ pub fn install_generated(
     version: &str,
     repo_dir: &Path,
     opts: &BuildOptions,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, PyEnvError> {
     if entry.install.is_empty() {
         return Ok(Vec::new());
     }
@@ -46,26 +47,23 @@ pub fn install_generated(
         return Ok(files);
     }
     let cached = build_cache_entry(entry, setup, version, repo_dir)?;
-    let parent = cached
-        .parent()
-        .ok_or("the build cache entry has no parent")?;
-    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    let _lock = crate::store::lock_entry(&cached)
-        .map_err(|e| format!("{}: {e}", crate::store::lock_path(&cached).display()))?;
+    let parent = crate::store::parent_of(&cached, "build cache entry")?;
+    std::fs::create_dir_all(parent).map_err(PyEnvError::io(parent))?;
+    let _lock = crate::store::lock_entry(&cached)?;
     if !cached.join(MANIFEST).is_file() {
         let (scratch, files) = run_install(entry, setup, version, repo_dir, opts, true)?;
         let partial = crate::store::partial_dir(&cached)?;
         copy_files(&scratch.path().join("repo"), &partial.join("files"), &files)?;
         let manifest = serde_json::to_string_pretty(&files).expect("a list serialises") + "\n";
         let m = partial.join(MANIFEST);
-        std::fs::write(&m, manifest).map_err(|e| format!("{}: {e}", m.display()))?;
+        std::fs::write(&m, manifest).map_err(PyEnvError::io(&m))?;
         readable(&partial);
         crate::store::install(&partial, &cached)?;
     }
     let m = cached.join(MANIFEST);
-    let text = std::fs::read_to_string(&m).map_err(|e| format!("{}: {e}", m.display()))?;
+    let text = std::fs::read_to_string(&m).map_err(PyEnvError::io(&m))?;
     let files: Vec<String> =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", m.display()))?;
+        serde_json::from_str(&text).map_err(|source| PyEnvError::Json { path: m, source })?;
     let files: Vec<String> = files
         .into_iter()
         .filter(|f| replaces(entry, f) || std::fs::symlink_metadata(repo_dir.join(f)).is_err())
@@ -83,7 +81,7 @@ pub fn build_cache_entry(
     setup: &Setup,
     version: &str,
     repo_dir: &Path,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, PyEnvError> {
     let mut h = Hasher::default();
     let env: Vec<(String, String)> = entry
         .install_env
@@ -105,7 +103,10 @@ pub fn build_cache_entry(
         .into_iter()
         .filter_entry(|e| e.file_name() != ".git");
     for e in walker {
-        let e = e.map_err(|e| format!("{}: {e}", repo_dir.display()))?;
+        let e = e.map_err(|source| PyEnvError::Walk {
+            path: repo_dir.to_owned(),
+            source,
+        })?;
         let name = e.file_name().to_string_lossy();
         let input = entry.build_inputs.iter().any(|p| {
             if p.starts_with('.') {
@@ -117,9 +118,8 @@ pub fn build_cache_entry(
         if !e.file_type().is_file() || !input {
             continue;
         }
-        let rel = e.path().strip_prefix(repo_dir).map_err(|e| e.to_string())?;
-        let bytes =
-            std::fs::read(e.path()).map_err(|err| format!("{}: {err}", e.path().display()))?;
+        let rel = under(e.path(), repo_dir);
+        let bytes = std::fs::read(e.path()).map_err(PyEnvError::io(e.path()))?;
         h.add(rel.to_string_lossy().as_bytes());
         h.add(&(bytes.len() as u64).to_le_bytes());
         h.add(&bytes);
@@ -163,14 +163,20 @@ fn replaces(entry: &PinEntry, rel: &str) -> bool {
     entry.install_replaces.iter().any(|r| r.as_str() == rel)
 }
 
+/// `path`, found by walking `root`, relative to `root`.
+fn under<'a>(path: &'a Path, root: &Path) -> &'a Path {
+    path.strip_prefix(root)
+        .expect("a walk of a folder yields paths under it")
+}
+
 /// Copies `files` (relative paths) from `from` to `to`, creating folders.
-fn copy_files(from: &Path, to: &Path, files: &[String]) -> Result<(), String> {
+fn copy_files(from: &Path, to: &Path, files: &[String]) -> Result<(), PyEnvError> {
     for f in files {
         let dest = to.join(f);
         if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(PyEnvError::io(parent))?;
         }
-        std::fs::copy(from.join(f), &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+        std::fs::copy(from.join(f), &dest).map_err(PyEnvError::io(&dest))?;
     }
     Ok(())
 }
@@ -184,15 +190,15 @@ fn run_install(
     repo_dir: &Path,
     opts: &BuildOptions,
     keep_so: bool,
-) -> Result<(tempfile::TempDir, Vec<String>), String> {
+) -> Result<(tempfile::TempDir, Vec<String>), PyEnvError> {
     let scratch = tempfile::Builder::new()
         .prefix("traparena-install-")
         .tempdir()
-        .map_err(|e| format!("a scratch folder: {e}"))?;
+        .map_err(|source| PyEnvError::Scratch { source })?;
     let copy = scratch.path().join("repo");
     let tmp = scratch.path().join("tmp");
-    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    crate::common::copy_tree(repo_dir, &copy)?;
+    std::fs::create_dir_all(&tmp).map_err(PyEnvError::io(&tmp))?;
+    crate::steps::copy_tree(repo_dir, &copy)?;
     let py = venv_python(setup).to_string_lossy().into_owned();
     let tmp_s = tmp.to_string_lossy().into_owned();
     let argv: Vec<String> = entry
@@ -244,7 +250,7 @@ fn run_install(
         if !e.file_type().is_file() {
             continue;
         }
-        let rel = e.path().strip_prefix(&copy).map_err(|e| e.to_string())?;
+        let rel = under(e.path(), &copy);
         let n = rel.to_string_lossy();
         // What the copy had from the start is not generated, unless the entry lets the step
         // replace it and it did.

@@ -1,6 +1,6 @@
 //! Python interpreters by version: found on the host and made runnable inside the sandbox.
 //!
-//! An environment spec may name its interpreter by version (`"python": "3.9"`). The importer
+//! An environment spec may name its interpreter by version (`"python": "3.9"`). The builder
 //! then looks for that version in the folders of interpreter managers (pyenv's
 //! `~/.pyenv/versions`, uv's `~/.local/share/uv/python`, ...) and on `PATH`, and asks each
 //! candidate for its version and installation prefix. Tests run as another user inside the
@@ -16,7 +16,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use traparena_env::{HostCommand, run_host};
 
-use crate::error::ImportError;
+use crate::error::{COPY_STAMP, CopyProblem, ProbeFailure, PyEnvError};
+use crate::steps::{failure, output_tail};
 
 /// Where to look for interpreters named by version. The CLI fills it from the user's
 /// environment (`HOME`, `PYENV_ROOT`, `UV_PYTHON_INSTALL_DIR`, `PATH`).
@@ -68,8 +69,8 @@ fn probe(exe: &Path) -> Option<Probe> {
     try_probe(exe).ok()
 }
 
-/// Asks `exe` its version and prefix; else why it did not answer, in a few words.
-fn try_probe(exe: &Path) -> Result<Probe, String> {
+/// Asks `exe` its version and prefix; else why it did not answer.
+fn try_probe(exe: &Path) -> Result<Probe, ProbeFailure> {
     let out = run_host(&HostCommand {
         argv: vec![
             exe.to_string_lossy().into_owned(),
@@ -80,18 +81,17 @@ fn try_probe(exe: &Path) -> Result<Probe, String> {
         env: Vec::new(),
         timeout: Duration::from_secs(60),
     })
-    .map_err(|e| e.to_string())?;
-    if out.exit_code != Some(0) || out.timed_out {
-        let why = if out.timed_out {
-            "timed out".to_owned()
-        } else {
-            format!("exit status {:?}", out.exit_code)
-        };
-        let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
-        return Err(format!("{why}: {}", crate::common::tail(&text, 2)));
+    .map_err(ProbeFailure::Spawn)?;
+    if let Some(failure) = failure(&out) {
+        return Err(ProbeFailure::Failed {
+            failure,
+            output_tail: output_tail(&out, 2),
+        });
     }
-    serde_json::from_str(out.stdout.text.trim())
-        .map_err(|e| format!("an unreadable answer ({e}): {}", out.stdout.text.trim()))
+    serde_json::from_str(out.stdout.text.trim()).map_err(|source| ProbeFailure::Unreadable {
+        source,
+        answer: out.stdout.text.trim().to_owned(),
+    })
 }
 
 /// The candidates for `major.minor`, in search order.
@@ -173,18 +173,14 @@ pub fn find_python(
     version: &str,
     search: &InterpreterSearch,
     store: &Path,
-) -> Result<FoundPython, ImportError> {
-    let fail = |m: String| ImportError::Setup {
-        key: format!("python {version}"),
-        message: m,
-    };
+) -> Result<FoundPython, PyEnvError> {
     let mut tried = Vec::new();
     for cand in candidates(version, search) {
         let Some(p) = probe(&cand) else {
             tried.push(format!("{} (does not run)", cand.display()));
             continue;
         };
-        if crate::pins::major_minor(&p.version).as_deref() != Some(version) {
+        if crate::spec::major_minor(&p.version).as_deref() != Some(version) {
             tried.push(format!("{} (is {})", cand.display(), p.version));
             continue;
         }
@@ -199,13 +195,17 @@ pub fn find_python(
         }
         let copy = store.join(&p.version);
         let exe = copy.join("bin").join(format!("python{version}"));
-        let (q, repaired) = ensure_copy(&p.prefix, &copy, &exe).map_err(fail)?;
+        let (q, repaired) =
+            ensure_copy(&p.prefix, &copy, &exe).map_err(|e| PyEnvError::Interpreter {
+                version: version.to_owned(),
+                source: Box::new(e),
+            })?;
         if q.prefix != copy {
-            return Err(fail(format!(
-                "the copy in {} still runs from {} (not relocatable)",
-                copy.display(),
-                q.prefix.display()
-            )));
+            return Err(PyEnvError::NotRelocatable {
+                version: version.to_owned(),
+                copy,
+                runs_from: q.prefix,
+            });
         }
         return Ok(FoundPython {
             executable: exe,
@@ -215,29 +215,22 @@ pub fn find_python(
             repaired,
         });
     }
-    Err(fail(format!(
-        "no Python {version} found{}; install it (for example `uv python install {version}` or `pyenv install {version}`) or name an interpreter by path in the pins",
-        if tried.is_empty() {
-            String::new()
-        } else {
-            format!(" (tried {})", tried.join(", "))
-        }
-    )))
+    Err(PyEnvError::NoInterpreter {
+        wanted: version.to_owned(),
+        searched: tried,
+    })
 }
 
-/// Marks a complete copy in the store.
-const COPY_STAMP: &str = ".traparena-python-copy";
-
-/// Why the copy at `copy` cannot be used: `None` when there is none, else what is wrong with
-/// it (no stamp: an unfinished copy; `exe` does not answer the version probe).
-fn check_copy(copy: &Path, exe: &Path) -> Result<Probe, Option<String>> {
+/// Why the copy at `copy` cannot be used: there is none, it is unfinished (no stamp), or `exe`
+/// does not answer the version probe.
+fn check_copy(copy: &Path, exe: &Path) -> Result<Probe, CopyProblem> {
     if std::fs::symlink_metadata(copy).is_err() {
-        return Err(None);
+        return Err(CopyProblem::Missing);
     }
     if !copy.join(COPY_STAMP).is_file() {
-        return Err(Some(format!("is unfinished (no {COPY_STAMP})")));
+        return Err(CopyProblem::Unfinished);
     }
-    try_probe(exe).map_err(|why| Some(format!("does not run ({why})")))
+    try_probe(exe).map_err(CopyProblem::DoesNotRun)
 }
 
 /// Makes sure `copy` holds a working copy of the installation `from`, copying it when it is
@@ -245,32 +238,38 @@ fn check_copy(copy: &Path, exe: &Path) -> Result<Probe, Option<String>> {
 /// under the entry's lock (see [`crate::store`]), so concurrent first uses, by threads or
 /// processes, copy once and all get the same copy. Returns what the copy says of itself, and
 /// why it was made again, if it was.
-fn ensure_copy(from: &Path, copy: &Path, exe: &Path) -> Result<(Probe, Option<String>), String> {
+fn ensure_copy(
+    from: &Path,
+    copy: &Path,
+    exe: &Path,
+) -> Result<(Probe, Option<String>), PyEnvError> {
     if let Ok(q) = check_copy(copy, exe) {
         return Ok((q, None));
     }
-    let store = copy.parent().ok_or("the store has no parent")?;
-    std::fs::create_dir_all(store).map_err(|e| format!("{}: {e}", store.display()))?;
-    let lock = crate::store::lock_entry(copy)
-        .map_err(|e| format!("{}: {e}", crate::store::lock_path(copy).display()))?;
+    let store = crate::store::parent_of(copy, "store")?;
+    std::fs::create_dir_all(store).map_err(PyEnvError::io(store))?;
+    let lock = crate::store::lock_entry(copy)?;
     // Another worker may have made (or repaired) the copy while this one waited.
-    let broken = match check_copy(copy, exe) {
+    let before = match check_copy(copy, exe) {
         Ok(q) => return Ok((q, None)),
-        Err(why) => why,
+        Err(CopyProblem::Missing) => None,
+        Err(why) => Some(why),
     };
     copy_install(from, copy)?;
-    let result = check_copy(copy, exe);
-    let what = format!("the copy of {} in {}", from.display(), copy.display());
-    match result {
-        Ok(q) => Ok((q, broken.map(|why| format!("{what} {why}; copied again")))),
-        Err(why) => {
+    match check_copy(copy, exe) {
+        Ok(q) => {
+            let what = format!("the copy of {} in {}", from.display(), copy.display());
+            Ok((q, before.map(|why| format!("{what} {why}; copied again"))))
+        }
+        Err(problem) => {
             // A copy that does not run is not kept: the next import tries again.
             let _ = std::fs::remove_dir_all(copy);
             drop(lock);
-            let why = why.unwrap_or_else(|| "is missing".into());
-            Err(match broken {
-                Some(before) => format!("{what} {before}, and copied again it {why}"),
-                None => format!("{what} {why}"),
+            Err(PyEnvError::BrokenCopy {
+                from: from.to_owned(),
+                copy: copy.to_owned(),
+                before,
+                problem,
             })
         }
     }
@@ -280,10 +279,10 @@ fn ensure_copy(from: &Path, copy: &Path, exe: &Path) -> Result<(Probe, Option<St
 /// libraries to point into the copy. The copy is made in a folder of its own beside `to` and
 /// moved into place whole (replacing what was there); a failed copy leaves nothing behind.
 /// The caller holds the entry's lock.
-fn copy_install(from: &Path, to: &Path) -> Result<(), String> {
+fn copy_install(from: &Path, to: &Path) -> Result<(), PyEnvError> {
     let tmp = crate::store::partial_dir(to)?;
     let result = (|| {
-        crate::common::copy_tree(from, &tmp)?;
+        crate::steps::copy_tree(from, &tmp)?;
         let old_lib = format!("{}/lib", from.display());
         for entry in walkdir::WalkDir::new(&tmp).into_iter().flatten() {
             if !entry.file_type().is_file() {
@@ -298,8 +297,9 @@ fn copy_install(from: &Path, to: &Path) -> Result<(), String> {
             let rel = relative_lib(p.parent().unwrap_or(&tmp), &tmp);
             rewrite_runpath(p, &old_lib, &rel)?;
         }
-        std::fs::write(tmp.join(COPY_STAMP), from.to_string_lossy().as_bytes())
-            .map_err(|e| e.to_string())?;
+        let stamp = tmp.join(COPY_STAMP);
+        std::fs::write(&stamp, from.to_string_lossy().as_bytes())
+            .map_err(PyEnvError::io(&stamp))?;
         crate::store::install(&tmp, to)
     })();
     if result.is_err() {
@@ -325,8 +325,8 @@ fn relative_lib(dir: &Path, prefix: &Path) -> String {
 /// Rewrites the NUL-terminated string `old` (a `RUNPATH`/`RPATH` entry of an ELF file) to
 /// `new` in place, padding with NULs. Files without `old` are left alone; a `new` longer than
 /// `old` cannot be written in place and is an error.
-pub fn rewrite_runpath(file: &Path, old: &str, new: &str) -> Result<bool, String> {
-    let mut bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+pub fn rewrite_runpath(file: &Path, old: &str, new: &str) -> Result<bool, PyEnvError> {
+    let mut bytes = std::fs::read(file).map_err(PyEnvError::io(file))?;
     if !bytes.starts_with(b"\x7fELF") {
         return Ok(false);
     }
@@ -336,10 +336,10 @@ pub fn rewrite_runpath(file: &Path, old: &str, new: &str) -> Result<bool, String
     while let Some(i) = find(&bytes[at..], &needle) {
         let start = at + i + 1;
         if new.len() > old.len() {
-            return Err(format!(
-                "{}: the library path {old} cannot be rewritten in place",
-                file.display()
-            ));
+            return Err(PyEnvError::RunpathTooLong {
+                file: file.to_owned(),
+                old: old.to_owned(),
+            });
         }
         bytes[start..start + new.len()].copy_from_slice(new.as_bytes());
         for b in &mut bytes[start + new.len()..start + old.len()] {
@@ -352,7 +352,7 @@ pub fn rewrite_runpath(file: &Path, old: &str, new: &str) -> Result<bool, String
         let mode = std::fs::metadata(file)
             .map(|m| m.permissions().mode())
             .unwrap_or(0o755);
-        std::fs::write(file, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+        std::fs::write(file, &bytes).map_err(PyEnvError::io(file))?;
         let _ = std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode));
     }
     Ok(changed)
@@ -368,7 +368,7 @@ pub fn resolve(
     python: &str,
     search: &InterpreterSearch,
     store: &Path,
-) -> Result<PathBuf, ImportError> {
+) -> Result<PathBuf, PyEnvError> {
     if is_version(python) {
         find_python(python, search, store).map(|f| f.executable)
     } else {
@@ -450,9 +450,9 @@ mod tests {
             before
         );
         // A version nobody has is an error that names it and says how to get it.
-        let err = find_python("3.95", &search, &store)
-            .unwrap_err()
-            .to_string();
+        let err = find_python("3.95", &search, &store).unwrap_err();
+        assert!(matches!(&err, PyEnvError::NoInterpreter { wanted, .. } if wanted == "3.95"));
+        let err = err.to_string();
         assert!(
             err.contains("no Python 3.95 found") && err.contains("uv python install 3.95"),
             "{err}"

@@ -12,8 +12,10 @@ use std::sync::Barrier;
 use std::time::Duration;
 
 use traparena_env::{HostCommand, run_host};
-use traparena_import::interpreters::{FoundPython, InterpreterSearch, find_python};
-use traparena_import::{BuildOptions, Ensured, PinEntry, ensure_env, is_built, setup_for};
+use traparena_pyenv::{
+    BuildOptions, CopyProblem, Ensured, FoundPython, InterpreterSearch, PinEntry, PyEnvError,
+    ensure_env, find_python, is_built, setup_for,
+};
 use traparena_task::Setup;
 
 /// Threads (and processes) that race for one entry.
@@ -335,9 +337,19 @@ fn an_interpreter_whose_copy_never_runs_is_one_clear_error_and_leaves_nothing() 
     // A broken copy already there: copied again once, and still an error naming both.
     std::fs::create_dir_all(store.join("3.97.4/include")).unwrap();
     std::fs::write(store.join("3.97.4/.traparena-python-copy"), "").unwrap();
-    let err = find_python("3.97", &search, &store)
-        .unwrap_err()
-        .to_string();
+    let err = find_python("3.97", &search, &store).unwrap_err();
+    assert!(
+        matches!(&err, PyEnvError::Interpreter { source, .. } if matches!(
+            **source,
+            PyEnvError::BrokenCopy {
+                before: Some(CopyProblem::Unfinished | CopyProblem::DoesNotRun(_)),
+                problem: CopyProblem::DoesNotRun(_),
+                ..
+            }
+        )),
+        "{err:?}"
+    );
+    let err = err.to_string();
     assert!(err.contains("and copied again it does not run"), "{err}");
     assert_eq!(names(&store), ["3.97.4.lock"]);
 }

@@ -9,21 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use traparena_import::{
-    BuildOptions, EnvTree, PinEntry, build_cache_entry, ensure_env, ensure_env_tree,
+use traparena_pyenv::{
+    BuildOptions, EnvTree, PinEntry, PyEnvError, build_cache_entry, ensure_env, ensure_env_tree,
     install_generated, setup_for, setup_for_tree, venv_python,
 };
+use traparena_testkit::swebench::{wheels, write};
 
 const PYTHON: &str = "/usr/bin/python3";
-
-mod support;
-use support::wheels;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 fn offline(wheels: &Path) -> BuildOptions {
     BuildOptions {
@@ -133,19 +125,22 @@ fn a_tree_without_the_requirements_file_is_a_clear_error() {
         dir: t,
         id: "1".into(),
     };
-    let err = ensure_env_tree(&setup, &entry, Some(&tree), &offline(&wheels))
-        .unwrap_err()
-        .to_string();
+    let err = ensure_env_tree(&setup, &entry, Some(&tree), &offline(&wheels)).unwrap_err();
+    assert!(
+        matches!(&err, PyEnvError::Build { source, broken: None, .. }
+            if matches!(**source, PyEnvError::NoRequirementsFile { .. })),
+        "{err:?}"
+    );
+    let err = err.to_string();
     assert!(
         err.contains("no requirements file requirements-missing.txt or reqs/test.txt"),
         "{err}"
     );
     assert!(!setup.venv.exists(), "a failed build leaves nothing behind");
     // No tree at all, for an entry that reads one.
-    let err = ensure_env_tree(&setup, &entry, None, &offline(&wheels))
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("no tree was given"), "{err}");
+    let err = ensure_env_tree(&setup, &entry, None, &offline(&wheels)).unwrap_err();
+    assert!(matches!(err, PyEnvError::NoTree { .. }), "{err:?}");
+    assert!(err.to_string().contains("no tree was given"), "{err}");
 }
 
 /// A tree with a C extension module `fastmod`; `value` is what its function returns.

@@ -14,7 +14,8 @@ use std::path::Path;
 
 use traparena_env::HostCommand;
 
-use crate::pins::{EnvTree, PinEntry};
+use crate::error::PyEnvError;
+use crate::spec::{EnvTree, PinEntry};
 use crate::steps::{BuildOptions, run_step};
 
 /// Installs what `entry` reads from `tree` into the environment whose interpreter is `py`.
@@ -23,31 +24,28 @@ pub(crate) fn install_tree_deps(
     entry: &PinEntry,
     tree: &EnvTree,
     opts: &BuildOptions,
-) -> Result<(), String> {
+) -> Result<(), PyEnvError> {
     if !tree.dir.is_dir() {
-        return Err(format!(
-            "the source tree {} is not a folder",
-            tree.dir.display()
-        ));
+        return Err(PyEnvError::TreeNotAFolder {
+            dir: tree.dir.clone(),
+        });
     }
     let scratch = tempfile::Builder::new()
         .prefix("traparena-tree-")
         .tempdir()
-        .map_err(|e| format!("a scratch folder: {e}"))?;
+        .map_err(|source| PyEnvError::Scratch { source })?;
     let copy = scratch.path().join("tree");
-    crate::common::copy_tree(&tree.dir, &copy)?;
+    crate::steps::copy_tree(&tree.dir, &copy)?;
     for edit in &entry.tree_edits {
         let p = copy.join(edit.file.as_str());
-        let text = std::fs::read_to_string(&p).map_err(|e| {
-            format!(
-                "the tree edit of {}: {e} (tree {})",
-                edit.file.as_str(),
-                tree.dir.display()
-            )
+        let text = std::fs::read_to_string(&p).map_err(|source| PyEnvError::TreeEdit {
+            file: edit.file.as_str().to_owned(),
+            tree: tree.dir.clone(),
+            source,
         })?;
         if text.contains(&edit.find) {
             std::fs::write(&p, text.replace(&edit.find, &edit.replace))
-                .map_err(|e| format!("{}: {e}", p.display()))?;
+                .map_err(PyEnvError::io(&p))?;
         }
     }
     let run = |step: &str, argv: Vec<String>| {
@@ -105,21 +103,23 @@ fn requirements_file(
     entry: &PinEntry,
     copy: &Path,
     tree: &EnvTree,
-) -> Result<std::path::PathBuf, String> {
+) -> Result<std::path::PathBuf, PyEnvError> {
     let Some(rel) = entry
         .tree_requirements
         .iter()
         .find(|r| copy.join(r.as_str()).is_file())
     else {
-        let names: Vec<&str> = entry.tree_requirements.iter().map(|r| r.as_str()).collect();
-        return Err(format!(
-            "no requirements file {} in the source tree {}",
-            names.join(" or "),
-            tree.dir.display()
-        ));
+        return Err(PyEnvError::NoRequirementsFile {
+            wanted: entry
+                .tree_requirements
+                .iter()
+                .map(|r| r.as_str().to_owned())
+                .collect(),
+            tree: tree.dir.clone(),
+        });
     };
     let src = copy.join(rel.as_str());
-    let text = std::fs::read_to_string(&src).map_err(|e| format!("{}: {e}", src.display()))?;
+    let text = std::fs::read_to_string(&src).map_err(PyEnvError::io(&src))?;
     let kept: Vec<&str> = text
         .lines()
         .filter(|l| {
@@ -133,7 +133,7 @@ fn requirements_file(
         })
         .collect();
     let out = src.with_file_name(".traparena-requirements.txt");
-    std::fs::write(&out, kept.join("\n") + "\n").map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::write(&out, kept.join("\n") + "\n").map_err(PyEnvError::io(&out))?;
     Ok(out)
 }
 
@@ -150,7 +150,7 @@ fn requirement_name(line: &str) -> String {
 }
 
 /// The distributions the environment holds that were installed from `copy`.
-fn installed_from(py: &str, copy: &Path, opts: &BuildOptions) -> Result<Vec<String>, String> {
+fn installed_from(py: &str, copy: &Path, opts: &BuildOptions) -> Result<Vec<String>, PyEnvError> {
     // Reads every distribution's PEP 610 record; prints the names whose URL is the tree.
     let script = "import sys, json\n\
         from importlib import metadata as m\n\
@@ -200,10 +200,9 @@ fn installed_from(py: &str, copy: &Path, opts: &BuildOptions) -> Result<Vec<Stri
         }
     }
     if names.is_empty() {
-        return Err(format!(
-            "the distribution installed from the tree {} cannot be found to uninstall it",
-            copy.display()
-        ));
+        return Err(PyEnvError::TreeDistributionNotFound {
+            tree: copy.to_owned(),
+        });
     }
     Ok(names)
 }

@@ -7,6 +7,8 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use crate::error::PyEnvError;
+
 /// An exclusive lock on one cache entry, released when dropped (or when the process dies).
 #[derive(Debug)]
 pub(crate) struct EntryLock {
@@ -20,14 +22,23 @@ pub(crate) fn lock_path(entry: &Path) -> PathBuf {
 
 /// Waits for the exclusive lock of `entry` (an `flock` on its lock file, so it excludes other
 /// threads of this process as well as other processes). The entry's folder must exist.
-pub(crate) fn lock_entry(entry: &Path) -> Result<EntryLock, std::io::Error> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(lock_path(entry))?;
-    file.lock()?;
-    Ok(EntryLock { _file: file })
+pub(crate) fn lock_entry(entry: &Path) -> Result<EntryLock, PyEnvError> {
+    let path = lock_path(entry);
+    let lock = || {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
+        file.lock()?;
+        Ok(EntryLock { _file: file })
+    };
+    lock().map_err(PyEnvError::io(&path))
+}
+
+/// The folder `entry` lies in (`what` names the entry in the error when there is none).
+pub(crate) fn parent_of<'a>(entry: &'a Path, what: &'static str) -> Result<&'a Path, PyEnvError> {
+    entry.parent().ok_or(PyEnvError::NoParent { what })
 }
 
 /// The prefix of the temporary folders beside `entry`: `partial` for attempts at building it,
@@ -40,12 +51,12 @@ fn temp_prefix(entry: &Path, kind: &str) -> String {
 }
 
 /// A new, empty folder beside `entry` whose name starts with `prefix` (created exclusively).
-fn unique_dir(entry: &Path, prefix: &str) -> Result<PathBuf, String> {
-    let parent = entry.parent().ok_or("the cache entry has no parent")?;
+fn unique_dir(entry: &Path, prefix: &str) -> Result<PathBuf, PyEnvError> {
+    let parent = parent_of(entry, "cache entry")?;
     let dir = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in(parent)
-        .map_err(|e| format!("{}: {e}", parent.display()))?;
+        .map_err(PyEnvError::io(parent))?;
     Ok(dir.keep())
 }
 
@@ -53,8 +64,8 @@ fn unique_dir(entry: &Path, prefix: &str) -> Result<PathBuf, String> {
 /// building the entry before [`install`] moves it into place. Call it with the entry's lock
 /// held: leftovers of earlier attempts (a process killed while building) are removed first,
 /// since no other attempt can be under way.
-pub(crate) fn partial_dir(entry: &Path) -> Result<PathBuf, String> {
-    let parent = entry.parent().ok_or("the cache entry has no parent")?;
+pub(crate) fn partial_dir(entry: &Path) -> Result<PathBuf, PyEnvError> {
+    let parent = parent_of(entry, "cache entry")?;
     let leftovers = [temp_prefix(entry, "partial"), temp_prefix(entry, "old")];
     if let Ok(items) = std::fs::read_dir(parent) {
         for item in items.flatten() {
@@ -71,8 +82,11 @@ pub(crate) fn partial_dir(entry: &Path) -> Result<PathBuf, String> {
 /// broken one being replaced) is first moved aside under a name of its own and removed
 /// afterwards, so that `entry` is at every moment absent, the old entry or the new one, never a
 /// mixture. Call it with the entry's lock held.
-pub(crate) fn install(built: &Path, entry: &Path) -> Result<(), String> {
-    let err = |e: std::io::Error| format!("{}: {e}", entry.display());
+pub(crate) fn install(built: &Path, entry: &Path) -> Result<(), PyEnvError> {
+    let err = |source| PyEnvError::Io {
+        path: entry.to_owned(),
+        source,
+    };
     let old = if std::fs::symlink_metadata(entry).is_ok() {
         let aside = unique_dir(entry, &temp_prefix(entry, "old"))?;
         std::fs::remove_dir(&aside).map_err(err)?;
