@@ -25,6 +25,7 @@
 //! | [`stats`] | `traparena-stats` | paired effects with bootstrap intervals, rates, power |
 //! | [`report`] | `traparena-report` | the paper-style tables from a results folder (Markdown, JSON, an HTML page) with its costs, the episode viewer beside the page, one episode as text |
 //! | [`import`] | `traparena-import` | HumanEvalFix and SWE-bench importers, predictions export |
+//! | [`pyenv`] | `traparena-pyenv` | the Python environments of repository-level tasks: interpreters by version, virtual environments, extension builds |
 //!
 //! ## Writing a plug-in
 //!
@@ -227,8 +228,9 @@
 //!
 //! Each library has its own error type ([`TaskError`], [`EnvError`], [`EvalError`],
 //! [`AttackError`], [`NotesError`], [`AgentError`], [`RunError`], [`ResultsError`],
-//! [`ModelError`], [`LlmError`], [`StatsError`], [`ReportError`], [`ImportError`]); every one
-//! converts into [`Error`], so `?` works in a function returning `Result<_, traparena::Error>`.
+//! [`ModelError`], [`LlmError`], [`StatsError`], [`ReportError`], [`ImportError`],
+//! [`PyEnvError`]); every one converts into [`Error`], so `?` works in a function returning
+//! `Result<_, traparena::Error>`.
 //! A rejected patch, a failing test or a refused path is never an error: they are outcomes in
 //! the record.
 //!
@@ -293,6 +295,10 @@ pub use traparena_import as import;
 pub use traparena_llm as llm;
 #[doc(inline)]
 pub use traparena_model as model;
+/// The Python environment builder of repository-level tasks (interpreters, virtual
+/// environments, extension builds); the SWE-bench importer builds with it.
+#[doc(inline)]
+pub use traparena_pyenv as pyenv;
 #[doc(inline)]
 pub use traparena_report as report;
 #[doc(inline)]
@@ -332,6 +338,8 @@ pub use traparena_import::ImportError;
 pub use traparena_llm::LlmError;
 #[doc(inline)]
 pub use traparena_model::{ModelError, WireFormat};
+#[doc(inline)]
+pub use traparena_pyenv::PyEnvError;
 #[doc(inline)]
 pub use traparena_report::ReportError;
 #[doc(inline)]
@@ -423,4 +431,7 @@ pub enum Error {
     /// An import or an export failed ([`import`]).
     #[error(transparent)]
     Import(#[from] ImportError),
+    /// An interpreter or a Python environment could not be had ([`pyenv`]).
+    #[error(transparent)]
+    PyEnv(#[from] PyEnvError),
 }

@@ -117,6 +117,8 @@ fn the_crate_graph_is_the_documented_one_and_keeps_the_invariants() {
     ] {
         only(c, &["traparena-task"]);
     }
+    // The environment builder needs the task model and the process runner, nothing else.
+    only("traparena-pyenv", &["traparena-task", "traparena-env"]);
     // Implementations never depend on each other.
     let implementations = ["traparena-llm", "traparena-external"];
     for a in implementations {
@@ -130,6 +132,7 @@ fn the_crate_graph_is_the_documented_one_and_keeps_the_invariants() {
         "traparena-eval",
         "traparena-runner",
         "traparena-import",
+        "traparena-pyenv",
     ] {
         assert!(
             !deps("traparena-report").contains(infra),
