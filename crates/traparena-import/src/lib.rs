@@ -51,7 +51,7 @@ pub use humanevalfix::{
     import_humanevalfix, read_humanevalfix,
 };
 pub use pins::{BUNDLED_FORMAT, Pins, bundled_envs};
-pub use profiles::{Profiles, RunnerProfile};
+pub use profiles::{Profiles, RunnerProfile, UnknownProfile};
 pub use report::report_names;
 pub use report::{
     Emitted, INFRASTRUCTURE, ImportReport, NOT_CHECKABLE, REPORT_JSON, REPORT_TEXT, Skipped,

@@ -347,6 +347,17 @@ impl Default for Profiles {
     }
 }
 
+/// A runner profile name that [`Profiles`] does not register.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown runner profile {name:?} (known: {})", .known.join(", "))]
+#[non_exhaustive]
+pub struct UnknownProfile {
+    /// The name asked for.
+    pub name: String,
+    /// The names registered, sorted.
+    pub known: Vec<String>,
+}
+
 /// Two tables are equal when they register the same names (profiles are code, not data).
 impl PartialEq for Profiles {
     fn eq(&self, other: &Self) -> bool {
@@ -363,12 +374,10 @@ impl Profiles {
     }
 
     /// The profile `name`, or an error listing the known ones.
-    pub fn get(&self, name: &str) -> Result<Arc<dyn RunnerProfile>, String> {
-        self.0.get(name).cloned().ok_or_else(|| {
-            format!(
-                "unknown runner profile {name:?} (known: {})",
-                self.names().join(", ")
-            )
+    pub fn get(&self, name: &str) -> Result<Arc<dyn RunnerProfile>, UnknownProfile> {
+        self.0.get(name).cloned().ok_or_else(|| UnknownProfile {
+            name: name.to_owned(),
+            known: self.names(),
         })
     }
 
@@ -515,6 +524,10 @@ mod tests {
         let p = Profiles::default();
         assert!(p.get("django").is_ok());
         let e = p.get("nose").unwrap_err();
-        assert!(e.contains("nose") && e.contains("sympy"), "{e}");
+        assert_eq!(e.name, "nose");
+        assert_eq!(
+            e.to_string(),
+            "unknown runner profile \"nose\" (known: django, pytest, sympy, tox-current-env, unittest)"
+        );
     }
 }

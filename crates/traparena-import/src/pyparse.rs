@@ -4,6 +4,33 @@ use std::collections::BTreeSet;
 
 use tree_sitter::{Node, Parser};
 
+/// Why a `test` field has no usable `check(candidate)` (the skip's cause, as the import report
+/// quotes it).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CheckProblem {
+    /// The Python grammar does not fit the tree-sitter library.
+    #[error("the Python grammar cannot be loaded: {0}")]
+    Grammar(#[source] tree_sitter::LanguageError),
+    /// The parser gave no tree.
+    #[error("the test cannot be parsed")]
+    NotParsed,
+    /// The test has syntax errors.
+    #[error("the test is not valid Python")]
+    NotPython,
+    /// No module-level `def check`.
+    #[error("the test defines no `check` function")]
+    NoCheck,
+    /// `check` has no parameters node.
+    #[error("`check` has no parameter list")]
+    NoParameterList,
+    /// `check`'s parameters are not one plain name.
+    #[error("`check` does not take exactly one plain parameter")]
+    NotOneParameter,
+    /// `check` has no body node.
+    #[error("`check` has no body")]
+    NoBody,
+}
+
 /// What a statement of `check`'s body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum StmtKind {
@@ -40,17 +67,15 @@ pub(crate) struct CheckSuite {
 
 impl CheckSuite {
     /// Parses `test`. `Err` says why it has no usable `check(candidate)`.
-    pub(crate) fn parse(test: &str) -> Result<CheckSuite, String> {
+    pub(crate) fn parse(test: &str) -> Result<CheckSuite, CheckProblem> {
         let mut parser = Parser::new();
         parser
             .set_language(&tree_sitter_python::LANGUAGE.into())
-            .map_err(|e| format!("the Python grammar cannot be loaded: {e}"))?;
-        let tree = parser
-            .parse(test, None)
-            .ok_or_else(|| "the test cannot be parsed".to_owned())?;
+            .map_err(CheckProblem::Grammar)?;
+        let tree = parser.parse(test, None).ok_or(CheckProblem::NotParsed)?;
         let root = tree.root_node();
         if root.has_error() {
-            return Err("the test is not valid Python".into());
+            return Err(CheckProblem::NotPython);
         }
         let src = test.as_bytes();
         let text = |n: Node<'_>| n.utf8_text(src).unwrap_or("").to_owned();
@@ -77,19 +102,19 @@ impl CheckSuite {
                 }
             }
         }
-        let check = check.ok_or_else(|| "the test defines no `check` function".to_owned())?;
+        let check = check.ok_or(CheckProblem::NoCheck)?;
         let params = check
             .child_by_field_name("parameters")
-            .ok_or_else(|| "`check` has no parameter list".to_owned())?;
+            .ok_or(CheckProblem::NoParameterList)?;
         let mut pc = params.walk();
         let names: Vec<Node<'_>> = params.named_children(&mut pc).collect();
         let param = match names.as_slice() {
             [p] if p.kind() == "identifier" => text(*p),
-            _ => return Err("`check` does not take exactly one plain parameter".into()),
+            _ => return Err(CheckProblem::NotOneParameter),
         };
         let body = check
             .child_by_field_name("body")
-            .ok_or_else(|| "`check` has no body".to_owned())?;
+            .ok_or(CheckProblem::NoBody)?;
         let mut statements = Vec::new();
         let mut bc = body.walk();
         for node in body.named_children(&mut bc) {
@@ -235,8 +260,15 @@ mod tests {
 
     #[test]
     fn refuses_tests_without_check() {
-        assert!(CheckSuite::parse("def test(f):\n    assert f()\n").is_err());
-        assert!(CheckSuite::parse("def check(f, g):\n    assert f()\n").is_err());
-        assert!(CheckSuite::parse("def check(f):\n    assert f(\n").is_err());
+        assert!(matches!(
+            CheckSuite::parse("def test(f):\n    assert f()\n"),
+            Err(CheckProblem::NoCheck)
+        ));
+        assert!(matches!(
+            CheckSuite::parse("def check(f, g):\n    assert f()\n"),
+            Err(CheckProblem::NotOneParameter)
+        ));
+        let bad = CheckSuite::parse("def check(f):\n    assert f(\n").unwrap_err();
+        assert_eq!(bad.to_string(), "the test is not valid Python");
     }
 }

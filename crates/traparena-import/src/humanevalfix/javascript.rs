@@ -45,7 +45,8 @@ impl Profile for JavaScript {
     }
 
     fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, JsTest>, Skip> {
-        let checks = assertions(&r.test).map_err(|e| Skip::new(SkipReason::TestDoesNotParse, e))?;
+        let checks = assertions(&r.test)
+            .map_err(|e| Skip::new(SkipReason::TestDoesNotParse, e.to_string()))?;
         let buggy = module_text(&r.prompt, &r.buggy_solution);
         let fixed = module_text(&r.prompt, &r.canonical_solution);
         let test = JsTest {
@@ -135,15 +136,29 @@ impl Profile for JavaScript {
     }
 }
 
+/// Why a record's test cannot be read (the skip's cause, as the import report quotes it).
+#[derive(Debug, thiserror::Error)]
+enum TestProblem {
+    /// The JavaScript grammar does not fit the tree-sitter library.
+    #[error(transparent)]
+    Grammar(tree_sitter::LanguageError),
+    /// The parser gave no tree.
+    #[error("the parser did not run")]
+    NotParsed,
+    /// The test has syntax errors.
+    #[error("the test does not parse as JavaScript")]
+    NotJavaScript,
+}
+
 /// The `console.assert(…)` statements of a record's test, in order, as source text.
-fn assertions(test: &str) -> Result<Vec<String>, String> {
+fn assertions(test: &str) -> Result<Vec<String>, TestProblem> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_javascript::LANGUAGE.into())
-        .map_err(|e| e.to_string())?;
-    let tree = parser.parse(test, None).ok_or("the parser did not run")?;
+        .map_err(TestProblem::Grammar)?;
+    let tree = parser.parse(test, None).ok_or(TestProblem::NotParsed)?;
     if tree.root_node().has_error() {
-        return Err("the test does not parse as JavaScript".into());
+        return Err(TestProblem::NotJavaScript);
     }
     let mut out = Vec::new();
     fn walk(n: Node<'_>, src: &str, out: &mut Vec<String>) {

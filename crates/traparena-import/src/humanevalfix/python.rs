@@ -59,8 +59,8 @@ impl Profile for Python {
     }
 
     fn draft<'r>(&self, r: &'r HumanEvalFixRecord) -> Result<Draft<'r, PythonTest>, Skip> {
-        let suite =
-            CheckSuite::parse(&r.test).map_err(|e| Skip::new(SkipReason::NoUsableCheck, e))?;
+        let suite = CheckSuite::parse(&r.test)
+            .map_err(|e| Skip::new(SkipReason::NoUsableCheck, e.to_string()))?;
         let assertions = suite.assertions();
         let checks = assertions
             .iter()

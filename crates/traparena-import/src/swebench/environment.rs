@@ -133,14 +133,15 @@ impl Ctx<'_> {
             return Ok(Chosen {
                 environment: Environment::System,
                 described: None,
-                profile: profile.map_err(|e| Skip::new(SkipReason::NoRunnerProfile, e))?,
+                profile: profile
+                    .map_err(|e| Skip::new(SkipReason::NoRunnerProfile, e.to_string()))?,
             });
         };
         let profile = self
             .opts
             .profiles
             .get(&entry.profile)
-            .map_err(|e| Skip::new(SkipReason::UnknownRunnerProfile, e))?;
+            .map_err(|e| Skip::new(SkipReason::UnknownRunnerProfile, e.to_string()))?;
         let python = self
             .python(&entry.python)
             .map_err(|e| Skip::new(SkipReason::NoInterpreter, e.to_string()))?;

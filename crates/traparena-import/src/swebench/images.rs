@@ -105,7 +105,7 @@ impl Ctx<'_> {
             .opts
             .profiles
             .get(&profile_name)
-            .map_err(|e| Skip::new(SkipReason::UnknownRunnerProfile, e))?;
+            .map_err(|e| Skip::new(SkipReason::UnknownRunnerProfile, e.to_string()))?;
         let image = naming.env(&inst.instance_id);
         SweBenchEnvironment {
             from: "image".into(),

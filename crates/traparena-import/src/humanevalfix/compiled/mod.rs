@@ -74,7 +74,7 @@ impl Profile for Compiled {
             _ => r.test.clone(),
         };
         let template = Template::parse(language, &test)
-            .map_err(|e| Skip::new(SkipReason::UnexpectedTestShape, e))?;
+            .map_err(|e| Skip::new(SkipReason::UnexpectedTestShape, e.to_string()))?;
         let declaration = if r.declaration.is_empty() {
             &r.prompt
         } else {

@@ -7,6 +7,71 @@ use tree_sitter::{Node, Parser};
 
 use super::table::{Table, table};
 
+/// Why a record's test cannot be made a template (the skip's cause, as the import report quotes
+/// it).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ShapeProblem {
+    /// The language's grammar does not fit the tree-sitter library.
+    #[error(transparent)]
+    Grammar(tree_sitter::LanguageError),
+    /// The language has no grammar here (not a compiled language).
+    #[error("no compiled-language grammar for {0}")]
+    NoGrammar(Language),
+    /// The language is not compiled.
+    #[error("{0} is not compiled")]
+    NotCompiled(Language),
+    /// The language has no way of cutting its tests.
+    #[error("{0} has no template")]
+    NoTemplate(Language),
+    /// The parser gave no tree.
+    #[error("the parser did not run")]
+    NotParsed,
+    /// The test has syntax errors.
+    #[error("the test does not parse")]
+    DoesNotParse,
+    /// C++, Java: no `main`.
+    #[error("the test has no main")]
+    NoMain,
+    /// C++: `main` has no body.
+    #[error("main has no body")]
+    MainWithoutBody,
+    /// C++: an `assert` call without arguments.
+    #[error("an assert without arguments")]
+    AssertWithoutArguments,
+    /// C++: an `assert` whose arguments are not in parentheses.
+    #[error("an assert without parentheses")]
+    AssertWithoutParentheses,
+    /// Java: no `List<Boolean>` declaration holding the checks.
+    #[error("the test has no List<Boolean> of checks")]
+    NoCheckList,
+    /// Java: the list is not made by `Arrays.asList`.
+    #[error("no Arrays.asList")]
+    NoAsList,
+    /// Java: `Arrays.asList` without arguments.
+    #[error("Arrays.asList without arguments")]
+    AsListWithoutArguments,
+    /// Java: the list's declaration names no variable.
+    #[error("the list has no name")]
+    UnnamedList,
+    /// Java: another list than the expected one holds the checks.
+    #[error("an unexpected list of checks")]
+    UnexpectedCheckList,
+    /// Go, Rust: not exactly one test function.
+    #[error("the test has {count} {kind} functions, not one")]
+    TestFunctions {
+        /// `Test` (Go) or `#[test]` (Rust).
+        kind: &'static str,
+        /// How many there are.
+        count: usize,
+    },
+    /// Go: the test function has no parameter list.
+    #[error("the test function has no parameters")]
+    NoParameters,
+    /// Go, Rust: the test function has no body.
+    #[error("no body")]
+    NoBody,
+}
+
 /// A piece of a test template.
 #[derive(Debug, Clone)]
 enum Piece {
@@ -32,16 +97,16 @@ pub(in crate::humanevalfix) struct Template {
 }
 
 /// A parser of a compiled language.
-pub(super) fn parser(language: Language) -> Result<Parser, String> {
+pub(super) fn parser(language: Language) -> Result<Parser, ShapeProblem> {
     let grammar: tree_sitter::Language = match language {
         Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         Language::Java => tree_sitter_java::LANGUAGE.into(),
         Language::Go => tree_sitter_go::LANGUAGE.into(),
         Language::Rust => tree_sitter_rust::LANGUAGE.into(),
-        other => return Err(format!("no compiled-language grammar for {other}")),
+        other => return Err(ShapeProblem::NoGrammar(other)),
     };
     let mut p = Parser::new();
-    p.set_language(&grammar).map_err(|e| e.to_string())?;
+    p.set_language(&grammar).map_err(ShapeProblem::Grammar)?;
     Ok(p)
 }
 
@@ -92,10 +157,10 @@ struct Cuts {
 
 impl Template {
     /// Cuts a record's test (for Go: `test_setup` followed by `test`).
-    pub(super) fn parse(language: Language, test: &str) -> Result<Template, String> {
-        let table = table(language).ok_or_else(|| format!("{language} is not compiled"))?;
+    pub(super) fn parse(language: Language, test: &str) -> Result<Template, ShapeProblem> {
+        let table = table(language).ok_or(ShapeProblem::NotCompiled(language))?;
         let mut p = parser(language)?;
-        let tree = p.parse(test, None).ok_or("the parser did not run")?;
+        let tree = p.parse(test, None).ok_or(ShapeProblem::NotParsed)?;
         let root = tree.root_node();
         let Cuts {
             checks,
@@ -106,10 +171,10 @@ impl Template {
             Language::Java => cut_java(root, test)?,
             Language::Go => cut_go(root, test)?,
             Language::Rust => cut_rust(root, test)?,
-            other => return Err(format!("{other} has no template")),
+            other => return Err(ShapeProblem::NoTemplate(other)),
         };
         if root.has_error() {
-            return Err("the test does not parse".into());
+            return Err(ShapeProblem::DoesNotParse);
         }
         Ok(Template {
             table,
@@ -144,7 +209,7 @@ impl Template {
 
 /// C++: the checks are the `assert(...)` statements of `main` (their condition); the report
 /// call ends `main`.
-fn cut_cpp(root: Node<'_>, test: &str) -> Result<Cuts, String> {
+fn cut_cpp(root: Node<'_>, test: &str) -> Result<Cuts, ShapeProblem> {
     let mut checks = Vec::new();
     let mut cuts: Vec<Cut> = Vec::new();
     let mut mains = Vec::new();
@@ -158,8 +223,10 @@ fn cut_cpp(root: Node<'_>, test: &str) -> Result<Cuts, String> {
         },
         &mut mains,
     );
-    let main = mains.first().ok_or("the test has no main")?;
-    let body = main.child_by_field_name("body").ok_or("main has no body")?;
+    let main = mains.first().ok_or(ShapeProblem::NoMain)?;
+    let body = main
+        .child_by_field_name("body")
+        .ok_or(ShapeProblem::MainWithoutBody)?;
     let mut asserts = Vec::new();
     find(
         body,
@@ -177,12 +244,12 @@ fn cut_cpp(root: Node<'_>, test: &str) -> Result<Cuts, String> {
         let call = a.named_child(0).expect("matched above");
         let args = call
             .child_by_field_name("arguments")
-            .ok_or("an assert without arguments")?;
+            .ok_or(ShapeProblem::AssertWithoutArguments)?;
         let inner = text(args, test);
         let inner = inner
             .strip_prefix('(')
             .and_then(|s| s.strip_suffix(')'))
-            .ok_or("an assert without parentheses")?;
+            .ok_or(ShapeProblem::AssertWithoutParentheses)?;
         cuts.push((a.byte_range(), Piece::Check(checks.len())));
         checks.push(inner.trim().to_owned());
     }
@@ -202,7 +269,7 @@ fn ending_main(body: Node<'_>, checks: Vec<String>, mut cuts: Vec<Cut>) -> Cuts 
 
 /// Java: the checks are the elements of the `List<Boolean>` built by `Arrays.asList(...)` in
 /// `main`; the list and the `if` that reads it go, and the report call ends `main`.
-fn cut_java(root: Node<'_>, test: &str) -> Result<Cuts, String> {
+fn cut_java(root: Node<'_>, test: &str) -> Result<Cuts, ShapeProblem> {
     let mut checks = Vec::new();
     let mut cuts: Vec<Cut> = Vec::new();
     let mut decls = Vec::new();
@@ -215,9 +282,7 @@ fn cut_java(root: Node<'_>, test: &str) -> Result<Cuts, String> {
         },
         &mut decls,
     );
-    let decl = decls
-        .first()
-        .ok_or("the test has no List<Boolean> of checks")?;
+    let decl = decls.first().ok_or(ShapeProblem::NoCheckList)?;
     let mut lists = Vec::new();
     find(
         *decl,
@@ -228,10 +293,10 @@ fn cut_java(root: Node<'_>, test: &str) -> Result<Cuts, String> {
         },
         &mut lists,
     );
-    let list = lists.first().ok_or("no Arrays.asList")?;
+    let list = lists.first().ok_or(ShapeProblem::NoAsList)?;
     let args = list
         .child_by_field_name("arguments")
-        .ok_or("Arrays.asList without arguments")?;
+        .ok_or(ShapeProblem::AsListWithoutArguments)?;
     let mut c = args.walk();
     for a in args.named_children(&mut c) {
         if a.kind() == "line_comment" || a.kind() == "block_comment" {
@@ -244,7 +309,7 @@ fn cut_java(root: Node<'_>, test: &str) -> Result<Cuts, String> {
         .child_by_field_name("declarator")
         .and_then(|d| d.child_by_field_name("name"))
         .map(|n| text(n, test).to_owned())
-        .ok_or("the list has no name")?;
+        .ok_or(ShapeProblem::UnnamedList)?;
     let mut pieces_at = decl.byte_range();
     let mut ifs = Vec::new();
     find(
@@ -278,9 +343,9 @@ fn cut_java(root: Node<'_>, test: &str) -> Result<Cuts, String> {
     let body = mains
         .first()
         .and_then(|m| m.child_by_field_name("body"))
-        .ok_or("the test has no main")?;
+        .ok_or(ShapeProblem::NoMain)?;
     if text(*decl, test).contains("correct") && name != "correct" {
-        return Err("an unexpected list of checks".into());
+        return Err(ShapeProblem::UnexpectedCheckList);
     }
     Ok(ending_main(body, checks, cuts))
 }
@@ -288,7 +353,7 @@ fn cut_java(root: Node<'_>, test: &str) -> Result<Cuts, String> {
 /// Go: the checks are the testify `assert.X(...)` statements of the one `Test` function, which
 /// takes the check library's `*tpT`; `testing` is no longer imported, and the file ends with a
 /// `main` calling the test function.
-fn cut_go(root: Node<'_>, test: &str) -> Result<Cuts, String> {
+fn cut_go(root: Node<'_>, test: &str) -> Result<Cuts, ShapeProblem> {
     let mut checks = Vec::new();
     let mut cuts: Vec<Cut> = Vec::new();
     let mut fns = Vec::new();
@@ -302,22 +367,22 @@ fn cut_go(root: Node<'_>, test: &str) -> Result<Cuts, String> {
         &mut fns,
     );
     if fns.len() != 1 {
-        return Err(format!(
-            "the test has {} Test functions, not one",
-            fns.len()
-        ));
+        return Err(ShapeProblem::TestFunctions {
+            kind: "Test",
+            count: fns.len(),
+        });
     }
     let f = fns[0];
     let test_fn = text(f.child_by_field_name("name").expect("matched"), test).to_owned();
     let params = f
         .child_by_field_name("parameters")
-        .ok_or("the test function has no parameters")?;
+        .ok_or(ShapeProblem::NoParameters)?;
     if text(params, test).contains("*testing.T") {
         let r = params.byte_range();
         let new = text(params, test).replace("*testing.T", "*tpT");
         cuts.push((r, Piece::Text(new)));
     }
-    let body = f.child_by_field_name("body").ok_or("no body")?;
+    let body = f.child_by_field_name("body").ok_or(ShapeProblem::NoBody)?;
     let mut asserts = Vec::new();
     find(
         body,
@@ -357,7 +422,7 @@ fn cut_go(root: Node<'_>, test: &str) -> Result<Cuts, String> {
 /// Rust: the checks are the `assert!`, `assert_eq!`, `assert_ne!` statements of the one
 /// `#[test]` function, made `pub` and without its test attributes; the file ends with a `main`
 /// calling it.
-fn cut_rust(root: Node<'_>, test: &str) -> Result<Cuts, String> {
+fn cut_rust(root: Node<'_>, test: &str) -> Result<Cuts, ShapeProblem> {
     let mut checks = Vec::new();
     let mut cuts: Vec<Cut> = Vec::new();
     let mut fns = Vec::new();
@@ -371,10 +436,10 @@ fn cut_rust(root: Node<'_>, test: &str) -> Result<Cuts, String> {
         &mut fns,
     );
     if fns.len() != 1 {
-        return Err(format!(
-            "the test has {} #[test] functions, not one",
-            fns.len()
-        ));
+        return Err(ShapeProblem::TestFunctions {
+            kind: "#[test]",
+            count: fns.len(),
+        });
     }
     let f = fns[0];
     let mut test_fn = text(f.child_by_field_name("name").expect("named"), test).to_owned();
@@ -406,7 +471,7 @@ fn cut_rust(root: Node<'_>, test: &str) -> Result<Cuts, String> {
     }
     let at = f.start_byte();
     cuts.push((at..at, Piece::Text("pub ".into())));
-    let body = f.child_by_field_name("body").ok_or("no body")?;
+    let body = f.child_by_field_name("body").ok_or(ShapeProblem::NoBody)?;
     let is_assert = |n: Node<'_>| {
         n.kind() == "macro_invocation"
             && n.child_by_field_name("macro")
