@@ -101,7 +101,7 @@ pub enum PyEnvError {
     /// The copy of an interpreter in the store could not be made to run.
     #[error(
         "the copy of {from} in {copy} {}",
-        copy_problems(.before.as_ref(), .problem)
+        copy_problems(.before.as_deref(), .problem)
     )]
     BrokenCopy {
         /// The installation copied.
@@ -109,9 +109,9 @@ pub enum PyEnvError {
         /// The copy.
         copy: PathBuf,
         /// What was wrong with the copy there before it was copied again, if one was there.
-        before: Option<CopyProblem>,
+        before: Option<Box<CopyProblem>>,
         /// What is wrong with the new copy.
-        problem: CopyProblem,
+        problem: Box<CopyProblem>,
     },
     /// Finding or copying an interpreter of a version failed.
     #[error("environment python {version}: {source}")]
@@ -335,8 +335,8 @@ mod tests {
         let copy = PyEnvError::BrokenCopy {
             from: "/a".into(),
             copy: "/s/3.9.1".into(),
-            before: Some(CopyProblem::Unfinished),
-            problem: CopyProblem::Missing,
+            before: Some(Box::new(CopyProblem::Unfinished)),
+            problem: Box::new(CopyProblem::Missing),
         };
         assert_eq!(
             copy.to_string(),

@@ -268,8 +268,8 @@ fn ensure_copy(
             Err(PyEnvError::BrokenCopy {
                 from: from.to_owned(),
                 copy: copy.to_owned(),
-                before,
-                problem,
+                before: before.map(Box::new),
+                problem: Box::new(problem),
             })
         }
     }

@@ -340,12 +340,10 @@ fn an_interpreter_whose_copy_never_runs_is_one_clear_error_and_leaves_nothing() 
     let err = find_python("3.97", &search, &store).unwrap_err();
     assert!(
         matches!(&err, PyEnvError::Interpreter { source, .. } if matches!(
-            **source,
-            PyEnvError::BrokenCopy {
-                before: Some(CopyProblem::Unfinished | CopyProblem::DoesNotRun(_)),
-                problem: CopyProblem::DoesNotRun(_),
-                ..
-            }
+            &**source,
+            PyEnvError::BrokenCopy { before: Some(before), problem, .. }
+                if matches!(**before, CopyProblem::Unfinished | CopyProblem::DoesNotRun(_))
+                    && matches!(**problem, CopyProblem::DoesNotRun(_))
         )),
         "{err:?}"
     );
