@@ -168,10 +168,16 @@ fn the_bundled_rules_are_data_and_a_malformed_rule_is_refused() {
     assert_eq!(rules().len(), 22);
     for (bad, why) in [
         (r#"{"files": ["a.py"]}"#, "`files` needs `patterns`"),
-        (r#"{"scm": ["v.py"], "dates": "latest"}"#, "a rule is one of"),
+        (
+            r#"{"scm": ["v.py"], "dates": "latest"}"#,
+            "a rule is one of",
+        ),
         (r#"{}"#, "a rule is one of"),
         (r#"{"dates": "someday"}"#, "unknown variant"),
-        (r#"{"files": ["a.py"], "patterns": ["dunder"], "extra": 1}"#, "unknown field"),
+        (
+            r#"{"files": ["a.py"], "patterns": ["dunder"], "extra": 1}"#,
+            "unknown field",
+        ),
     ] {
         let e = serde_json::from_str::<Rule>(bad).unwrap_err().to_string();
         assert!(e.contains(why), "{bad}: {e}");
