@@ -59,8 +59,8 @@ pub use report::{
 pub use shards::merge_reports;
 pub use skip::{Skip, SkipReason};
 pub use swebench::{
-    ImageNaming, SweBenchEnvironment, SweBenchInstance, SweBenchOptions, import_swebench,
-    import_swebench_images, read_swebench,
+    ChosenTests, ImageNaming, SweBenchEnvironment, SweBenchInstance, SweBenchMetadata,
+    SweBenchOptions, import_swebench, import_swebench_images, read_swebench,
 };
 /// Python interpreters by version (the environment builder's, re-exported).
 pub use traparena_pyenv::interpreters;

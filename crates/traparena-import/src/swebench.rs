@@ -30,7 +30,7 @@ mod plan;
 mod select;
 
 pub use images::ImageNaming;
-pub use note::SweBenchEnvironment;
+pub use note::{ChosenTests, SweBenchEnvironment, SweBenchMetadata};
 
 use crate::common::{
     check_target, default_jobs, discard, finish, par_map, partial_dir, prepare_out, read_records,

@@ -9,9 +9,10 @@ use traparena_env::{Sandbox, Workspace};
 use traparena_task::{Patch, RelPath, Task, TaskLayout, TaskSpec};
 
 use super::environment::{Chosen, Environment};
+use super::note::SweBenchMetadata;
 use super::plan::{Plan, plan};
 use super::select::{
-    Commands, Selection, differs, keep_chosen_public, narrow, record_selection, select_tests,
+    Commands, Selection, chosen_tests, differs, keep_chosen_public, narrow, select_tests,
 };
 use super::{Ctx, Outcome, Source, SweBenchInstance, skip, skip_failing, skipped_failing};
 use crate::common::{Checked, check_task, write_file};
@@ -20,14 +21,15 @@ use crate::profiles::RunnerProfile;
 use crate::report::{Emitted, Skipped};
 use crate::skip::{Skip, SkipReason, Stop};
 
-pub(super) type Metadata = serde_json::Map<String, serde_json::Value>;
-
 /// What the stages before writing a task found.
 struct Staged {
     version: Option<String>,
     version_source: String,
     chosen: Chosen,
     plan: Plan,
+    /// The metadata the stages found (the image's commit, the environment, the files the
+    /// install step generated).
+    metadata: SweBenchMetadata,
     sandbox: Sandbox,
 }
 
@@ -40,22 +42,17 @@ impl Ctx<'_> {
         commit: &str,
         test_patch: &Patch,
         repo_dir: &Path,
-        metadata: &mut Metadata,
     ) -> Result<Staged, Stop> {
-        match &self.source {
-            Source::Clone(git) => git
-                .export_tree(commit, repo_dir)
-                .map_err(ImportError::from)?,
-            Source::Images(naming) => self.image_tree(inst, naming, repo_dir, metadata)?,
+        let image_head = match &self.source {
+            Source::Clone(git) => {
+                git.export_tree(commit, repo_dir)
+                    .map_err(ImportError::from)?;
+                None
+            }
+            Source::Images(naming) => self.image_tree(inst, naming, repo_dir)?,
         };
         let (version, version_source) = self.version(inst, commit, repo_dir)?;
-        let chosen = self.choose_env(
-            inst,
-            repo_dir,
-            version.as_deref(),
-            &version_source,
-            metadata,
-        )?;
+        let chosen = self.choose_env(inst, repo_dir, version.as_deref(), &version_source)?;
         let plan = plan(
             inst,
             test_patch,
@@ -63,8 +60,15 @@ impl Ctx<'_> {
             self.patching,
             chosen.profile.as_ref(),
         )?;
-        let sandbox = self.prepare_env(&chosen, version.as_deref(), repo_dir, metadata)?;
+        let (sandbox, generated) = self.prepare_env(&chosen, version.as_deref(), repo_dir)?;
+        let metadata = SweBenchMetadata {
+            image_head,
+            environment: chosen.note.clone(),
+            generated_files: (!generated.is_empty()).then_some(generated),
+            ..SweBenchMetadata::default()
+        };
         Ok(Staged {
+            metadata,
             version,
             version_source,
             chosen,
@@ -81,9 +85,9 @@ impl Ctx<'_> {
         dir: &Path,
     ) -> Outcome {
         let repo_dir = TaskLayout::new(dir).repo();
-        let mut metadata = Metadata::new();
-        let staged = self.stage(inst, commit, test_patch, &repo_dir, &mut metadata);
+        let staged = self.stage(inst, commit, test_patch, &repo_dir);
         let Staged {
+            mut metadata,
             version,
             version_source,
             chosen,
@@ -95,7 +99,8 @@ impl Ctx<'_> {
             Err(Stop::Harness(e)) => return Err(e),
         };
         let profile = chosen.profile.as_ref();
-        let reference = self.reference_patch(inst, &repo_dir, &mut metadata)?;
+        let (reference, rebased) = self.reference_patch(inst, &repo_dir)?;
+        metadata.reference_patch_rebased = rebased;
         self.write_files(&reference, &plan, &repo_dir, dir)?;
         let commands = Commands {
             profile,
@@ -128,7 +133,7 @@ impl Ctx<'_> {
             hidden_tests: commands.trial(&sel.run_files, &sel.select, hidden_files.clone()),
             timeout_s: self.opts.timeout_s,
             reference_locations: None,
-            metadata,
+            metadata: metadata.to_map(),
             setup: match &chosen.environment {
                 Environment::Venv { setup, .. } => Some(setup.clone()),
                 _ => None,
@@ -153,7 +158,11 @@ impl Ctx<'_> {
         let kept = keep_chosen_public(&plan, &public_files, &public_ids, &repo_dir)?;
         spec.public_tests = commands.spec(&kept, &public_ids, rels(&kept)?);
         spec.hidden_tests = commands.spec(&sel.run_files, &sel.select, hidden_files);
-        record_selection(&mut spec.metadata, &plan, &public_ids, &sel);
+        let metadata = SweBenchMetadata {
+            tests: Some(chosen_tests(&plan, &public_ids, &sel)),
+            ..metadata
+        };
+        spec.metadata = metadata.to_map();
         write_spec(dir, &spec)?;
         self.validated(
             inst,
@@ -216,25 +225,23 @@ impl Ctx<'_> {
     }
 
     /// The reference patch, in this tree's line numbers when it applies only with offsets
-    /// (said in `metadata`).
+    /// (then with the note the metadata gives that).
     fn reference_patch(
         &self,
         inst: &SweBenchInstance,
         repo_dir: &Path,
-        metadata: &mut Metadata,
-    ) -> Result<String, ImportError> {
+    ) -> Result<(String, Option<String>), ImportError> {
         Ok(
             match super::plan::rebased_patch(&inst.patch, repo_dir, self.patching)? {
-                Some(rebased) => {
-                    metadata.insert(
-                        "reference_patch_rebased".into(),
+                Some(rebased) => (
+                    rebased,
+                    Some(
                         "the record's patch applies here only with offsets; reference.patch is \
                          it in this tree's line numbers"
                             .into(),
-                    );
-                    rebased
-                }
-                None => inst.patch.clone(),
+                    ),
+                ),
+                None => (inst.patch.clone(), None),
             },
         )
     }
@@ -371,16 +378,14 @@ fn describe(
     commit: &str,
     version: &Option<String>,
     version_source: &str,
-    m: &mut Metadata,
+    m: &mut SweBenchMetadata,
 ) {
-    m.insert("instance_id".into(), inst.instance_id.clone().into());
-    m.insert("repo".into(), inst.repo.clone().into());
-    m.insert("base_commit".into(), commit.into());
-    m.insert("version".into(), version.clone().into());
-    m.insert("version_source".into(), version_source.into());
-    m.insert("FAIL_TO_PASS".into(), serde_json::json!(inst.fail_to_pass));
-    m.insert("PASS_TO_PASS".into(), serde_json::json!(inst.pass_to_pass));
-    if let Some(c) = &inst.environment_setup_commit {
-        m.insert("environment_setup_commit".into(), c.clone().into());
-    }
+    m.instance_id = inst.instance_id.clone();
+    m.repo = inst.repo.clone();
+    m.base_commit = commit.to_owned();
+    m.version = version.clone();
+    m.version_source = version_source.to_owned();
+    m.fail_to_pass = inst.fail_to_pass.clone();
+    m.pass_to_pass = inst.pass_to_pass.clone();
+    m.environment_setup_commit = inst.environment_setup_commit.clone();
 }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use traparena_env::Sandbox;
 use traparena_task::{ImageEnv, Setup};
 
-use super::build::Metadata;
 use super::note::SweBenchEnvironment;
 use super::{Ctx, Source, SweBenchInstance, runs_in_sandbox};
 use traparena_pyenv::{
@@ -23,6 +22,8 @@ use crate::skip::{Skip, SkipReason, Stop};
 /// The environment an instance runs in, and how its tests run.
 pub(super) struct Chosen {
     pub(super) environment: Environment,
+    /// What the task's metadata says of it (nothing for the system's interpreter).
+    pub(super) note: Option<SweBenchEnvironment>,
     /// The report's line on the choice.
     pub(super) described: Option<String>,
     pub(super) profile: Arc<dyn RunnerProfile>,
@@ -102,10 +103,9 @@ impl Ctx<'_> {
         repo_dir: &Path,
         version: Option<&str>,
         version_source: &str,
-        metadata: &mut Metadata,
     ) -> Result<Chosen, Skip> {
         if let Source::Images(naming) = &self.source {
-            return self.image_env(inst, naming, version, metadata);
+            return self.image_env(inst, naming, version);
         }
         let found = self.lookup_env(inst, version);
         let known_repo = self
@@ -132,6 +132,7 @@ impl Ctx<'_> {
             let profile = self.opts.profiles.get(crate::profiles::DEFAULT_PROFILE);
             return Ok(Chosen {
                 environment: Environment::System,
+                note: None,
                 described: None,
                 profile: profile
                     .map_err(|e| Skip::new(SkipReason::NoRunnerProfile, e.to_string()))?,
@@ -184,8 +185,8 @@ impl Ctx<'_> {
             };
             note.tree = Some(said);
         }
-        note.write(metadata);
         Ok(Chosen {
+            note: Some(note),
             environment: Environment::Venv {
                 setup: setup_for_tree(&key, &entry, &self.opts.venv_cache, Some(tree.id())),
                 entry: Box::new(entry),
@@ -197,17 +198,19 @@ impl Ctx<'_> {
     }
 
     /// Builds (or finds) the chosen environment, checks it runs in the sandbox, and runs the
-    /// repository's install step into `repo_dir`. Returns the sandbox that shows it.
+    /// repository's install step into `repo_dir`. Returns the sandbox that shows it, and the
+    /// files the install step generated into `repo_dir`.
     pub(super) fn prepare_env(
         &self,
         chosen: &Chosen,
         version: Option<&str>,
         repo_dir: &Path,
-        metadata: &mut Metadata,
-    ) -> Result<Sandbox, Stop> {
+    ) -> Result<(Sandbox, Vec<String>), Stop> {
         let (s, e, tree_source) = match &chosen.environment {
-            Environment::Image(image) => return Ok(self.sandbox.with_image(image.clone())),
-            Environment::System => return Ok(self.sandbox.clone()),
+            Environment::Image(image) => {
+                return Ok((self.sandbox.with_image(image.clone()), Vec::new()));
+            }
+            Environment::System => return Ok((self.sandbox.clone(), Vec::new())),
             Environment::Venv { setup, entry, tree } => (setup, entry, tree),
         };
         let refuse = |r: SkipReason, d: String| Err(Stop::Skip(Skip::new(r, d)));
@@ -252,12 +255,8 @@ impl Ctx<'_> {
             return refuse(SkipReason::EnvironmentCannotRun, why);
         }
         match install_generated(e, s, version.unwrap_or("0.0.0"), repo_dir, &self.opts.build) {
-            Ok(files) if !files.is_empty() => {
-                metadata.insert("generated_files".into(), serde_json::json!(files));
-            }
-            Ok(_) => {}
-            Err(e) => return refuse(SkipReason::RepositoryCannotBeInstalled, e.to_string()),
+            Ok(files) => Ok((sandbox, files)),
+            Err(e) => refuse(SkipReason::RepositoryCannotBeInstalled, e.to_string()),
         }
-        Ok(sandbox)
     }
 }

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use traparena_task::ImageEnv;
 
-use super::build::Metadata;
 use super::environment::{Chosen, Environment};
 use super::note::SweBenchEnvironment;
 use super::{Ctx, SweBenchInstance};
@@ -65,21 +64,17 @@ impl ImageNaming {
 }
 
 impl Ctx<'_> {
-    /// Copies the image's tree into `repo_dir` (its checked-out commit into `metadata`), or
-    /// why the instance is skipped: the image cannot be run.
+    /// Copies the image's tree into `repo_dir` and returns its checked-out commit (none when
+    /// the tree is no git checkout), or why the instance is skipped: the image cannot be run.
     pub(super) fn image_tree(
         &self,
         inst: &SweBenchInstance,
         naming: &ImageNaming,
         repo_dir: &Path,
-        metadata: &mut Metadata,
-    ) -> Result<(), Stop> {
+    ) -> Result<Option<String>, Stop> {
         let image = naming.env(&inst.instance_id);
         match self.sandbox.export_image_tree(&image, repo_dir) {
-            Ok(tree) => {
-                metadata.insert("image_head".into(), tree.head.into());
-                Ok(())
-            }
+            Ok(tree) => Ok(tree.head),
             Err(e) if e.is_start_failure() => {
                 Err(Skip::new(SkipReason::ImageCannotRun, e.to_string()).into())
             }
@@ -94,7 +89,6 @@ impl Ctx<'_> {
         inst: &SweBenchInstance,
         naming: &ImageNaming,
         version: Option<&str>,
-        metadata: &mut Metadata,
     ) -> Result<Chosen, Skip> {
         let profile_name = self
             .lookup_env(inst, version)
@@ -107,14 +101,14 @@ impl Ctx<'_> {
             .get(&profile_name)
             .map_err(|e| Skip::new(SkipReason::UnknownRunnerProfile, e.to_string()))?;
         let image = naming.env(&inst.instance_id);
-        SweBenchEnvironment {
+        let note = SweBenchEnvironment {
             from: "image".into(),
             image: Some(image.image.clone()),
             profile: profile_name.clone(),
             ..SweBenchEnvironment::default()
-        }
-        .write(metadata);
+        };
         Ok(Chosen {
+            note: Some(note),
             described: Some(format!(
                 "version {}; image {}, profile {profile_name}",
                 version.unwrap_or("unknown"),

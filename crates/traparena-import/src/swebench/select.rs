@@ -9,6 +9,7 @@ use traparena_env::{TestOutcome, TestRun};
 use traparena_task::{RelPath, TestSpec};
 
 use super::SweBenchInstance;
+use super::note::ChosenTests;
 use super::plan::{Parsed, Plan};
 use crate::error::{ImportError, io};
 use crate::profiles::RunnerProfile;
@@ -176,32 +177,22 @@ pub(super) fn keep_chosen_public(
         .collect())
 }
 
-/// Records in `task.json`'s metadata which tests were chosen and matched, by the record's
-/// names.
-pub(super) fn record_selection(
-    m: &mut serde_json::Map<String, serde_json::Value>,
-    plan: &Plan,
-    public_ids: &[String],
-    sel: &Selection,
-) {
+/// Which tests were chosen and matched, by the record's names, for `task.json`'s metadata.
+pub(super) fn chosen_tests(plan: &Plan, public_ids: &[String], sel: &Selection) -> ChosenTests {
     let source_of: BTreeMap<&str, &str> = plan
         .public_source
         .iter()
         .map(|(copy, orig)| (copy.as_str(), orig.as_str()))
         .collect();
-    let public_names: Vec<&str> = public_ids
-        .iter()
-        .map(|id| source_of.get(id.as_str()).copied().unwrap_or(id.as_str()))
-        .collect();
-    m.insert("public_tests".into(), serde_json::json!(public_names));
-    m.insert("matched_tests".into(), serde_json::json!(sel.select));
-    m.insert(
-        "unmatched_tests".into(),
-        serde_json::json!(sel.unselectable),
-    );
-    m.insert("skipped_tests".into(), serde_json::json!(sel.skipped_here));
-    m.insert(
-        "failing_here_tests".into(),
-        serde_json::json!(sel.failing_here),
-    );
+    ChosenTests {
+        public_tests: public_ids
+            .iter()
+            .map(|id| source_of.get(id.as_str()).copied().unwrap_or(id.as_str()))
+            .map(str::to_owned)
+            .collect(),
+        matched_tests: sel.select.clone(),
+        unmatched_tests: sel.unselectable.clone(),
+        skipped_tests: sel.skipped_here.clone(),
+        failing_here_tests: sel.failing_here.clone(),
+    }
 }
