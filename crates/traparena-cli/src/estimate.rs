@@ -1,7 +1,7 @@
 //! `traparena experiment SPEC --estimate`: the planned episodes and the calls, tokens and
 //! cost expected, printed; nothing is run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use traparena::runner::ExperimentSpec;
 use traparena::runner::estimate::{Estimate, PerEpisode, RoleAverage, estimate, pilot_mismatch};
@@ -70,38 +70,60 @@ fn duration(hours: f64) -> String {
     }
 }
 
+/// Why a pilot's pace cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum Unpaced {
+    /// Its manifest or its results cannot be read (the results crate's error).
+    #[error(transparent)]
+    Results(#[from] traparena::results::ResultsError),
+    /// The manifest has no creation time, or one that is not a timestamp.
+    #[error("{}: has no creation time{}: its pace is unknown", .manifest.display(), .why.as_ref().map_or(String::new(), |w| format!(" ({w})")))]
+    NoStart {
+        /// The manifest.
+        manifest: PathBuf,
+        /// What is wrong with the one it has.
+        why: Option<String>,
+    },
+    /// The results file's last change cannot be read.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The results file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The pilot finished no episode after it started.
+    #[error("{}: holds no episode to time", .0.display())]
+    NoEpisode(PathBuf),
+}
+
 /// A pilot's pace: its episodes and the seconds from its start (the manifest's `created`) to
-/// its last episode (the results file's last change).
-fn pilot_pace(dir: &Path) -> Result<(u64, f64), String> {
-    use traparena::results::{EPISODES_FILE, MANIFEST_FILE};
+/// its last episode (the results file's last change), read through the results crate.
+fn pilot_pace(dir: &Path) -> Result<(u64, f64), Unpaced> {
+    use traparena::results::{EPISODES_FILE, MANIFEST_FILE, Manifest, ResultLine, read_lines};
     let manifest = dir.join(MANIFEST_FILE);
-    let text =
-        std::fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
-    let created: jiff::Timestamp = v["created"]
-        .as_str()
-        .ok_or_else(|| {
-            format!(
-                "{}: has no creation time: its pace is unknown",
-                manifest.display()
-            )
-        })?
+    let created = Manifest::read(&manifest)?.created;
+    let no_start = |why: Option<String>| Unpaced::NoStart {
+        manifest: manifest.clone(),
+        why,
+    };
+    let created: jiff::Timestamp = created
+        .ok_or_else(|| no_start(None))?
         .parse()
-        .map_err(|e| format!("{}: created: {e}", manifest.display()))?;
+        .map_err(|e: jiff::Error| no_start(Some(e.to_string())))?;
     let episodes = dir.join(EPISODES_FILE);
+    let io = |source| Unpaced::Io {
+        path: episodes.clone(),
+        source,
+    };
     let last = std::fs::metadata(&episodes)
         .and_then(|m| m.modified())
-        .map_err(|e| format!("{}: {e}", episodes.display()))?;
-    let last = jiff::Timestamp::try_from(last).map_err(|e| e.to_string())?;
-    let secs = last.duration_since(created).as_secs_f64();
-    let n = std::fs::read_to_string(&episodes)
-        .map_err(|e| format!("{}: {e}", episodes.display()))?
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .count() as u64;
+        .map_err(io)?;
+    let secs = jiff::Timestamp::try_from(last)
+        .map_or(0.0, |last| last.duration_since(created).as_secs_f64());
+    let n = read_lines::<ResultLine>(&episodes)?.lines.len() as u64;
     if n == 0 || secs <= 0.0 {
-        return Err(format!("{}: holds no episode to time", dir.display()));
+        return Err(Unpaced::NoEpisode(dir.to_owned()));
     }
     Ok((n, secs))
 }

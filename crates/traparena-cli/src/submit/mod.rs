@@ -303,9 +303,35 @@ impl Study {
     }
 }
 
+/// Why a scheduler's command gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SchedulerError {
+    /// It could not be started.
+    #[error("{program}: {source}")]
+    Start {
+        /// The program.
+        program: String,
+        /// Why.
+        source: traparena::env::EnvError,
+    },
+    /// It ran and failed.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        /// The command line.
+        command: String,
+        /// `exit status N`, or `killed`.
+        status: String,
+        /// What it printed on standard error.
+        stderr: String,
+    },
+    /// `sbatch` printed no job id.
+    #[error("sbatch printed no job id: {0:?}")]
+    NoJobId(String),
+}
+
 /// Runs a scheduler's command (`sbatch`, `squeue`, `kubectl`) with the user's environment (a
 /// job inherits it, as from a shell).
-fn scheduler_command(mut argv: Vec<String>, cwd: &Path) -> Result<String, String> {
+fn scheduler_command(mut argv: Vec<String>, cwd: &Path) -> Result<String, SchedulerError> {
     // Found on the user's PATH, as their shell finds it (clusters keep Slurm's commands in
     // /opt/slurm/bin and the like).
     if !argv[0].contains('/')
@@ -330,16 +356,18 @@ fn scheduler_command(mut argv: Vec<String>, cwd: &Path) -> Result<String, String
         env,
         timeout: Duration::from_secs(120),
     })
-    .map_err(|e| format!("{}: {e}", argv[0]))?;
+    .map_err(|source| SchedulerError::Start {
+        program: argv[0].clone(),
+        source,
+    })?;
     if outcome.exit_code != Some(0) {
-        return Err(format!(
-            "`{}` failed ({}): {}",
-            argv.join(" "),
-            outcome
+        return Err(SchedulerError::Failed {
+            command: argv.join(" "),
+            status: outcome
                 .exit_code
                 .map_or("killed".to_owned(), |c| format!("exit status {c}")),
-            outcome.stderr.text.trim()
-        ));
+            stderr: outcome.stderr.text.trim().to_owned(),
+        });
     }
     Ok(outcome.stdout.text)
 }

@@ -6,7 +6,7 @@ use traparena::runner::cluster::slurm::{self as scripts, PassScripts};
 use traparena::runner::cluster::{Marker, Scheduler, ShardState, SubmittedPass};
 
 use super::Study;
-use super::scheduler_command;
+use super::{SchedulerError, scheduler_command};
 use super::status::study_states;
 
 /// Writes the study's batch scripts and submits them (prints them for a dry run); for a
@@ -112,7 +112,11 @@ fn print_chain(scripts: &[PassScripts]) {
 }
 
 /// `sbatch --parsable` of `script`, after `dependency` if any; returns the job id.
-fn sbatch(script: &Path, dependency: Option<&str>, extra: &[String]) -> Result<String, String> {
+fn sbatch(
+    script: &Path,
+    dependency: Option<&str>,
+    extra: &[String],
+) -> Result<String, SchedulerError> {
     let mut argv = vec!["sbatch".to_owned(), "--parsable".to_owned()];
     if let Some(d) = dependency {
         // A dependency that can no longer be met (a failed or cancelled shard) cancels the
@@ -123,11 +127,11 @@ fn sbatch(script: &Path, dependency: Option<&str>, extra: &[String]) -> Result<S
     argv.extend(extra.iter().cloned());
     argv.push(script.to_string_lossy().into_owned());
     let out = scheduler_command(argv, script.parent().unwrap_or(Path::new("/")))?;
-    scripts::parse_job_id(&out).ok_or_else(|| format!("sbatch printed no job id: {out:?}"))
+    scripts::parse_job_id(&out).ok_or(SchedulerError::NoJobId(out))
 }
 
 /// The scheduler's view of `ids` (`squeue -h -r -t all -o "%i %T"`), or why there is none.
-pub(super) fn squeue(ids: &[&str], cwd: &Path) -> Result<String, String> {
+pub(super) fn squeue(ids: &[&str], cwd: &Path) -> Result<String, SchedulerError> {
     if ids.is_empty() {
         return Ok(String::new());
     }

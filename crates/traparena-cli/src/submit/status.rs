@@ -94,7 +94,7 @@ pub(super) fn study_states(
         true => (None, None),
         false => match squeue(&ids, &layout.out) {
             Ok(q) => (Some(q), None),
-            Err(e) => (Some(String::new()), Some(e)),
+            Err(e) => (Some(String::new()), Some(e.to_string())),
         },
     };
     let queue = queue.as_deref();
