@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::FORMAT_VERSION;
 use crate::error::{ResultsError, io, without_position};
 
 /// The unfinished last line of a JSON Lines file: bytes after the last newline that are not
@@ -159,7 +158,7 @@ pub(crate) fn newer_format(text: &[u8]) -> Option<u64> {
         format: Option<u64>,
     }
     let p: Probe = serde_json::from_slice(text).ok()?;
-    p.format.filter(|f| *f > u64::from(FORMAT_VERSION))
+    crate::migrate::newer(p.format)
 }
 
 /// A whole JSON Lines file, read.

@@ -7,7 +7,7 @@ use traparena_task::{FailureMode, Usage, Verdict};
 
 use crate::FORMAT_VERSION;
 pub use crate::condition::{ConditionInfo, attacker_label};
-use crate::migrate::{self, InfoIn};
+use crate::migrate::{self, InfoIn, Malformed};
 
 /// The key of an episode in an experiment: it appears once in `episodes.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -294,9 +294,9 @@ struct LineIn {
 }
 
 impl TryFrom<LineIn> for ResultLine {
-    type Error = String;
+    type Error = Malformed;
 
-    fn try_from(l: LineIn) -> Result<ResultLine, String> {
+    fn try_from(l: LineIn) -> Result<ResultLine, Malformed> {
         let format = migrate::format(l.format)?;
         migrate::check_key(&l.target, &l.condition, &l.task)?;
         migrate::check_fork(format, l.fork.as_ref().map(ForkInfo::key))?;

@@ -7,8 +7,9 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
+use crate::FORMAT_VERSION;
 use crate::error::{ResultsError, io};
-use crate::{FORMAT_VERSION, migrate};
+use crate::migrate::{self, Malformed};
 
 /// What a results folder was made with (`manifest.json`). A resume with anything different is
 /// refused.
@@ -92,9 +93,9 @@ struct ManifestIn {
 }
 
 impl TryFrom<ManifestIn> for Manifest {
-    type Error = String;
+    type Error = Malformed;
 
-    fn try_from(m: ManifestIn) -> Result<Manifest, String> {
+    fn try_from(m: ManifestIn) -> Result<Manifest, Malformed> {
         // Formats 1 and 2 of the manifest differ only in the `format` field.
         migrate::format(m.format)?;
         Ok(Manifest {

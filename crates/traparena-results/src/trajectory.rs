@@ -9,7 +9,7 @@ use traparena_task::{Claims, Step};
 
 use crate::FORMAT_VERSION;
 use crate::line::EpisodeKey;
-use crate::migrate;
+use crate::migrate::{self, Malformed};
 
 /// A message the leakage filter rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,9 +119,9 @@ struct TrajectoryIn {
 }
 
 impl TryFrom<TrajectoryIn> for TrajectoryLine {
-    type Error = String;
+    type Error = Malformed;
 
-    fn try_from(t: TrajectoryIn) -> Result<TrajectoryLine, String> {
+    fn try_from(t: TrajectoryIn) -> Result<TrajectoryLine, Malformed> {
         // Formats 1 and 2 of a trajectory line differ only in the `format` field; format 3
         // adds `fork`.
         let format = migrate::format(t.format)?;
