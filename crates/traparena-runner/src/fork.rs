@@ -25,7 +25,7 @@ pub enum Speak {
 
 /// A point of a trajectory to fork at: a fixed step, or an event of the parent's trajectory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(try_from = "serde_json::Value", into = "serde_json::Value")]
+#[serde(try_from = "PointIn", into = "serde_json::Value")]
 pub enum ForkPoint {
     /// After step `k` (1-based).
     Step(u32),
@@ -73,24 +73,48 @@ impl ForkPoint {
     }
 }
 
-impl TryFrom<serde_json::Value> for ForkPoint {
-    type Error = String;
+/// A fork point as the spec writes it, before it is checked.
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct PointIn(serde_json::Value);
 
-    fn try_from(v: serde_json::Value) -> Result<ForkPoint, String> {
-        let wrong = || format!("expected a step number (1, 2, ...) or one of {EVENTS}, got {v}");
-        match &v {
-            serde_json::Value::Number(n) => match n.as_u64() {
-                Some(k) if k >= 1 => u32::try_from(k).map(ForkPoint::Step).map_err(|_| wrong()),
-                _ => Err(wrong()),
-            },
+/// A spec value that is not a fork point: neither a step number from 1 nor one of the events
+/// ([`EVENTS`]). Serde turns it into the parser's message.
+#[derive(Debug)]
+struct NotAForkPoint {
+    /// The value found.
+    found: serde_json::Value,
+}
+
+impl std::fmt::Display for NotAForkPoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "expected a step number (1, 2, ...) or one of {EVENTS}, got {}",
+            self.found
+        )
+    }
+}
+
+impl TryFrom<PointIn> for ForkPoint {
+    type Error = NotAForkPoint;
+
+    fn try_from(PointIn(v): PointIn) -> Result<ForkPoint, NotAForkPoint> {
+        let point = match &v {
+            serde_json::Value::Number(n) => n
+                .as_u64()
+                .filter(|k| *k >= 1)
+                .and_then(|k| u32::try_from(k).ok())
+                .map(ForkPoint::Step),
             serde_json::Value::String(s) => match s.as_str() {
-                "after_first_test_run" => Ok(ForkPoint::AfterFirstTestRun),
-                "after_first_edit" => Ok(ForkPoint::AfterFirstEdit),
-                "before_submit" => Ok(ForkPoint::BeforeSubmit),
-                _ => Err(wrong()),
+                "after_first_test_run" => Some(ForkPoint::AfterFirstTestRun),
+                "after_first_edit" => Some(ForkPoint::AfterFirstEdit),
+                "before_submit" => Some(ForkPoint::BeforeSubmit),
+                _ => None,
             },
-            _ => Err(wrong()),
-        }
+            _ => None,
+        };
+        point.ok_or(NotAForkPoint { found: v })
     }
 }
 
@@ -431,11 +455,16 @@ mod tests {
             serde_json::json!(-1),
             serde_json::json!("after_lunch"),
             serde_json::json!(1.5),
+            serde_json::json!(1u64 << 32),
+            serde_json::json!([1]),
         ] {
             let err = serde_json::from_value::<ForkPoint>(bad.clone()).unwrap_err();
-            assert!(
-                err.to_string().contains("expected a step number"),
-                "{bad}: {err}"
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "expected a step number (1, 2, ...) or one of after_first_test_run, \
+                     after_first_edit, before_submit, got {bad}"
+                ),
             );
         }
         let p: ForkPoint = serde_json::from_value(serde_json::json!("before_submit")).unwrap();
