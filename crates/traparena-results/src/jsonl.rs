@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::FORMAT_VERSION;
 use crate::error::{ResultsError, io, without_position};
 
 /// The unfinished last line of a JSON Lines file: bytes after the last newline that are not
@@ -30,18 +31,38 @@ pub struct TornLine {
     pub len: usize,
 }
 
+/// Where a line lies in its JSON Lines file ([`JsonlReader::spanned`]): enough to read it
+/// again by seeking, without keeping it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineSpan {
+    /// Its line number, from 1.
+    pub line: usize,
+    /// Where it starts in the file.
+    pub offset: u64,
+    /// How many bytes it has, its newline included.
+    pub len: usize,
+    /// Whether it begins as this build writes a line, `{"format":N,` with `N` the current
+    /// [`FORMAT_VERSION`]: a line read without error that begins so is a line of the current
+    /// format as it is, and its text can be copied without writing it again. (A line of the
+    /// current format written otherwise, its fields in another order, is not `current`.)
+    pub current: bool,
+}
+
 /// Reads a JSON Lines file one line at a time, as `T` ([`crate::ResultLine`],
 /// [`crate::TrajectoryLine`], ...), keeping nothing but the current line.
 ///
 /// Yields each line, or the error of the first line that cannot be read (and nothing after
 /// it). Blank lines are skipped ([`JsonlReader::blank_lines`]); an unfinished last line is not
 /// yielded ([`JsonlReader::torn`]). A line whose `format` is newer than this build reads is
-/// [`ResultsError::NewerFormat`].
+/// [`ResultsError::NewerFormat`]. [`JsonlReader::spanned`] yields each line with its
+/// [`LineSpan`], for readers that read lines again by their place in the file.
 #[derive(Debug)]
 pub struct JsonlReader<R, T> {
     reader: R,
     path: PathBuf,
     buf: Vec<u8>,
+    /// How a line of the current format begins, as this build writes it.
+    current: Vec<u8>,
     line: usize,
     offset: u64,
     blank: usize,
@@ -57,6 +78,7 @@ impl<R: BufRead, T: DeserializeOwned> JsonlReader<R, T> {
             reader,
             path: path.into(),
             buf: Vec::with_capacity(4096),
+            current: format!("{{\"format\":{FORMAT_VERSION},").into_bytes(),
             line: 0,
             offset: 0,
             blank: 0,
@@ -76,7 +98,25 @@ impl<R: BufRead, T: DeserializeOwned> JsonlReader<R, T> {
         self.torn
     }
 
-    fn next_line(&mut self) -> Option<Result<T, ResultsError>> {
+    /// The lines with where each lies in the file ([`LineSpan`]), read under the same rules;
+    /// the reader's [`blank_lines`](JsonlReader::blank_lines) and
+    /// [`torn`](JsonlReader::torn) count them as they are read.
+    pub fn spanned(&mut self) -> Spanned<'_, R, T> {
+        Spanned(self)
+    }
+
+    fn next_line(&mut self) -> Option<Result<(LineSpan, T), ResultsError>> {
+        if self.done {
+            return None;
+        }
+        let next = self.read_line();
+        if !matches!(next, Some(Ok(_))) {
+            self.done = true;
+        }
+        next
+    }
+
+    fn read_line(&mut self) -> Option<Result<(LineSpan, T), ResultsError>> {
         loop {
             self.buf.clear();
             let n = match self.reader.read_until(b'\n', &mut self.buf) {
@@ -101,7 +141,15 @@ impl<R: BufRead, T: DeserializeOwned> JsonlReader<R, T> {
                 continue;
             }
             return match serde_json::from_slice::<T>(text) {
-                Ok(v) => Some(Ok(v)),
+                Ok(v) => {
+                    let span = LineSpan {
+                        line: self.line,
+                        offset: start,
+                        len: n,
+                        current: text.starts_with(&self.current),
+                    };
+                    Some(Ok((span, v)))
+                }
                 Err(e) if !terminated && e.is_eof() => {
                     self.torn = Some(TornLine {
                         line: self.line,
@@ -120,15 +168,34 @@ impl<R: BufRead, T: DeserializeOwned> Iterator for JsonlReader<R, T> {
     type Item = Result<T, ResultsError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let next = self.next_line();
-        if !matches!(next, Some(Ok(_))) {
-            self.done = true;
-        }
-        next
+        Some(self.next_line()?.map(|(_, v)| v))
     }
+}
+
+/// The lines of a [`JsonlReader`] with where each lies in the file
+/// ([`JsonlReader::spanned`]).
+#[derive(Debug)]
+pub struct Spanned<'a, R, T>(&'a mut JsonlReader<R, T>);
+
+impl<R: BufRead, T: DeserializeOwned> Iterator for Spanned<'_, R, T> {
+    type Item = Result<(LineSpan, T), ResultsError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next_line()
+    }
+}
+
+/// Reads one complete line of a JSON Lines file (read again by its [`LineSpan`], say) as `T`,
+/// under the rules of [`JsonlReader`]: surrounding whitespace is ignored, a `format` newer
+/// than this build reads is [`ResultsError::NewerFormat`], anything else that cannot be read
+/// is [`ResultsError::Line`]; `path` and `line` name it in errors.
+pub fn parse_line<T: DeserializeOwned>(
+    text: &[u8],
+    path: &Path,
+    line: usize,
+) -> Result<T, ResultsError> {
+    let text = text.trim_ascii();
+    serde_json::from_slice(text).map_err(|source| line_error(path, line, text, source))
 }
 
 /// The error of a line that could not be read: [`ResultsError::NewerFormat`] when its

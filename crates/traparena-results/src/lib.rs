@@ -32,8 +32,11 @@
 //! built-in `tally` curator (format 1 did not record which one ran), `false` none.
 //!
 //! JSON Lines files are read line by line ([`JsonlReader`], [`read_lines`]) with one rule for
-//! a crash's leftovers: an unfinished last line is not a line ([`TornLine`]). They are written
-//! a whole line at a time ([`Appender`]), and other files atomically ([`write_atomic`]).
+//! a crash's leftovers: an unfinished last line is not a line ([`TornLine`]). A reader that
+//! reads lines again by their place in the file (the episode viewer) gets each line's
+//! [`LineSpan`] ([`JsonlReader::spanned`]), may read only a line's key ([`LineKey`]), and reads
+//! a line again with [`parse_line`], all under the same rules. They are written a whole line
+//! at a time ([`Appender`]), and other files atomically ([`write_atomic`]).
 //!
 //! ```
 //! use traparena_results::{ConditionInfo, EpisodeKey, ResultLine};
@@ -66,9 +69,10 @@ use std::path::{Path, PathBuf};
 
 pub use error::ResultsError;
 pub use jsonl::{
-    Appender, JsonlFile, JsonlReader, TornLine, read_lines, write_atomic, write_lines,
+    Appender, JsonlFile, JsonlReader, LineSpan, Spanned, TornLine, parse_line, read_lines,
+    write_atomic, write_lines,
 };
-pub use line::{ConditionInfo, EpisodeKey, ForkInfo, ForkKey, ResultLine, attacker_label};
+pub use line::{ConditionInfo, EpisodeKey, ForkInfo, ForkKey, LineKey, ResultLine, attacker_label};
 pub use manifest::{Manifest, folder_sha256, sha256_json};
 pub use spec_head::SpecHead;
 pub use trajectory::{AttackerFailure, RejectedMessage, TrajectoryLine};

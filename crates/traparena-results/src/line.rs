@@ -327,3 +327,55 @@ impl TryFrom<LineIn> for ResultLine {
         })
     }
 }
+
+/// The key of a line of `episodes.jsonl` or `trajectories.jsonl` with its format, read alone:
+/// for a reader that needs only where each episode's lines are (the episode viewer's first
+/// pass), without the cost of keeping the rest of the line.
+///
+/// The format and the key are checked as a whole line's are (a newer format is an error, as
+/// are an empty `target`, `condition` or `task` and a `fork` before format 3); the other fields
+/// are skipped: scanned as JSON, neither kept nor checked. Of an episode line's `fork`, the
+/// step and the branch are read ([`ForkKey`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "KeyIn")]
+pub struct LineKey {
+    /// The line's format (1 for a line without `format`).
+    pub format: u32,
+    /// The episode.
+    pub key: EpisodeKey,
+}
+
+/// The key fields of a line, as read.
+#[derive(Deserialize)]
+struct KeyIn {
+    #[serde(default)]
+    format: Option<u64>,
+    target: String,
+    condition: String,
+    task: String,
+    round: u32,
+    sample: u32,
+    #[serde(default)]
+    fork: Option<ForkKey>,
+}
+
+impl TryFrom<KeyIn> for LineKey {
+    type Error = Malformed;
+
+    fn try_from(k: KeyIn) -> Result<LineKey, Malformed> {
+        let format = migrate::format(k.format)?;
+        migrate::check_key(&k.target, &k.condition, &k.task)?;
+        migrate::check_fork(format, k.fork)?;
+        Ok(LineKey {
+            format,
+            key: EpisodeKey {
+                target: k.target,
+                condition: k.condition,
+                task: k.task,
+                round: k.round,
+                sample: k.sample,
+                fork: k.fork,
+            },
+        })
+    }
+}
