@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use serde_json::Value;
-use traparena_report::{VIEWER_PAGE, ViewerOptions, viewer_dir_for, write_viewer};
-use traparena_results::{EPISODES_FILE, TRAJECTORIES_FILE};
+use traparena_report::{ReportError, VIEWER_PAGE, ViewerOptions, viewer_dir_for, write_viewer};
+use traparena_results::{EPISODES_FILE, ResultsError, TRAJECTORIES_FILE};
 use traparena_testkit::synthetic::{SyntheticConfig, write_trajectories};
 
 /// The JSON inside `TrapViewer.<call>(...);`.
@@ -279,4 +279,111 @@ fn lines_of_an_older_format_are_written_in_the_current_one() {
     }
     assert_eq!(formats.len(), text.lines().count());
     assert!(formats.iter().all(|f| *f == 3), "{formats:?}");
+}
+
+/// Appends `text` to a file of the results folder.
+fn append(dir: &Path, file: &str, text: &str) {
+    let path = dir.join(file);
+    let mut all = std::fs::read_to_string(&path).unwrap();
+    all.push_str(text);
+    std::fs::write(&path, all).unwrap();
+}
+
+#[test]
+fn a_torn_last_line_is_an_episode_being_written_not_an_error() {
+    for file in [EPISODES_FILE, TRAJECTORIES_FILE] {
+        let results = tempfile::tempdir().unwrap();
+        let n = toy_with_trajectories(results.path());
+        // The start of a line, cut off by a crash or still being written.
+        let first = std::fs::read_to_string(results.path().join(file)).unwrap();
+        let first = first.lines().next().unwrap();
+        append(results.path(), file, &first[..first.len() / 2]);
+        let out = tempfile::tempdir().unwrap();
+        let viewer = out.path().join("v");
+        let s = write_viewer(results.path(), &viewer, &ViewerOptions::default())
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!((s.episodes, s.trajectories, s.orphans), (n, n, 0), "{file}");
+    }
+}
+
+#[test]
+fn a_line_of_a_newer_format_is_an_error_naming_the_file_and_the_line() {
+    let newer = traparena_results::FORMAT_VERSION + 1;
+    for file in [EPISODES_FILE, TRAJECTORIES_FILE] {
+        let results = tempfile::tempdir().unwrap();
+        let n = toy_with_trajectories(results.path());
+        let text = std::fs::read_to_string(results.path().join(file)).unwrap();
+        let last = text.lines().last().unwrap().replacen(
+            &format!("{{\"format\":{},", traparena_results::FORMAT_VERSION),
+            &format!("{{\"format\":{newer},"),
+            1,
+        );
+        append(results.path(), file, &format!("{last}\n"));
+        let out = tempfile::tempdir().unwrap();
+        let viewer = out.path().join("v");
+        let e = write_viewer(results.path(), &viewer, &ViewerOptions::default()).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                ReportError::Results(ResultsError::NewerFormat { path, line: Some(l), found })
+                    if path.ends_with(file) && *l == n + 1 && *found == u64::from(newer)
+            ),
+            "{file}: {e:?}"
+        );
+        assert!(
+            e.to_string()
+                .contains(&format!("{file}: line {}: format {newer} is newer", n + 1)),
+            "{e}"
+        );
+        assert!(!viewer.exists());
+    }
+}
+
+#[test]
+fn lines_of_format_1_are_read_as_they_always_were() {
+    let results = tempfile::tempdir().unwrap();
+    toy_with_trajectories(results.path());
+    let current = format!("{{\"format\":{},", traparena_results::FORMAT_VERSION);
+    // Every baseline line and its trajectory as format 1 wrote them: no `format` (a baseline's
+    // `condition_info` has the same fields in both formats).
+    let mut old = Vec::new();
+    for file in [EPISODES_FILE, TRAJECTORIES_FILE] {
+        let path = results.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut out = String::new();
+        for line in text.lines() {
+            if line.contains("\"condition\":\"baseline\"") && !line.contains("\"fork\"") {
+                let v: Value = serde_json::from_str(line).unwrap();
+                old.push((file, v));
+                out.push_str(&line.replacen(&current, "{", 1));
+            } else {
+                out.push_str(line);
+            }
+            out.push('\n');
+        }
+        std::fs::write(&path, out).unwrap();
+    }
+    assert!(!old.is_empty());
+    let out = tempfile::tempdir().unwrap();
+    let viewer = out.path().join("v");
+    write_viewer(results.path(), &viewer, &ViewerOptions::default()).unwrap();
+    // Each is in a fragment as the current format writes it: the line it was.
+    let mut shown = Vec::new();
+    for e in std::fs::read_dir(viewer.join("f")).unwrap() {
+        let data = script_json(
+            &std::fs::read_to_string(e.unwrap().path()).unwrap(),
+            "fragment",
+        );
+        for (file, part) in [
+            (EPISODES_FILE, "results"),
+            (TRAJECTORIES_FILE, "trajectories"),
+        ] {
+            for v in data[part].as_array().unwrap() {
+                shown.push((file, v.clone()));
+            }
+        }
+    }
+    for line in &old {
+        assert!(shown.contains(line), "{} not shown as it was", line.1);
+    }
 }

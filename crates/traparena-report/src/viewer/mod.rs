@@ -8,8 +8,11 @@
 //! The folder is written in two passes that keep no line in memory: the first notes where each
 //! group's lines lie in `episodes.jsonl` and `trajectories.jsonl`, the second reads each group
 //! back and writes its fragment, every line parsed in its own format version and written in
-//! the current one. It is written under a temporary name and renamed into place, so a reader
-//! never sees half a viewer.
+//! the current one. Both read through the results crate (`JsonlReader::spanned`, `LineKey`,
+//! `parse_line`), so the viewer keeps its rules: an unfinished last line is an episode still
+//! being written and is left out, a line of a newer format is an error naming the file and the
+//! line, older lines are migrated. It is written under a temporary name and renamed into
+//! place, so a reader never sees half a viewer.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -19,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::json;
-use traparena_results::{ResultLine, TrajectoryLine};
+use traparena_results::{LineSpan, ResultLine, TrajectoryLine};
 use traparena_task::output::{Output, check_folder};
 
 use crate::build::condition_kind;
@@ -27,7 +30,7 @@ use crate::error::ReportError;
 
 mod scan;
 
-use scan::{Group, Scan, Span, scan};
+use scan::{Group, Scan, scan};
 
 /// The page, its style and its script.
 const PAGE: &str = concat!(
@@ -295,7 +298,7 @@ impl Readers {
 
     /// The line at `span` of the episodes file (`trajectories: false`) or the trajectories
     /// file, and the file's path.
-    fn read(&mut self, trajectories: bool, span: Span) -> Result<(&[u8], &Path), ReportError> {
+    fn read(&mut self, trajectories: bool, span: LineSpan) -> Result<(&[u8], &Path), ReportError> {
         let (path, file) = if trajectories {
             self.trajectories
                 .as_mut()
@@ -322,7 +325,7 @@ fn push_line<T: serde::de::DeserializeOwned + Serialize>(
     text: &mut String,
     readers: &mut Readers,
     trajectories: bool,
-    span: Span,
+    span: LineSpan,
 ) -> Result<(), ReportError> {
     let (raw, path) = readers.read(trajectories, span)?;
     let raw = std::str::from_utf8(raw).map_err(|e| ReportError::InvalidFile {
@@ -331,7 +334,7 @@ fn push_line<T: serde::de::DeserializeOwned + Serialize>(
     })?;
     // A result line in the current format was parsed whole by the first pass.
     if trajectories || !span.current {
-        let line: T = serde_json::from_str(raw).map_err(|e| scan::malformed(path, span.line, e))?;
+        let line: T = traparena_results::parse_line(raw.as_bytes(), path, span.line)?;
         if !span.current {
             text.push_str(&script_json(&line)?);
             return Ok(());

@@ -4,25 +4,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
 
-use serde::Deserialize;
-use traparena_results::{ConditionInfo, ForkKey, ResultLine, ResultsError};
+use traparena_results::{ConditionInfo, ForkKey, JsonlReader, LineKey, LineSpan, ResultLine};
 
 use crate::error::ReportError;
-
-/// Where one line lies in its file.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Span {
-    pub offset: u64,
-    pub len: usize,
-    /// Its line number, from 1.
-    pub line: usize,
-    /// Whether it is written in the current results format (`{"format":N,` first, as the
-    /// results writer puts it), so that it can be copied as it is.
-    pub current: bool,
-}
 
 /// An episode within its group (the group fixes target, condition and task): round, sample
 /// and fork, in key order.
@@ -32,9 +19,9 @@ pub(super) type Slot = (u32, u32, Option<ForkKey>);
 #[derive(Debug, Default)]
 pub(super) struct Group {
     /// Result lines.
-    pub results: Vec<(Slot, Span)>,
+    pub results: Vec<(Slot, LineSpan)>,
     /// Trajectory lines.
-    pub trajectories: Vec<(Slot, Span)>,
+    pub trajectories: Vec<(Slot, LineSpan)>,
     /// Episodes that are not infrastructure errors.
     pub usable: u32,
     /// Accepted episodes.
@@ -69,23 +56,14 @@ pub(super) struct Scan {
     pub orphans: usize,
 }
 
-/// The key fields of a trajectory line: all the first pass reads of it.
-#[derive(Deserialize)]
-struct TrajectoryKey {
-    target: String,
-    condition: String,
-    task: String,
-    round: u32,
-    sample: u32,
-    #[serde(default)]
-    fork: Option<ForkKey>,
-}
-
-/// Calls `f` with every non-blank line of `path`, its number and where it lies. A missing
-/// file is no line.
-fn each_line(
+/// Calls `f` with every line of `path` read as `T`, and where it lies, under the results
+/// crate's rules ([`JsonlReader`]): blank lines and an unfinished last line (an episode still
+/// being written) are no lines, a line of a newer format is
+/// [`NewerFormat`](traparena_results::ResultsError::NewerFormat), an older one is migrated. A
+/// missing file is no line.
+fn each_line<T: serde::de::DeserializeOwned>(
     path: &Path,
-    mut f: impl FnMut(&[u8], usize, Span) -> Result<(), ReportError>,
+    mut f: impl FnMut(T, LineSpan),
 ) -> Result<(), ReportError> {
     let file = match File::open(path) {
         Ok(f) => f,
@@ -97,45 +75,12 @@ fn each_line(
             });
         }
     };
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    let current_prefix = format!("{{\"format\":{},", traparena_results::FORMAT_VERSION);
-    let mut buf = Vec::with_capacity(4096);
-    let (mut offset, mut number) = (0u64, 0usize);
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| ReportError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        if n == 0 {
-            return Ok(());
-        }
-        number += 1;
-        let text = buf.trim_ascii();
-        if !text.is_empty() {
-            let current = text.starts_with(current_prefix.as_bytes());
-            let span = Span {
-                offset,
-                len: n,
-                line: number,
-                current,
-            };
-            f(text, number, span)?;
-        }
-        offset += n as u64;
+    let mut reader = JsonlReader::<_, T>::new(BufReader::with_capacity(1 << 16, file), path);
+    for line in reader.spanned() {
+        let (span, line) = line.map_err(ReportError::Results)?;
+        f(line, span);
     }
-}
-
-pub(super) fn malformed(path: &Path, line: usize, source: serde_json::Error) -> ReportError {
-    ReportError::Results(ResultsError::Line {
-        path: path.to_path_buf(),
-        line,
-        column: source.column(),
-        message: source.to_string(),
-        source,
-    })
+    Ok(())
 }
 
 /// The first pass over a results folder.
@@ -145,9 +90,7 @@ pub(super) fn scan(dir: &Path) -> Result<Scan, ReportError> {
     if !episodes.is_file() {
         return Err(ReportError::MissingEpisodes { path: episodes });
     }
-    each_line(&episodes, |text, number, span| {
-        let line: ResultLine =
-            serde_json::from_slice(text).map_err(|e| malformed(&episodes, number, e))?;
+    each_line(&episodes, |line: ResultLine, span| {
         s.results += 1;
         let cell = s
             .cells
@@ -170,12 +113,9 @@ pub(super) fn scan(dir: &Path) -> Result<Scan, ReportError> {
             (line.round, line.sample, line.fork.as_ref().map(|f| f.key())),
             span,
         ));
-        Ok(())
     })?;
     let trajectories = dir.join(traparena_results::TRAJECTORIES_FILE);
-    each_line(&trajectories, |text, number, span| {
-        let k: TrajectoryKey =
-            serde_json::from_slice(text).map_err(|e| malformed(&trajectories, number, e))?;
+    each_line(&trajectories, |LineKey { key: k, .. }, span| {
         s.trajectories += 1;
         let group = s
             .cells
@@ -185,7 +125,6 @@ pub(super) fn scan(dir: &Path) -> Result<Scan, ReportError> {
             Some(g) => g.trajectories.push(((k.round, k.sample, k.fork), span)),
             None => s.orphans += 1,
         }
-        Ok(())
     })?;
     for cell in s.cells.values_mut() {
         for g in cell.tasks.values_mut() {
