@@ -10,7 +10,7 @@
 //! | [`TRAJECTORIES_FILE`] | the trajectory of each finished episode | [`TrajectoryLine`] |
 //! | [`SPEC_FILE`] | the experiment spec as run | the runner's `ExperimentSpec`; its head, [`SpecHead`], for readers of results |
 //! | [`MANIFEST_FILE`] | what the folder was made with | [`Manifest`] |
-//! | [`NOTES_DIR`]`/<target>/<condition>/round-<r>.json` ([`notes_path`]) | the curator's notes the attacker saw in round r | the attack crate's `Notes` |
+//! | [`NOTES_DIR`]`/<target>/<condition>/round-<r>.json` ([`notes_path`]) | the curator's notes the attacker saw in round r | [`NotesFile`] (in memory, the attack crate's `Notes`) |
 //! | [`NOTES_DIR`]`/<target>/<condition>/round-<r>.usage.json` ([`curator_usage_path`]) | the curator's tokens for the notes of round r, written just before them | `traparena_task::Usage` |
 //! | [`NOTES_DIR`]`/<target>/<condition>/`[`CURATOR_USAGE_FILE`] | older folders: the curator's tokens summed over rounds (read, no longer written) | `traparena_task::Usage` |
 //!
@@ -18,7 +18,9 @@
 //! ([`FORMAT_VERSION`]). A line or manifest without `format` is of format 1 and is migrated when
 //! read (format 1 → 2 changed [`ConditionInfo`]: the attacker's kind with its `args`, the
 //! curator's kind); one with a newer format than this build knows is
-//! [`ResultsError::NewerFormat`], naming the file and the line.
+//! [`ResultsError::NewerFormat`], naming the file and the line. A notes file is written without
+//! `format` (its fields have not changed since format 1, and the manifest states the folder's
+//! format); it is read with or without one, and a newer one is refused the same way.
 //!
 //! | format | what changed |
 //! |---|---|
@@ -62,6 +64,7 @@ mod jsonl;
 mod line;
 mod manifest;
 mod migrate;
+mod notes;
 mod spec_head;
 mod trajectory;
 
@@ -74,6 +77,7 @@ pub use jsonl::{
 };
 pub use line::{ConditionInfo, EpisodeKey, ForkInfo, ForkKey, LineKey, ResultLine, attacker_label};
 pub use manifest::{Manifest, folder_sha256, sha256_json};
+pub use notes::{NotesFile, NotesLimits};
 pub use spec_head::SpecHead;
 pub use trajectory::{AttackerFailure, RejectedMessage, TrajectoryLine};
 
