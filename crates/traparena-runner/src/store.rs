@@ -7,10 +7,11 @@ use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use traparena_attack::{AttackError, Notes};
+use traparena_attack::{AttackError, NoteLimits, Notes};
 use traparena_results::{
-    Appender, EPISODES_FILE, EpisodeKey, MANIFEST_FILE, Manifest, ResultLine, SPEC_FILE,
-    TRAJECTORIES_FILE, TrajectoryLine, read_lines, write_atomic,
+    Appender, EPISODES_FILE, EpisodeKey, MANIFEST_FILE, Manifest, NotesFile, NotesLimits,
+    ResultLine, ResultsError, SPEC_FILE, TRAJECTORIES_FILE, TrajectoryLine, read_lines,
+    write_atomic,
 };
 use traparena_task::Usage;
 use traparena_task::output::{Output, check_folder};
@@ -196,7 +197,7 @@ impl ResultsDir {
         traparena_results::notes_path(dir, target, condition, round)
     }
 
-    /// Writes notes atomically.
+    /// Writes notes atomically, as the results format's [`NotesFile`].
     pub fn write_notes(
         dir: &Path,
         target: &str,
@@ -204,12 +205,15 @@ impl ResultsDir {
         round: u32,
         notes: &Notes,
     ) -> Result<(), RunError> {
-        let p = Self::notes_path(dir, target, condition, round);
-        std::fs::create_dir_all(p.parent().expect("has a parent")).map_err(|e| io_err(&p, e))?;
-        Ok(write_atomic(
-            &p,
-            &serde_json::to_vec_pretty(notes).expect("serialisable"),
-        )?)
+        let limits = notes.limits();
+        let file = NotesFile {
+            items: notes.items().to_vec(),
+            limits: Some(NotesLimits {
+                max_notes: limits.max_notes,
+                max_chars: limits.max_chars,
+            }),
+        };
+        Ok(file.write_round(dir, target, condition, round)?)
     }
 
     /// Where a target's condition keeps the tokens the curator spent on round `round`'s notes
@@ -236,24 +240,33 @@ impl ResultsDir {
         )?)
     }
 
-    /// Reads notes, when present.
+    /// Reads notes, when present: the results format's [`NotesFile`], checked against its
+    /// limits (the default limits when the file has none).
     pub fn read_notes(
         dir: &Path,
         target: &str,
         condition: &str,
         round: u32,
     ) -> Result<Option<Notes>, RunError> {
-        let p = Self::notes_path(dir, target, condition, round);
-        match std::fs::read_to_string(&p) {
-            Ok(t) => serde_json::from_str(&t)
-                .map(Some)
-                .map_err(|e| RunError::Results {
-                    path: p,
-                    message: format!("unreadable notes: {e}"),
-                }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err(&p, e)),
-        }
+        let unreadable = |message: String| RunError::Results {
+            path: Self::notes_path(dir, target, condition, round),
+            message: format!("unreadable notes: {message}"),
+        };
+        let file = match NotesFile::read_round(dir, target, condition, round) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Ok(None),
+            Err(ResultsError::File { source, .. }) => return Err(unreadable(source.to_string())),
+            Err(e) => return Err(e.into()),
+        };
+        let limits = file
+            .limits
+            .map_or_else(NoteLimits::default, |l| NoteLimits {
+                max_notes: l.max_notes,
+                max_chars: l.max_chars,
+            });
+        Notes::new(file.items, limits)
+            .map(Some)
+            .map_err(|e| unreadable(e.to_string()))
     }
 
     /// Of `keys`, those whose episode finished without an infrastructure error.
@@ -289,5 +302,56 @@ pub(crate) fn curator_err(e: AttackError) -> RunError {
     RunError::Results {
         path: PathBuf::from(traparena_results::NOTES_DIR),
         message: format!("curator failed: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_are_written_as_notes_serialise_and_read_back_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = NoteLimits {
+            max_notes: 3,
+            max_chars: 20,
+        };
+        let notes = Notes::new(vec!["one".into(), "two \"2\"".into()], limits).unwrap();
+        assert_eq!(
+            ResultsDir::read_notes(dir.path(), "m", "c", 2).unwrap(),
+            None
+        );
+        ResultsDir::write_notes(dir.path(), "m", "c", 2, &notes).unwrap();
+        let path = ResultsDir::notes_path(dir.path(), "m", "c", 2);
+        // The bytes the runner wrote before the results crate had the notes format.
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            serde_json::to_vec_pretty(&notes).unwrap()
+        );
+        let back = ResultsDir::read_notes(dir.path(), "m", "c", 2).unwrap();
+        assert_eq!(back, Some(notes));
+        // Without limits: the default ones; over its limits: unreadable, naming the file.
+        std::fs::write(&path, r#"{"items": ["a"]}"#).unwrap();
+        let read = ResultsDir::read_notes(dir.path(), "m", "c", 2)
+            .unwrap()
+            .unwrap();
+        assert_eq!(read.limits(), NoteLimits::default());
+        let too_many = r#"{"items": ["a", "b"], "limits": {"max_notes": 1, "max_chars": 5}}"#;
+        for (bad, says) in [
+            (too_many, "unreadable notes: 2 notes, over the limit of 1"),
+            (
+                r#"{"items": [3]}"#,
+                "unreadable notes: invalid type: integer `3`",
+            ),
+            (r#"{"format": 9, "items": []}"#, "format 9 is newer"),
+        ] {
+            std::fs::write(&path, bad).unwrap();
+            let e = ResultsDir::read_notes(dir.path(), "m", "c", 2).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                text.contains("round-2.json") && text.contains(says),
+                "{text}"
+            );
+        }
     }
 }
