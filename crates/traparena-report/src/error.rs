@@ -35,10 +35,10 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
-    /// A line of `episodes.jsonl` is not a valid episode line (not JSON, a missing field, a
-    /// value of the wrong type, an empty task id, a newer format than this build reads), or
-    /// `manifest.json` or a curator usage file is malformed: the results format's error, which
-    /// names the file and the line.
+    /// A line of `episodes.jsonl` or `trajectories.jsonl` is not a valid line (not JSON, a
+    /// missing field, a value of the wrong type, an empty task id, a newer format than this
+    /// build reads), or `manifest.json`, `spec.json`'s head, a curator notes file or a curator
+    /// usage file is malformed: the results format's error, which names the file and the line.
     #[error(transparent)]
     Results(#[from] traparena_results::ResultsError),
     /// `episodes.jsonl` has no episode line at all.
@@ -46,15 +46,6 @@ pub enum ReportError {
     NoEpisodes {
         /// The file.
         path: PathBuf,
-    },
-    /// An optional file (`spec.json`, a curator notes file) is present but malformed.
-    #[error("{}: malformed: {source}", path.display())]
-    MalformedFile {
-        /// The file.
-        path: PathBuf,
-        /// The parser's error.
-        #[source]
-        source: serde_json::Error,
     },
     /// An optional file parses but a value in it cannot be used (e.g. a `created` date in
     /// `manifest.json` that is not a date).

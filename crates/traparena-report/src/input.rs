@@ -11,11 +11,9 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use serde::Deserialize;
-use serde::de::IgnoredAny;
 use traparena_results::{
-    ConditionInfo, EPISODES_FILE, JsonlReader, MANIFEST_FILE, Manifest, NOTES_DIR, ResultLine,
-    SpecHead, notes_round,
+    ConditionInfo, EPISODES_FILE, JsonlReader, MANIFEST_FILE, Manifest, NOTES_DIR, NotesFile,
+    ResultLine, ResultsError, SpecHead, notes_round,
 };
 use traparena_stats::{EpisodeOutcome, ForkOutcome};
 
@@ -355,7 +353,7 @@ pub struct CuratorNotes {
     /// `round − 1` (the curator runs between rounds; the notes of round 0 are the empty notes
     /// before any round, so `None`).
     pub from_rounds: Option<[u32; 2]>,
-    /// The notes, in order (a non-string item is shown as its JSON text).
+    /// The notes, in order.
     pub items: Vec<String>,
     /// The file, relative to the results folder.
     pub file: String,
@@ -363,14 +361,6 @@ pub struct CuratorNotes {
     /// recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<traparena_task::Usage>,
-}
-
-#[derive(Deserialize)]
-struct NotesFile {
-    items: Vec<serde_json::Value>,
-    #[serde(default)]
-    #[allow(dead_code)]
-    limits: Option<IgnoredAny>,
 }
 
 /// A results folder, read: its episodes, what `spec.json` and `manifest.json` say (when
@@ -507,22 +497,15 @@ fn read_notes(dir: &Path) -> Result<Vec<CuratorNotes>, ReportError> {
                 .filter_map(|(name, p)| Some((notes_round(&name)?, p)))
                 .max_by_key(|(r, _)| *r);
             let Some((round, path)) = last else { continue };
-            let text = std::fs::read(&path).map_err(|source| ReportError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            let notes: NotesFile = serde_json::from_slice(&text)
-                .map_err(|source| ReportError::MalformedFile { path, source })?;
+            let notes = match NotesFile::read(&path) {
+                Err(ResultsError::Io { path, source }) => {
+                    return Err(ReportError::Io { path, source });
+                }
+                read => read?,
+            };
             let usage = traparena_results::read_curator_usage(dir, &target, &condition)?;
             out.push(CuratorNotes {
-                items: notes
-                    .items
-                    .into_iter()
-                    .map(|v| match v {
-                        serde_json::Value::String(s) => s,
-                        other => other.to_string(),
-                    })
-                    .collect(),
+                items: notes.items,
                 file: format!(
                     "{NOTES_DIR}/{target}/{condition}/{}",
                     traparena_results::notes_file_name(round)
