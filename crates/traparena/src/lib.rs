@@ -18,7 +18,7 @@
 //! | [`attack`] | `traparena-attack` | the [`Attacker`] and [`Curator`] traits, personas, schedule, leakage filter, notes |
 //! | [`agent`] | `traparena-agent` | the [`Agent`] trait and the gold, credulous, hardcoder and replay agents |
 //! | [`runner`] | `traparena-runner` | one [`Episode`], its [`EpisodeRecord`]; whole experiments |
-//! | [`results`] | `traparena-results` | the results folder's format: the lines of `episodes.jsonl` and `trajectories.jsonl`, the manifest, versioned reading and writing |
+//! | [`results`] | `traparena-results` | the results folder's format: the lines of `episodes.jsonl` and `trajectories.jsonl`, the manifest, the curator's notes files, versioned reading and writing |
 //! | [`model`] | `traparena-model` | the model client, record and replay, reading replies, prices and a call's cost; the wire formats it and the proxy speak (Chat Completions, Anthropic Messages, OpenAI Responses), each a [`WireFormat`] |
 //! | [`llm`] | `traparena-llm` | the model-backed agent, attacker and curator, their prompts and registry kinds |
 //! | [`external`] | `traparena-external` | external agents (Claude Code, Codex CLI, Qwen Code, opencode, aider, mini-swe-agent) as black-box processes behind the injecting model proxy, which speaks chat completions, Anthropic Messages and OpenAI Responses; agent profiles |
