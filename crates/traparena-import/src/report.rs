@@ -97,6 +97,19 @@ pub struct Emitted {
     pub duration_ms: u64,
 }
 
+/// What became of one record: a task written, or the record skipped with its reason. A
+/// failure of the harness is the `Err` beside it ([`Outcome`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RecordOutcome {
+    /// A task was written.
+    Emitted(Emitted),
+    /// The record was skipped.
+    Skipped(Skipped),
+}
+
+/// One record's import: its outcome, or a failure of the harness.
+pub(crate) type Outcome = Result<RecordOutcome, ImportError>;
+
 /// A record an import did not turn into a task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skipped {
@@ -140,25 +153,21 @@ impl Skipped {
 
 /// Marks a record's outcome with its group and the time since `started`, and a skipped
 /// record whose detail or failures show a reach for the network as needing it.
-pub(crate) fn stamp(
-    r: Result<Result<Emitted, Skipped>, ImportError>,
-    group: &str,
-    started: std::time::Instant,
-) -> Result<Result<Emitted, Skipped>, ImportError> {
+pub(crate) fn stamp(r: Outcome, group: &str, started: std::time::Instant) -> Outcome {
     let ms = started.elapsed().as_millis() as u64;
     let r = r?;
     Ok(match r {
-        Ok(mut e) => {
+        RecordOutcome::Emitted(mut e) => {
             e.group = Some(group.to_owned());
             e.duration_ms = ms;
-            Ok(e)
+            RecordOutcome::Emitted(e)
         }
-        Err(mut s) => {
+        RecordOutcome::Skipped(mut s) => {
             s.group = Some(group.to_owned());
             s.duration_ms = ms;
             s.needs_network = reaches_for_network(&s.detail)
                 || s.failures.iter().any(|f| reaches_for_network(&f.message));
-            Err(s)
+            RecordOutcome::Skipped(s)
         }
     })
 }
@@ -337,12 +346,9 @@ impl ImportReport {
     /// start, a file that could not be written) as a skipped record with the reason
     /// "infrastructure error", so that one record never aborts a whole import. Bad input is
     /// refused before any record is imported and still stops the import.
-    pub(crate) fn contain(
-        record: &str,
-        r: Result<Result<Emitted, Skipped>, ImportError>,
-    ) -> Result<Result<Emitted, Skipped>, ImportError> {
+    pub(crate) fn contain(record: &str, r: Outcome) -> Outcome {
         match r {
-            Err(e) if !e.is_bad_input() => Ok(Err(Skipped::new(
+            Err(e) if !e.is_bad_input() => Ok(RecordOutcome::Skipped(Skipped::new(
                 record,
                 Skip::new(SkipReason::Infrastructure, e.to_string()),
             ))),
@@ -353,7 +359,7 @@ impl ImportReport {
     pub(crate) fn gather(
         g: Gathered<'_>,
         started: std::time::Instant,
-        results: Vec<Result<Result<Emitted, Skipped>, ImportError>>,
+        results: Vec<Outcome>,
     ) -> Result<ImportReport, ImportError> {
         let mut report = ImportReport {
             source: g.source.into(),
@@ -370,8 +376,8 @@ impl ImportReport {
         };
         for r in results {
             match r? {
-                Ok(e) => report.emitted.push(e),
-                Err(s) => report.skipped.push(s),
+                RecordOutcome::Emitted(e) => report.emitted.push(e),
+                RecordOutcome::Skipped(s) => report.skipped.push(s),
             }
         }
         report.duration_ms = started.elapsed().as_millis() as u64;
@@ -401,7 +407,7 @@ mod tests {
             source: std::io::Error::other("cannot run python3: Invalid argument (os error 22)"),
         };
         match ImportReport::contain("r1", Err(io)) {
-            Ok(Err(s)) => {
+            Ok(RecordOutcome::Skipped(s)) => {
                 assert_eq!(s.record, "r1");
                 assert_eq!(s.reason, SkipReason::Infrastructure);
                 assert!(s.detail.contains("os error 22"), "{s:?}");
@@ -468,9 +474,13 @@ mod tests {
             Skip::new(SkipReason::NoPublicTest, "none at base"),
         );
         let mut rows = Vec::new();
-        for (r, g) in [Ok(emitted), Err(offline), Err(other)]
-            .into_iter()
-            .zip(["a/b", "a/b", "c/d"])
+        for (r, g) in [
+            RecordOutcome::Emitted(emitted),
+            RecordOutcome::Skipped(offline),
+            RecordOutcome::Skipped(other),
+        ]
+        .into_iter()
+        .zip(["a/b", "a/b", "c/d"])
         {
             rows.push(stamp(Ok(r), g, started).unwrap());
         }
@@ -489,8 +499,8 @@ mod tests {
         };
         for r in rows {
             match r {
-                Ok(e) => report.emitted.push(e),
-                Err(s) => report.skipped.push(s),
+                RecordOutcome::Emitted(e) => report.emitted.push(e),
+                RecordOutcome::Skipped(s) => report.skipped.push(s),
             }
         }
         assert!(report.skipped[0].needs_network && !report.skipped[1].needs_network);

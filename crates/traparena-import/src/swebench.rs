@@ -38,7 +38,7 @@ use crate::common::{
 use crate::error::ImportError;
 use crate::pins::Pins;
 use crate::profiles::Profiles;
-use crate::report::{Emitted, Gathered, ImportReport, Skipped};
+use crate::report::{Gathered, ImportReport, Outcome, RecordOutcome, Skipped};
 
 /// One SWE-bench instance, in the field names of the published data set (fields the importer
 /// does not use are ignored).
@@ -332,8 +332,6 @@ fn import_from(
     Ok(report)
 }
 
-type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
-
 /// An interpreter setting resolved once: the executable, or why there is none.
 type Resolved = Arc<OnceLock<Result<PathBuf, Arc<PyEnvError>>>>;
 
@@ -352,7 +350,10 @@ struct Ctx<'a> {
 }
 
 fn skip(i: &SweBenchInstance, reason: SkipReason, detail: String) -> Outcome {
-    Ok(Err(Skipped::new(&i.instance_id, Skip::new(reason, detail))))
+    Ok(RecordOutcome::Skipped(Skipped::new(
+        &i.instance_id,
+        Skip::new(reason, detail),
+    )))
 }
 
 /// A skipped instance whose detail quotes a failed test run: its failing tests are named in the
@@ -364,7 +365,9 @@ fn skip_failing(
     failures: Vec<traparena_env::TestFailure>,
     lines: Vec<String>,
 ) -> Outcome {
-    Ok(Err(skipped_failing(i, reason, detail, failures, lines)))
+    Ok(RecordOutcome::Skipped(skipped_failing(
+        i, reason, detail, failures, lines,
+    )))
 }
 
 /// The skipped record [`skip_failing`] gives.
@@ -454,13 +457,15 @@ impl Ctx<'_> {
         let partial = partial_dir(&self.out, id)?;
         let result = self.build_task(inst, &commit, &test_patch, &partial);
         match result {
-            Ok(Ok(emitted)) => match finish(&partial, &self.out, id, "swebench") {
-                Ok(()) => Ok(Ok(emitted)),
-                Err(e) => {
-                    discard(&partial);
-                    Err(e)
+            Ok(RecordOutcome::Emitted(emitted)) => {
+                match finish(&partial, &self.out, id, "swebench") {
+                    Ok(()) => Ok(RecordOutcome::Emitted(emitted)),
+                    Err(e) => {
+                        discard(&partial);
+                        Err(e)
+                    }
                 }
-            },
+            }
             other => {
                 discard(&partial);
                 other

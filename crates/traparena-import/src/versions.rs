@@ -163,15 +163,13 @@ pub(crate) fn derive(
             Some(found) => Some(found),
             None => by_scm(history, &mut tried)?,
         },
-        Some(Rule::Dates(date_rule)) => {
-            let found = match history {
-                Some((git, commit)) => by_date(git, commit, *date_rule)?,
-                None => Err("no clone to read release tags from".into()),
-            };
-            found
-                .map_err(|why| tried.push(format!("release dates: {why}")))
-                .ok()
-        }
+        Some(Rule::Dates(date_rule)) => match history {
+            Some((git, commit)) => by_date(git, commit, *date_rule, &mut tried)?,
+            None => {
+                tried.push("release dates: no clone to read release tags from".into());
+                None
+            }
+        },
         None => None,
     };
     if let Some(found) = found {
@@ -217,17 +215,35 @@ fn by_files(
     Ok(None)
 }
 
-/// The nearest tag reachable from the base commit and how many commits follow it, or why there
-/// is none to read.
-fn nearest_tag(
-    history: Option<(&GitRepo, &str)>,
-) -> Result<Result<(String, u64), String>, ImportError> {
-    Ok(match history {
-        None => Err("no clone to read tags from".to_owned()),
-        Some((git, commit)) => git
-            .describe(commit)?
-            .ok_or_else(|| "no tag reachable from the base commit".to_owned()),
-    })
+/// The nearest tag reachable from the base commit, or why there is none to read.
+enum Nearest {
+    /// The tag and how many commits follow it.
+    Tag(String, u64),
+    /// No clone, so no tags (a release sdist's tree).
+    NoClone,
+    /// No tag is reachable from the base commit.
+    NoTag,
+}
+
+impl Nearest {
+    fn of(history: Option<(&GitRepo, &str)>) -> Result<Nearest, ImportError> {
+        Ok(match history {
+            None => Nearest::NoClone,
+            Some((git, commit)) => match git.describe(commit)? {
+                Some((tag, after)) => Nearest::Tag(tag, after),
+                None => Nearest::NoTag,
+            },
+        })
+    }
+
+    /// Why there is no tag, for the rules tried.
+    fn why(&self) -> String {
+        match self {
+            Nearest::Tag(tag, _) => format!("the nearest tag {tag} is not a version"),
+            Nearest::NoClone => "no clone to read tags from".into(),
+            Nearest::NoTag => "no tag reachable from the base commit".into(),
+        }
+    }
 }
 
 /// The version setuptools_scm writes into the version file when the package is installed
@@ -237,19 +253,15 @@ fn by_scm(
     history: Option<(&GitRepo, &str)>,
     tried: &mut Vec<String>,
 ) -> Result<Option<Derived>, ImportError> {
-    let why = match nearest_tag(history)? {
-        Err(why) => why,
-        Ok((tag, after)) => match tags::scm_version(&tag, after) {
-            Some(scm) => {
-                let v = swebench_major_minor(&scm);
-                let found =
-                    format!("setuptools_scm: tag {tag} ({after} commits after) gives {scm}");
-                return Ok(Some(Derived::found(v, noted(found, tried))));
-            }
-            None => format!("the nearest tag {tag} is not a version"),
-        },
-    };
-    tried.push(format!("setuptools_scm: {why}"));
+    let nearest = Nearest::of(history)?;
+    if let Nearest::Tag(tag, after) = &nearest
+        && let Some(scm) = tags::scm_version(tag, *after)
+    {
+        let v = swebench_major_minor(&scm);
+        let found = format!("setuptools_scm: tag {tag} ({after} commits after) gives {scm}");
+        return Ok(Some(Derived::found(v, noted(found, tried))));
+    }
+    tried.push(format!("setuptools_scm: {}", nearest.why()));
     Ok(None)
 }
 
@@ -259,19 +271,20 @@ fn by_nearest_tag(
     history: Option<(&GitRepo, &str)>,
     tried: &mut Vec<String>,
 ) -> Result<Option<Derived>, ImportError> {
-    let why = match nearest_tag(history)? {
-        Err(why) => why,
-        Ok((tag, after)) => {
+    let nearest = Nearest::of(history)?;
+    let why = match &nearest {
+        Nearest::Tag(tag, after) => {
             let at = format!("tag {tag} ({after} commits after)");
-            if let Some(v) = release_version(&tag) {
+            if let Some(v) = release_version(tag) {
                 return Ok(Some(Derived::found(v, noted(at, tried))));
             }
-            if let Some(v) = tags::prerelease_version(&tag) {
+            if let Some(v) = tags::prerelease_version(tag) {
                 let found = format!("{at}, a pre-release of {v}");
                 return Ok(Some(Derived::found(v, noted(found, tried))));
             }
             format!("{tag} is not a version")
         }
+        other => other.why(),
     };
     tried.push(format!("the nearest tag: {why}"));
     Ok(None)
@@ -409,14 +422,19 @@ fn compare(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// The release `rule` picks among the clone's release tags for the base commit's committer
-/// date; `Err` says why none is picked.
+/// date; else `None`, with why in `tried`.
 fn by_date(
     git: &GitRepo,
     commit: &str,
     rule: DateRule,
-) -> Result<Result<Derived, String>, ImportError> {
+    tried: &mut Vec<String>,
+) -> Result<Option<Derived>, ImportError> {
+    let mut none = |why: String| {
+        tried.push(format!("release dates: {why}"));
+        Ok(None)
+    };
     let Some(base) = git.commit_time(commit)? else {
-        return Ok(Err(format!("the base commit {commit} is not in the clone")));
+        return none(format!("the base commit {commit} is not in the clone"));
     };
     // (numbers, version, tag, date) of each release tag; xarray's and pydicom's release notes,
     // which SWE-bench reads, list pre-releases too (`v2022.06.0rc0`, a month before 2022.06.0).
@@ -430,7 +448,7 @@ fn by_date(
         })
         .collect();
     if releases.is_empty() {
-        return Ok(Err("the clone has no release tags".into()));
+        return none("the clone has no release tags".into());
     }
     let day = day_of(base);
     let before = releases.iter().filter(|r| r.3 < base);
@@ -479,9 +497,12 @@ fn by_date(
             })
         }
     };
-    Ok(found.ok_or(format!(
-        "no release tag is dated before the base commit's date ({day})"
-    )))
+    match found {
+        Some(found) => Ok(Some(found)),
+        None => none(format!(
+            "no release tag is dated before the base commit's date ({day})"
+        )),
+    }
 }
 
 /// `YYYY-MM-DD` (UTC) of a time in seconds since the epoch.

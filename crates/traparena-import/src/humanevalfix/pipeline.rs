@@ -15,7 +15,7 @@ use crate::common::{
     Checked, check_task, discard, finish, partial_dir, unified_diff, write_file, write_task_files,
 };
 use crate::error::ImportError;
-use crate::report::{Emitted, Skipped};
+use crate::report::{Emitted, Outcome, RecordOutcome, Skipped};
 
 /// Why a record is skipped: the reason (a short phrase the report counts) and the detail.
 use crate::skip::{Skip, SkipReason};
@@ -24,7 +24,6 @@ use crate::skip::{Skip, SkipReason};
 pub(super) type Probes = Vec<(bool, String)>;
 
 /// What the pipeline gives back for one record.
-pub(super) type Outcome = Result<Result<Emitted, Skipped>, ImportError>;
 
 /// What differs by language: how a record becomes a module and checks, how the checks are
 /// tried on the buggy code, and how the test files are written and run.
@@ -203,7 +202,7 @@ pub(super) fn import_one<P: Profile>(
 }
 
 fn skip(r: &HumanEvalFixRecord, skip: Skip) -> Outcome {
-    Ok(Err(Skipped::new(&r.task_id, skip)))
+    Ok(RecordOutcome::Skipped(Skipped::new(&r.task_id, skip)))
 }
 
 /// The public checks: the first `max_public` that pass alone on the buggy code and may be
@@ -324,7 +323,7 @@ fn validate_and_finish(
             }
             Ok(Checked::Invalid(problems, failures)) => {
                 discard(partial);
-                return Ok(Err(Skipped {
+                return Ok(RecordOutcome::Skipped(Skipped {
                     failures,
                     ..Skipped::new(&r.task_id, Skip::new(SkipReason::FailsValidation, problems))
                 }));
@@ -339,7 +338,7 @@ fn validate_and_finish(
         discard(partial);
         return Err(e);
     }
-    Ok(Ok(emitted))
+    Ok(RecordOutcome::Emitted(emitted))
 }
 
 /// The reference locations of a one-file repair: the functions it changes, when every change

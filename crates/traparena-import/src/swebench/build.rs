@@ -14,12 +14,20 @@ use super::plan::{Plan, plan};
 use super::select::{
     Commands, Selection, chosen_tests, differs, keep_chosen_public, narrow, select_tests,
 };
-use super::{Ctx, Outcome, Source, SweBenchInstance, skip, skip_failing, skipped_failing};
+use super::{Ctx, Source, SweBenchInstance, skip, skip_failing, skipped_failing};
 use crate::common::{Checked, check_task, write_file};
 use crate::error::{ImportError, io};
 use crate::profiles::RunnerProfile;
-use crate::report::{Emitted, Skipped};
+use crate::report::Outcome;
+use crate::report::{Emitted, RecordOutcome, Skipped};
 use crate::skip::{Skip, SkipReason, Stop};
+
+/// The instance's names tried on the written task: the public tests that pass, or why the
+/// instance is skipped.
+enum Tried {
+    Passing(Vec<String>),
+    Skipped(Skipped),
+}
 
 /// What the stages before writing a task found.
 struct Staged {
@@ -151,8 +159,8 @@ impl Ctx<'_> {
             .collect();
         if self.opts.validate {
             match self.try_names(profile, inst, dir, &spec, &sandbox, &mut sel)? {
-                Ok(passing) => public_ids = passing,
-                Err(skipped) => return Ok(Err(skipped)),
+                Tried::Passing(passing) => public_ids = passing,
+                Tried::Skipped(skipped) => return Ok(RecordOutcome::Skipped(skipped)),
             }
         }
         let kept = keep_chosen_public(&plan, &public_files, &public_ids, &repo_dir)?;
@@ -212,7 +220,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        Ok(Ok(Emitted {
+        Ok(RecordOutcome::Emitted(Emitted {
             record: inst.instance_id.clone(),
             id: inst.instance_id.clone(),
             public_tests,
@@ -281,8 +289,8 @@ impl Ctx<'_> {
         spec: &TaskSpec,
         sandbox: &Sandbox,
         sel: &mut Selection,
-    ) -> Result<Result<Vec<String>, Skipped>, ImportError> {
-        let skipped = |s: Skipped| Ok(Err(s));
+    ) -> Result<Tried, ImportError> {
+        let skipped = |s: Skipped| Ok(Tried::Skipped(s));
         let skip = |r: SkipReason, d: String| Skipped::new(&inst.instance_id, Skip::new(r, d));
         let task = Task::load(dir).map_err(|e| ImportError::Input(e.to_string()))?;
         // One file that cannot be collected must not stop the others from running.
@@ -338,7 +346,7 @@ impl Ctx<'_> {
                 ),
             ));
         }
-        Ok(Ok(passing))
+        Ok(Tried::Passing(passing))
     }
 }
 
