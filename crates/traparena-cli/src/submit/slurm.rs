@@ -6,8 +6,8 @@ use traparena::runner::cluster::slurm::{self as scripts, PassScripts};
 use traparena::runner::cluster::{Marker, Scheduler, ShardState, SubmittedPass};
 
 use super::Study;
-use super::{SchedulerError, scheduler_command};
 use super::status::study_states;
+use super::{SchedulerError, scheduler_command};
 
 /// Writes the study's batch scripts and submits them (prints them for a dry run); for a
 /// resumed study, only what has not ended well.

@@ -23,8 +23,6 @@ use crate::skip::{Skip, SkipReason};
 /// Each check's outcome alone on the buggy code: (passed, why not).
 pub(super) type Probes = Vec<(bool, String)>;
 
-/// What the pipeline gives back for one record.
-
 /// What differs by language: how a record becomes a module and checks, how the checks are
 /// tried on the buggy code, and how the test files are written and run.
 pub(super) trait Profile: Sync {
