@@ -297,9 +297,11 @@ impl TryFrom<LineIn> for ResultLine {
     type Error = Malformed;
 
     fn try_from(l: LineIn) -> Result<ResultLine, Malformed> {
-        let format = migrate::format(l.format)?;
-        migrate::check_key(&l.target, &l.condition, &l.task)?;
-        migrate::check_fork(format, l.fork.as_ref().map(ForkInfo::key))?;
+        let format = migrate::keyed_line(
+            l.format,
+            (&l.target, &l.condition, &l.task),
+            l.fork.as_ref().map(ForkInfo::key),
+        )?;
         Ok(ResultLine {
             condition_info: migrate::condition_info(format, l.condition_info)?,
             target: l.target,
@@ -363,9 +365,7 @@ impl TryFrom<KeyIn> for LineKey {
     type Error = Malformed;
 
     fn try_from(k: KeyIn) -> Result<LineKey, Malformed> {
-        let format = migrate::format(k.format)?;
-        migrate::check_key(&k.target, &k.condition, &k.task)?;
-        migrate::check_fork(format, k.fork)?;
+        let format = migrate::keyed_line(k.format, (&k.target, &k.condition, &k.task), k.fork)?;
         Ok(LineKey {
             format,
             key: EpisodeKey {

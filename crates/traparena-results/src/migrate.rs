@@ -120,8 +120,21 @@ pub(crate) fn newer(found: Option<u64>) -> Option<u64> {
     }
 }
 
+/// The checks of every line that carries an episode key (a result, a trajectory, a key read
+/// alone): its format, names in the key fields, a fork only from format 3 on; the format.
+pub(crate) fn keyed_line(
+    format: Option<u64>,
+    (target, condition, task): (&str, &str, &str),
+    fork: Option<crate::ForkKey>,
+) -> Result<u32, Malformed> {
+    let format = self::format(format)?;
+    check_key(target, condition, task)?;
+    check_fork(format, fork)?;
+    Ok(format)
+}
+
 /// The fields of an episode key are names: none may be empty.
-pub(crate) fn check_key(target: &str, condition: &str, task: &str) -> Result<(), Malformed> {
+fn check_key(target: &str, condition: &str, task: &str) -> Result<(), Malformed> {
     for (field, value) in [("target", target), ("condition", condition), ("task", task)] {
         if value.trim().is_empty() {
             return Err(Malformed::EmptyKey { field });
@@ -131,7 +144,7 @@ pub(crate) fn check_key(target: &str, condition: &str, task: &str) -> Result<(),
 }
 
 /// A fork exists from format 3 on, and replays at least one step.
-pub(crate) fn check_fork(format: u32, fork: Option<crate::ForkKey>) -> Result<(), Malformed> {
+fn check_fork(format: u32, fork: Option<crate::ForkKey>) -> Result<(), Malformed> {
     match fork {
         Some(_) if format < 3 => Err(Malformed::ForkTooEarly { format }),
         Some(f) if f.step == 0 => Err(Malformed::ForkStepZero),

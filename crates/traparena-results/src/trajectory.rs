@@ -124,9 +124,7 @@ impl TryFrom<TrajectoryIn> for TrajectoryLine {
     fn try_from(t: TrajectoryIn) -> Result<TrajectoryLine, Malformed> {
         // Formats 1 and 2 of a trajectory line differ only in the `format` field; format 3
         // adds `fork`.
-        let format = migrate::format(t.format)?;
-        migrate::check_key(&t.target, &t.condition, &t.task)?;
-        migrate::check_fork(format, t.fork)?;
+        migrate::keyed_line(t.format, (&t.target, &t.condition, &t.task), t.fork)?;
         Ok(TrajectoryLine {
             key: EpisodeKey {
                 target: t.target,
