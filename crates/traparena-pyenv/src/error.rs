@@ -71,7 +71,9 @@ pub enum PyEnvError {
         step: String,
         /// How it failed.
         failure: StepFailure,
-        /// The last lines it printed (standard output, then standard error), joined with ` / `.
+        /// What it printed that says why (pip's `ERROR:` lines, the error a subprocess printed
+        /// inside pip's output, a compiler's first error, a traceback's exception), else its
+        /// last lines; at most three lines, joined with ` / `.
         output_tail: String,
     },
     /// No interpreter of the version an environment names was found.

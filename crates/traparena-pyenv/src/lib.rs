@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod cause;
 mod error;
 mod install;
 pub mod interpreters;

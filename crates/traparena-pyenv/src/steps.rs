@@ -41,7 +41,10 @@ pub(crate) fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, 
         Some(failure) => Err(PyEnvError::Step {
             step: step.to_owned(),
             failure,
-            output_tail: output_tail(&out, 3),
+            output_tail: crate::cause::cause(
+                &format!("{}\n{}", out.stdout.text, out.stderr.text),
+                3,
+            ),
         }),
     }
 }
