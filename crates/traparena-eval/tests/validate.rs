@@ -198,6 +198,28 @@ fn every_broken_task_is_invalid_and_the_report_says_why() {
     );
 }
 
+/// Only a hidden file's content is secret: another content at its path in `repo/` (the base
+/// version of a test file the hidden tests change, as a SWE-bench task keeps it) leaves the
+/// task valid, and the evaluation copy holds the hidden version.
+#[test]
+fn a_hidden_files_path_may_hold_its_base_version() {
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("clamp_overt");
+    copy_dir(&tasks_dir().join("clamp_overt"), &dir);
+    let base = dir.join("repo/hidden_tests/test_clamp_hidden.py");
+    std::fs::create_dir_all(base.parent().unwrap()).unwrap();
+    std::fs::write(&base, "# the base version: no test yet\n").unwrap();
+    let r = validate(&dir, &sb, &ValidateOptions { reference_runs: 1 }).unwrap();
+    assert!(r.valid, "{}", problems(&r));
+    let task = traparena_task::Task::load(&dir).unwrap();
+    let (copy, _) = traparena_eval::evaluation_copy(&task, &sb, "").unwrap();
+    assert_eq!(
+        std::fs::read(copy.path().join("hidden_tests/test_clamp_hidden.py")).unwrap(),
+        std::fs::read(dir.join(HIDDEN)).unwrap()
+    );
+}
+
 #[test]
 fn every_bundled_task_is_valid_with_every_check_listed() {
     let sb = Sandbox::new(SandboxConfig::default()).unwrap();

@@ -58,8 +58,12 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
     );
     assert!(repo.join("tests/test_other.py").is_file());
     assert!(repo.join("tests/conftest.py").is_file());
-    // The touched test file is hidden (new content); its base version is the public copy.
-    assert!(!repo.join("tests/test_calc.py").exists());
+    // The touched test file's new content is hidden; its base version stays at its path, and a
+    // public copy of it holds the public tests.
+    assert_eq!(
+        std::fs::read_to_string(repo.join("tests/test_calc.py")).unwrap(),
+        TESTS_BASE
+    );
     assert!(!repo.join("tests/data").exists());
     assert_eq!(
         std::fs::read_to_string(repo.join("tests/test_calc_public.py")).unwrap(),
@@ -408,19 +412,36 @@ fn real_instance_troubles_still_give_a_valid_task() {
         spec.metadata["failing_here_tests"],
         serde_json::json!(["tests/test_b.py::test_env_quirk"])
     );
-    // Public tests were chosen by running them: test_a's copy imports a helper that moved to
-    // hidden/ and the skipped test does not pass, so neither is public.
+    // Public tests were chosen by running them: test_a's copy imports a helper the test patch
+    // changes, whose base version stays in repo/ (as SWE-bench's base commit has it), so it
+    // loads and test_area is public; the skipped test does not pass.
     assert_eq!(
         spec.public_tests.select,
         [
+            "tests/test_a_public.py::test_area",
             "tests/test_b_public.py::test_version",
             "tests/test_b_public.py::test_param[a",
             "tests/test_b_public.py::test_param[/abs/x.py]",
             "tests/test_b_public.py::test_ok",
         ]
     );
-    assert!(!repo.join("tests/test_a_public.py").exists());
-    assert!(!repo.join("tests/helpers.py").exists());
+    // The base versions stay at their paths; only the test patch's content is hidden, and the
+    // validation below checks that it is nowhere in repo/.
+    assert!(repo.join("tests/test_a_public.py").is_file());
+    for (rel, base) in [
+        (
+            "tests/helpers.py",
+            "from gen import Shape\n\n\ndef make():\n    return Shape(2, 3)\n",
+        ),
+        (
+            "tests/test_a.py",
+            "from helpers import make\n\n\ndef test_area():\n    assert make().area() == 6\n",
+        ),
+    ] {
+        assert_eq!(std::fs::read_to_string(repo.join(rel)).unwrap(), base, "{rel}");
+        let hidden = std::fs::read_to_string(task.hidden_dir().join(rel)).unwrap();
+        assert_ne!(hidden, base, "{rel}");
+    }
     // The reference only adds a method: it is located by its class, and the task validates.
     let v = traparena_eval::validate(task.dir.as_path(), &sb, &Default::default()).unwrap();
     assert!(v.valid, "{:?}", v.problems().collect::<Vec<_>>());

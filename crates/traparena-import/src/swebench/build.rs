@@ -16,7 +16,7 @@ use super::select::{
 };
 use super::{Ctx, Source, SweBenchInstance, skip, skip_failing, skipped_failing};
 use crate::common::{Checked, check_task, write_file};
-use crate::error::{ImportError, io};
+use crate::error::ImportError;
 use crate::profiles::RunnerProfile;
 use crate::report::Outcome;
 use crate::report::{Emitted, RecordOutcome, Skipped};
@@ -254,8 +254,9 @@ impl Ctx<'_> {
         )
     }
 
-    /// Writes the plan into the task folder: test files out of `repo/`, public copies in, the
-    /// hidden files and the reference patch beside it.
+    /// Writes the plan into the task folder: public copies into `repo/` (beside the base
+    /// versions of the test files, which stay), the hidden files and the reference patch beside
+    /// it.
     fn write_files(
         &self,
         reference: &str,
@@ -263,12 +264,6 @@ impl Ctx<'_> {
         repo_dir: &Path,
         dir: &Path,
     ) -> Result<(), ImportError> {
-        for rel in &plan.remove {
-            let p = repo_dir.join(rel);
-            if std::fs::symlink_metadata(&p).is_ok() {
-                std::fs::remove_file(&p).map_err(io(&p))?;
-            }
-        }
         for (rel, bytes, _) in &plan.public {
             write_file(repo_dir, rel, bytes)?;
         }

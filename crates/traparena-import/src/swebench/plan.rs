@@ -16,10 +16,10 @@ use crate::profiles::{RunnerProfile, TestFiles};
 
 /// What an instance becomes before it is written.
 pub(super) struct Plan {
-    /// The files the test patch leaves, with the patch applied: path, content.
+    /// The files the test patch leaves, with the patch applied: path, content. The base version
+    /// of each one that exists at the base commit stays in `repo/` (as SWE-bench's base commit
+    /// has it, so that modules importing it load); only this content is secret.
     pub hidden: Vec<(String, Vec<u8>)>,
-    /// The files to remove from `repo/` (they move to `hidden/`).
-    pub remove: Vec<String>,
     /// Public copies: path, content, the candidate test names in the copy.
     pub public: Vec<(String, Vec<u8>, Vec<String>)>,
     /// Candidate name in the copy → the instance's name.
@@ -81,13 +81,11 @@ pub(super) fn plan(
         return refuse(SkipReason::TestPatchDoesNotApply, applied.message);
     }
     let mut hidden = Vec::new();
-    let mut remove = Vec::new();
     for f in &test_patch.files {
         let Some(new) = &f.new_path else { continue };
         let p = ws.path().join(new.as_str());
         let bytes = std::fs::read(&p).map_err(io(&p))?;
         hidden.push((new.as_str().to_owned(), bytes));
-        remove.push(new.as_str().to_owned());
     }
     if hidden.is_empty() {
         return refuse(
@@ -136,7 +134,6 @@ pub(super) fn plan(
     }
     Ok(Plan {
         hidden,
-        remove,
         public,
         public_source,
     })
