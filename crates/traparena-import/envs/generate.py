@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Writes swebench.json, the bundled SWE-bench environments, from two sources:
 
-1. SWE-bench's published per-version specs (`swebench/harness/constants/python.py` of
-   https://github.com/SWE-bench/SWE-bench, MIT licence): interpreter version and pip packages
-   per repository and version;
+1. SWE-bench's per-version specs, read from the pinned `swebench` package on PyPI (version
+   4.1.0, the last release that ships them as `swebench/harness/constants/python.py`; from
+   https://github.com/SWE-bench/SWE-bench, MIT licence): interpreter version, pip packages,
+   pre_install edits and install step per repository and version. `.ci/swebench-specs.sh`
+   fetches it, and `crates/traparena-import/tests/conformance.rs` checks that this file is what
+   the generator makes of it, and that every version's interpreter and pinned packages are
+   SWE-bench's unless an overlay entry with a note says otherwise;
 2. overlay.json, what the base commits need beyond those specs (measured by validating the
    instances on real clones): packages that `pip install -e .` of a base commit pulls in but the
    specs omit, the packages of repositories whose specs name only a requirements file, the
@@ -11,7 +15,8 @@
    (pytest's `_version.py`, written by setuptools_scm). An overlay entry `*` applies to every
    version of its repository; `note` fields are for readers.
 
-Usage: generate.py SWE_BENCH_PYTHON_SPECS.py [COMMIT] > swebench.json
+Usage: generate.py SWE_BENCH_PYTHON_SPECS.py [SOURCE] > swebench.json
+(SOURCE names where the specs came from: "swebench 4.1.0 (PyPI)".)
 
 SWE-bench's install step (`pip install -e .[test]`) is where many repositories get pytest and
 their own dependencies. It is kept without installing the repository into the shared
@@ -151,7 +156,7 @@ def tree_entry(repo, sw, reqs_paths):
 
 def main():
     specs_path = Path(sys.argv[1])
-    commit = sys.argv[2] if len(sys.argv) > 2 else "unknown"
+    source = sys.argv[2] if len(sys.argv) > 2 else "unknown"
     spec = importlib.util.spec_from_file_location("swebench_specs", specs_path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -196,7 +201,7 @@ def main():
     json.dump(
         {
             "format": "traparena-envs/1",
-            "source": f"SWE-bench harness specs at {commit} plus overlay.json",
+            "source": f"SWE-bench harness specs at {source} plus overlay.json",
             "repos": repos,
         },
         sys.stdout,

@@ -438,7 +438,11 @@ fn real_instance_troubles_still_give_a_valid_task() {
             "from helpers import make\n\n\ndef test_area():\n    assert make().area() == 6\n",
         ),
     ] {
-        assert_eq!(std::fs::read_to_string(repo.join(rel)).unwrap(), base, "{rel}");
+        assert_eq!(
+            std::fs::read_to_string(repo.join(rel)).unwrap(),
+            base,
+            "{rel}"
+        );
         let hidden = std::fs::read_to_string(task.hidden_dir().join(rel)).unwrap();
         assert_ne!(hidden, base, "{rel}");
     }

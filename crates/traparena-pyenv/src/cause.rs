@@ -121,7 +121,10 @@ mod tests {
     #[test]
     fn the_cause_is_quoted_not_pips_advice() {
         let fixture = |name: &str| {
-            let path = format!("{}/tests/fixtures/pip/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+            let path = format!(
+                "{}/tests/fixtures/pip/{name}.txt",
+                env!("CARGO_MANIFEST_DIR")
+            );
             std::fs::read_to_string(&path).unwrap()
         };
         for (name, wanted) in [
