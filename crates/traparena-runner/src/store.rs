@@ -84,13 +84,31 @@ pub struct ResultsDir {
     trajectories: Mutex<Appender>,
 }
 
+/// Whether `dir` holds only what an experiment writes before its manifest (the spec and the
+/// temporary files of writing it and the manifest): a start that was cut off, which a new start
+/// or a resume completes.
+fn cut_off_start(dir: &Path) -> bool {
+    let starting = [
+        SPEC_FILE.to_owned(),
+        format!("{SPEC_FILE}.tmp"),
+        format!("{MANIFEST_FILE}.tmp"),
+    ];
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .all(|name| name.is_ok_and(|n| starting.contains(&n)))
+    })
+}
+
 impl ResultsDir {
-    /// Checks that an experiment may write its results into `dir`: a new or empty folder, or one
-    /// that already holds an experiment (which [`open`](Self::open) resumes only when asked).
-    /// Any other folder, or a file, is [`RunError::Refused`].
+    /// Checks that an experiment may write its results into `dir`: a new or empty folder, one
+    /// that already holds an experiment (which [`open`](Self::open) resumes only when asked), or
+    /// one whose start was cut off before its manifest was written (a process killed at start:
+    /// nothing in it but the spec and the temporary files of writing it and the manifest). Any
+    /// other folder, or a file, is [`RunError::Refused`].
     pub fn check(dir: &Path) -> Result<(), RunError> {
         check_folder(dir, Output::ExperimentResults, |d| {
-            d.join(MANIFEST_FILE).is_file()
+            d.join(MANIFEST_FILE).is_file() || cut_off_start(d)
         })?;
         Ok(())
     }
@@ -150,10 +168,21 @@ impl ResultsDir {
                 });
             }
         } else {
-            write_atomic(
-                &dir.join(SPEC_FILE),
-                &serde_json::to_vec_pretty(spec).expect("serialisable"),
-            )?;
+            let text = serde_json::to_vec_pretty(spec).expect("serialisable");
+            let spec_path = dir.join(SPEC_FILE);
+            // A start cut off before the manifest left this spec, or the folder has a spec.json
+            // of its own, which is never replaced by another.
+            if let Ok(found) = std::fs::read(&spec_path)
+                && found != text
+            {
+                return Err(traparena_task::output::Refusal {
+                    path: dir.to_owned(),
+                    output: Output::ExperimentResults,
+                    found: format!("a {SPEC_FILE} of another experiment and no {MANIFEST_FILE}"),
+                }
+                .into());
+            }
+            write_atomic(&spec_path, &text)?;
             manifest.write(&mpath)?;
         }
         let epath = dir.join(EPISODES_FILE);

@@ -271,3 +271,40 @@ fn a_new_folder_is_written_at_the_current_format() {
     );
     assert_eq!(ExperimentSpec::load(&dir.join("spec.json")).unwrap(), spec);
 }
+
+/// A process killed between writing the spec and the manifest leaves a folder that a new start
+/// or a resume completes (as a requeued cluster shard does); a spec.json of another experiment
+/// in an otherwise empty folder is never replaced.
+#[test]
+fn a_start_cut_off_before_its_manifest_is_completed_and_a_foreign_spec_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = fixture_spec();
+    let manifest = Manifest::read(&fixture("format-1-results").join("manifest.json")).unwrap();
+    let dir = tmp.path().join("r");
+    drop(ResultsDir::open(&dir, &spec, &manifest, false).unwrap());
+    let spec_bytes = std::fs::read(dir.join("spec.json")).unwrap();
+    for resume in [false, true] {
+        // The start was cut off: no manifest, and its temporary file half written.
+        for f in ["manifest.json", "episodes.jsonl", "trajectories.jsonl"] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        std::fs::write(dir.join("manifest.json.tmp"), "{\"form").unwrap();
+        let (_, done) = ResultsDir::open(&dir, &spec, &manifest, resume).unwrap();
+        assert!(done.is_empty());
+        assert_eq!(
+            Manifest::read(&dir.join("manifest.json")).unwrap(),
+            manifest
+        );
+        assert_eq!(std::fs::read(dir.join("spec.json")).unwrap(), spec_bytes);
+    }
+    let foreign = tmp.path().join("f");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("spec.json"), "{\"seed\": 1}\n").unwrap();
+    let e = ResultsDir::open(&foreign, &spec, &manifest, false).unwrap_err();
+    assert!(matches!(e, RunError::Refused(_)), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("spec.json")).unwrap(),
+        "{\"seed\": 1}\n"
+    );
+    assert!(!foreign.join("manifest.json").exists());
+}
