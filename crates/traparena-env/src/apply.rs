@@ -12,13 +12,15 @@
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path};
+use std::path::Path;
+
+use traparena_task::RelPath;
 
 /// One file's new content, at a path relative to the workspace.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Change {
     /// The file, relative to the workspace.
-    pub(crate) path: String,
+    pub(crate) path: RelPath,
     /// Its whole new content.
     pub(crate) content: Vec<u8>,
 }
@@ -75,10 +77,8 @@ fn file_change(root: &Path, lines: Vec<&str>) -> Option<Change> {
         (false, o) if o.strip_prefix("a/") == Some(path) => {}
         _ => return None,
     }
-    if !plain(path) {
-        return None;
-    }
-    let file = root.join(path);
+    let rel = plain(path)?;
+    let file = rel.under(root);
     if !reachable(root, path) {
         return None;
     }
@@ -92,20 +92,16 @@ fn file_change(root: &Path, lines: Vec<&str>) -> Option<Change> {
         _ => return None,
     };
     let content = apply_hunks(&original, &lines[at + 2..])?;
-    Some(Change {
-        path: path.to_owned(),
-        content,
-    })
+    Some(Change { path: rel, content })
 }
 
-/// A path git writes as it is (no quoting, escapes or odd components).
-fn plain(path: &str) -> bool {
-    !path.is_empty()
-        && !path.starts_with('"')
-        && !path.contains(['\\', '\t', '\0'])
-        && Path::new(path)
-            .components()
-            .all(|c| matches!(c, Component::Normal(n) if n != ".git"))
+/// A path git writes as it is: a relative path inside the workspace ([`RelPath`]), neither
+/// quoted nor holding a tab, and outside `.git`.
+fn plain(path: &str) -> Option<RelPath> {
+    if path.starts_with('"') || path.contains('\t') || path.split('/').any(|c| c == ".git") {
+        return None;
+    }
+    RelPath::new(path).ok()
 }
 
 /// Every folder above `path` inside `root` is a real folder, or missing (then created); none is
@@ -237,7 +233,7 @@ mod tests {
         std::fs::write(d.path().join("nonl"), "x").unwrap();
         let edit = "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -2,3 +2,3 @@\n 2\n-3\n+three\n 4\n";
         let planned = plan(d.path(), edit).unwrap();
-        assert_eq!(planned[0].path, "a.txt");
+        assert_eq!(planned[0].path.as_str(), "a.txt");
         assert_eq!(planned[0].content, b"1\n2\nthree\n4\n");
         let eof = "diff --git a/nonl b/nonl\nindex 1..2 100644\n--- a/nonl\n+++ b/nonl\n@@ -1 +1 @@\n-x\n\\ No newline at end of file\n+y\n";
         assert_eq!(plan(d.path(), eof).unwrap()[0].content, b"y\n");

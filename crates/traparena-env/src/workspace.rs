@@ -203,16 +203,14 @@ impl Workspace {
     /// owned by the sandbox user.
     fn write_changes(&self, changes: &[crate::apply::Change]) -> Result<(), EnvError> {
         for c in changes {
-            let target = self.mounts.workspace.join(&c.path);
-            self.create_parents(&target)?;
+            let target = c.path.under(&self.mounts.workspace);
             match std::fs::remove_file(&target) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                     return Err(io("remove", &target)(e));
                 }
                 _ => {}
             }
-            std::fs::write(&target, &c.content).map_err(io("write", &target))?;
-            chown(&target, self.mounts.user)?;
+            self.put_file(&c.path, &c.content)?;
         }
         Ok(())
     }
