@@ -41,10 +41,7 @@ pub(crate) fn run_step(step: &str, cmd: &HostCommand) -> Result<ProcessOutcome, 
         Some(failure) => Err(PyEnvError::Step {
             step: step.to_owned(),
             failure,
-            output_tail: crate::cause::cause(
-                &format!("{}\n{}", out.stdout.text, out.stderr.text),
-                3,
-            ),
+            output_tail: crate::cause::cause(&printed(&out), 3),
         }),
     }
 }
@@ -60,10 +57,15 @@ pub(crate) fn failure(out: &ProcessOutcome) -> Option<StepFailure> {
     }
 }
 
+/// What `out` printed: standard output, then standard error.
+fn printed(out: &ProcessOutcome) -> String {
+    format!("{}\n{}", out.stdout.text, out.stderr.text)
+}
+
 /// The last `n` non-blank lines `out` printed (standard output, then standard error), joined
 /// with ` / `.
 pub(crate) fn output_tail(out: &ProcessOutcome, n: usize) -> String {
-    let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
+    let text = printed(out);
     let mut lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines.drain(..lines.len().saturating_sub(n));
     lines.join(" / ")
