@@ -92,6 +92,14 @@ pub enum TaskError {
         /// The text given.
         text: String,
     },
+    /// Text that names no moment to resolve packages as of ([`crate::Cutoff`]'s `FromStr`).
+    #[error(
+        "{text:?} is not a date or a time: expected YYYY-MM-DD (midnight UTC) or an RFC 3339 time such as 2024-08-13T00:00:00Z"
+    )]
+    Cutoff {
+        /// The text given.
+        text: String,
+    },
     /// A component's `args` do not fit its kind.
     #[error("{kind}: field `{field}`: {message}")]
     Args {

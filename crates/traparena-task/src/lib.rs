@@ -20,6 +20,7 @@
 
 mod action;
 pub mod component;
+mod cutoff;
 mod error;
 mod kinds;
 mod language;
@@ -38,6 +39,7 @@ mod verdict;
 
 pub use action::{Action, AttackMessage, Claims};
 pub use component::{ArgsError, ComponentSpec, ConfigContext, EpisodeContext, ForkContext, NoArgs};
+pub use cutoff::Cutoff;
 pub use error::TaskError;
 pub use kinds::ModelUse;
 pub use language::Language;

@@ -125,6 +125,11 @@ pub struct Setup {
     /// Folders of the workspace put first on `sys.path` (`src` for a `src/` layout).
     #[serde(default)]
     pub source_dirs: Vec<RelPath>,
+    /// The instant the package index was read as of: the environment holds the releases that
+    /// existed then (see `docs/tasks.md`, "Resolved as of a date"). `None`: the index as it
+    /// was when the environment was built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_as_of: Option<crate::Cutoff>,
 }
 
 impl Setup {
