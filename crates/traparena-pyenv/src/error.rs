@@ -52,6 +52,17 @@ pub enum PyEnvError {
         #[source]
         source: walkdir::Error,
     },
+    /// The package index read as of a date could not be started (see
+    /// [`DatedIndex`](crate::DatedIndex)).
+    #[error("the package index as of {cutoff} (read from {upstream}) cannot start: {reason}")]
+    DatedIndex {
+        /// The instant the index is read as of.
+        cutoff: traparena_task::Cutoff,
+        /// The index it reads.
+        upstream: String,
+        /// Why it cannot start.
+        reason: String,
+    },
     /// A tree could not be copied, or a process not started, by the environment crate.
     #[error(transparent)]
     Env(#[from] EnvError),

@@ -9,6 +9,9 @@
 //!   build again, once, one that does not run.
 //! - [`interpreters`]: interpreters named by version found on the host and copied where the
 //!   sandbox user can run them.
+//! - [`DatedIndex`]: the package index as it was at an instant ([`PinEntry::resolved_as_of`]),
+//!   which pip reads instead of the real one, so that an environment resolves the same way
+//!   whenever it is built.
 //! - [`install_generated`]: the repository's install step run per task in a scratch copy; its
 //!   compiled extensions cached by the contents of their build inputs
 //!   ([`build_cache_entry`]).
@@ -29,6 +32,7 @@
 
 mod cause;
 mod error;
+mod index;
 mod install;
 pub mod interpreters;
 mod setup;
@@ -38,6 +42,7 @@ mod store;
 mod tree_env;
 
 pub use error::{CopyProblem, ProbeFailure, PyEnvError, StepFailure};
+pub use index::{DEFAULT_UPSTREAM, DatedIndex};
 pub use install::{build_cache_entry, install_generated};
 pub use interpreters::{FoundPython, InterpreterSearch, find_python};
 pub use setup::{

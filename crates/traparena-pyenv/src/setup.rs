@@ -48,6 +48,10 @@ pub fn setup_for_tree(key: &str, entry: &PinEntry, cache: &Path, tree_id: Option
             entry.tree_skip
         ]);
     }
+    if let Some(c) = entry.resolved_as_of {
+        // Only then: environments resolved from the index as it is keep their folders.
+        fingerprint = serde_json::json!([fingerprint, c]);
+    }
     // The install step runs per task, in the task's copy of the repository; it does not change
     // the environment, so it is not part of the fingerprint.
     let slug: String = key
@@ -69,6 +73,7 @@ pub fn setup_for_tree(key: &str, entry: &PinEntry, cache: &Path, tree_id: Option
         python: entry.python.clone(),
         packages: entry.packages.clone(),
         source_dirs: entry.source_dirs.clone(),
+        resolved_as_of: entry.resolved_as_of,
     }
 }
 
@@ -206,6 +211,15 @@ fn build(
     tree: Option<(&PinEntry, &EnvTree)>,
     opts: &BuildOptions,
 ) -> Result<(), PyEnvError> {
+    // Held until the build ends: pip reads the index as of the cutoff through it.
+    let (_index, dated);
+    let opts = match setup.resolved_as_of {
+        Some(cutoff) => {
+            (_index, dated) = crate::index::dated_options(cutoff, opts)?;
+            &dated
+        }
+        None => opts,
+    };
     let venv = &setup.venv;
     if std::fs::symlink_metadata(venv).is_ok() {
         std::fs::remove_dir_all(venv).map_err(PyEnvError::io(venv))?;

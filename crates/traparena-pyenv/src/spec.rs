@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use traparena_task::RelPath;
+use traparena_task::{Cutoff, RelPath};
 
 /// What one (repository, version) environment holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +76,12 @@ pub struct PinEntry {
         skip_serializing_if = "is_default_profile"
     )]
     pub profile: String,
+    /// Resolve the packages as the index held them at this instant (SWE-bench's images hold
+    /// what resolved when they were built): the environment stays the same whenever it is
+    /// built. `None`: the index as it is. A bundle of environments may set one for all its
+    /// entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_as_of: Option<Cutoff>,
 }
 
 /// One edit of a tree file: every occurrence of `find` replaced by `replace` (none: no change).
