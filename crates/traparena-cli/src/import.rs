@@ -135,6 +135,11 @@ pub struct SweBenchArgs {
     /// system's python3).
     #[arg(long)]
     no_bundled_envs: bool,
+    /// Resolve environments' packages as PyPI held them at this date or time (YYYY-MM-DD, or
+    /// RFC 3339 such as 2024-08-13T00:00:00Z); `now`: the index as it is; `entries`: each
+    /// environment's own (the bundled ones: 2024-08-13, when SWE-bench Verified was published).
+    #[arg(long, value_name = "DATE|now|entries", default_value = "entries")]
+    resolve_as_of: traparena_import::ResolveAsOf,
     /// Where virtual environments are built and cached.
     #[arg(long, default_value = DEFAULT_VENV_CACHE)]
     venv_cache: PathBuf,
@@ -321,6 +326,7 @@ fn swebench(a: SweBenchArgs, sb: &Sandbox) -> Result<u8, ImportError> {
         instances: a.instances,
         pins,
         bundled: !a.no_bundled_envs,
+        resolve_as_of: a.resolve_as_of,
         interpreters: interpreter_search(),
         venv_cache,
         build: BuildOptions {

@@ -154,6 +154,15 @@ def tree_entry(repo, sw, reqs_paths):
     return out
 
 
+# The instant every bundled environment is resolved as of: PyPI as it was when SWE-bench
+# Verified was published (2024-08-13), after its instances' PASS_TO_PASS lists had been checked
+# in SWE-bench's own containerised harness (June to August 2024). Requirements SWE-bench leaves
+# unpinned resolve, in its images, to what PyPI held when the images were built; resolving them
+# to the releases of that summer, not of the day of the import, keeps environments from
+# drifting with every new release. Every pin of the specs and the overlay existed by then.
+RESOLVED_AS_OF = "2024-08-13T00:00:00Z"
+
+
 def main():
     specs_path = Path(sys.argv[1])
     source = sys.argv[2] if len(sys.argv) > 2 else "unknown"
@@ -203,6 +212,7 @@ def main():
             "format": "traparena-envs/1",
             "source": f"SWE-bench harness specs at {source} plus overlay.json",
             "repos": repos,
+            "resolved_as_of": RESOLVED_AS_OF,
         },
         sys.stdout,
         indent=1,

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use traparena_pyenv::{PinEntry, major_minor};
+use traparena_task::Cutoff;
 
 use crate::error::{ImportError, io};
 
@@ -72,6 +73,45 @@ impl Pins {
     }
 }
 
+/// Which instant the environments' packages are resolved as of (see
+/// [`PinEntry::resolved_as_of`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResolveAsOf {
+    /// Each entry's own instant: the bundled environments' is the bundle's (SWE-bench
+    /// Verified's publication, 2024-08-13); a pins file's entry has none unless it says so.
+    #[default]
+    Entries,
+    /// The package index as it is, for every environment.
+    Now,
+    /// This instant, for every environment.
+    At(Cutoff),
+}
+
+impl ResolveAsOf {
+    /// `entry` resolved as this says.
+    pub fn apply(self, entry: &mut PinEntry) {
+        match self {
+            ResolveAsOf::Entries => {}
+            ResolveAsOf::Now => entry.resolved_as_of = None,
+            ResolveAsOf::At(c) => entry.resolved_as_of = Some(c),
+        }
+    }
+}
+
+impl std::str::FromStr for ResolveAsOf {
+    type Err = traparena_task::TaskError;
+
+    /// `entries`, `now`, or a date or time ([`Cutoff`]).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "entries" => Ok(ResolveAsOf::Entries),
+            "now" => Ok(ResolveAsOf::Now),
+            t => t.parse().map(ResolveAsOf::At),
+        }
+    }
+}
+
 /// The bundled environments (`envs/swebench.json` of this crate): SWE-bench's published
 /// per-version specs for its Python repositories plus what the base commits need beyond them
 /// (see `envs/generate.py`). `python` is a version there, found on the host (see
@@ -83,11 +123,17 @@ pub fn bundled_envs() -> &'static Pins {
         struct Bundled {
             format: String,
             repos: Pins,
+            /// The instant every entry without one of its own is resolved as of.
+            resolved_as_of: Option<Cutoff>,
         }
         let b: Bundled =
             serde_json::from_str(BUNDLED_ENVS).expect("the bundled environments parse");
         assert_eq!(b.format, BUNDLED_FORMAT, "the bundled environments' format");
-        b.repos
+        let mut repos = b.repos;
+        for entry in repos.0.values_mut().flat_map(|v| v.values_mut()) {
+            entry.resolved_as_of = entry.resolved_as_of.or(b.resolved_as_of);
+        }
+        repos
     })
 }
 

@@ -23,6 +23,7 @@ use traparena_pyenv::{
 use traparena_task::{Patch, RelPath, Shard};
 
 mod build;
+mod cause;
 mod environment;
 mod images;
 mod note;
@@ -120,6 +121,8 @@ pub struct SweBenchOptions {
     /// Use the bundled environments (see [`bundled_envs`](crate::bundled_envs)) for repositories and versions the
     /// pins do not have.
     pub bundled: bool,
+    /// Which instant environments' packages are resolved as of.
+    pub resolve_as_of: crate::ResolveAsOf,
     /// Where to find interpreters that environments name by version.
     pub interpreters: InterpreterSearch,
     /// Where environments are built and cached (interpreters that must be copied go to its
@@ -155,6 +158,7 @@ impl Default for SweBenchOptions {
             instances: Vec::new(),
             pins: None,
             bundled: true,
+            resolve_as_of: crate::ResolveAsOf::default(),
             interpreters: InterpreterSearch::default(),
             venv_cache: PathBuf::from(DEFAULT_VENV_CACHE),
             build: BuildOptions::default(),

@@ -90,8 +90,11 @@ impl Ctx<'_> {
             .into_iter()
             .flatten()
             .find_map(|(from, pins)| {
-                crate::versions::lookup(pins, &inst.repo, version)
-                    .map(|(k, e)| (from, k.to_owned(), e.clone()))
+                crate::versions::lookup(pins, &inst.repo, version).map(|(k, e)| {
+                    let mut e = e.clone();
+                    self.opts.resolve_as_of.apply(&mut e);
+                    (from, k.to_owned(), e)
+                })
             })
     }
 
