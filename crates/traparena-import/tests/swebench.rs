@@ -267,7 +267,7 @@ fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
     let d = root.join("gen-clone");
     std::fs::create_dir_all(&d).unwrap();
     let buggy = "from ._version import version\n\n\nclass Shape:\n    def __init__(self, w, h):\n        self.w = w\n        self.h = h\n\n    def area(self):\n        return self.w * self.h\n";
-    let test_b = "import pytest\n\nimport gen\n\n\ndef test_version():\n    assert gen.version == '3.1'\n\n\n@pytest.mark.parametrize('s', ['a b', '/abs/x.py'])\ndef test_param(s):\n    assert s\n\n\ndef test_skipped():\n    pytest.importorskip('no_such_module_here')\n\n\ndef test_ok():\n    assert True\n\n\ndef test_env_quirk():\n    import os\n    assert os.environ.get('ONLY_IN_SWEBENCH_IMAGES') == '1'\n";
+    let test_b = "import pytest\n\nimport gen\n\n\ndef test_version():\n    assert gen.version == '3.1'\n\n\n@pytest.mark.parametrize('s', ['a b', '/abs/x.py'])\ndef test_param(s):\n    assert s\n\n\ndef test_skipped():\n    pytest.importorskip('no_such_module_here')\n\n\ndef test_ok():\n    assert True\n\n\ndef test_env_quirk():\n    import os\n    assert os.environ.get('ONLY_IN_SWEBENCH_IMAGES') == '1'\n\n\ndef test_needs_pkg():\n    import tpmissing_pkg\n";
     let base_files = [
         (".gitignore", "src/gen/_version.py\n".to_owned()),
         (
@@ -335,6 +335,7 @@ fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
             "tests/test_b.py::test_skipped",
             "tests/test_b.py::test_ok",
             "tests/test_b.py::test_env_quirk",
+            "tests/test_b.py::test_needs_pkg",
             "[100%]",
             "tests/test_b.py::test_gone",
         ],
@@ -410,7 +411,34 @@ fn real_instance_troubles_still_give_a_valid_task() {
     // A PASS_TO_PASS test that fails here even with the reference judges nothing.
     assert_eq!(
         spec.metadata["failing_here_tests"],
-        serde_json::json!(["tests/test_b.py::test_env_quirk"])
+        serde_json::json!([
+            "tests/test_b.py::test_env_quirk",
+            "tests/test_b.py::test_needs_pkg"
+        ])
+    );
+    // The report names each with its failure and the likely cause.
+    let differs = &report.emitted[0].differs;
+    assert_eq!(
+        differs[0], "2 PASS_TO_PASS tests fail here even with the reference",
+        "{differs:?}"
+    );
+    let line = |test: &str| {
+        differs
+            .iter()
+            .find(|l| l.starts_with(test))
+            .unwrap_or_else(|| panic!("{test} in {differs:?}"))
+            .clone()
+    };
+    assert!(
+        line("tests/test_b.py::test_env_quirk").contains(
+            "likely cause: its failure names no package: the tree or the interpreter differs"
+        ),
+        "{differs:?}"
+    );
+    assert!(
+        line("tests/test_b.py::test_needs_pkg")
+            .contains("likely cause: `tpmissing_pkg` is not installed here"),
+        "{differs:?}"
     );
     // Public tests were chosen by running them: test_a's copy imports a helper the test patch
     // changes, whose base version stays in repo/ (as SWE-bench's base commit has it), so it

@@ -172,14 +172,7 @@ impl Ctx<'_> {
         };
         spec.metadata = metadata.to_map();
         write_spec(dir, &spec)?;
-        self.validated(
-            inst,
-            dir,
-            &sandbox,
-            &sel,
-            public_ids.len(),
-            chosen.described,
-        )
+        self.validated(inst, dir, &sandbox, &sel, public_ids.len(), &chosen)
     }
 
     /// Validates the written task (unless validation is off): the task, or why it is skipped.
@@ -190,8 +183,9 @@ impl Ctx<'_> {
         sandbox: &Sandbox,
         sel: &Selection,
         public_tests: usize,
-        environment: Option<String>,
+        chosen: &Chosen,
     ) -> Outcome {
+        let causes = CauseFacts::of(&chosen.environment);
         let runs = if sel.suspect {
             self.opts.reference_runs
         } else {
@@ -201,12 +195,13 @@ impl Ctx<'_> {
             match check_task(dir, sandbox, runs)? {
                 Checked::Valid => {}
                 Checked::Invalid(problems, failures) => {
+                    let lines = causes.lines(&failures);
                     return skip_failing(
                         inst,
                         SkipReason::FailsValidation,
                         problems,
                         failures,
-                        Vec::new(),
+                        lines,
                     );
                 }
                 Checked::NotCheckable(why) => {
@@ -225,8 +220,8 @@ impl Ctx<'_> {
             id: inst.instance_id.clone(),
             public_tests,
             hidden_tests: sel.select.len(),
-            environment,
-            differs: differs(sel),
+            environment: chosen.described.clone(),
+            differs: [differs(sel), causes.lines(&sel.failing_here_failures)].concat(),
             group: None,
             duration_ms: 0,
         }))
@@ -391,4 +386,33 @@ fn describe(
     m.fail_to_pass = inst.fail_to_pass.clone();
     m.pass_to_pass = inst.pass_to_pass.clone();
     m.environment_setup_commit = inst.environment_setup_commit.clone();
+}
+
+/// What the likely causes of failing listed tests are read from: the environment's
+/// distributions and its specification (nothing for the system's interpreter or an image).
+pub(super) struct CauseFacts {
+    env: Option<(super::cause::Installed, traparena_pyenv::PinEntry)>,
+}
+
+impl CauseFacts {
+    fn of(environment: &Environment) -> CauseFacts {
+        CauseFacts {
+            env: match environment {
+                Environment::Venv { setup, entry, .. } => Some((
+                    super::cause::Installed::read(&setup.venv),
+                    (**entry).clone(),
+                )),
+                _ => None,
+            },
+        }
+    }
+
+    /// One line per failure (at most a few) with its likely cause; none without an
+    /// environment to read.
+    fn lines(&self, failures: &[traparena_env::TestFailure]) -> Vec<String> {
+        match &self.env {
+            Some((installed, entry)) => super::cause::likely_causes(failures, installed, entry),
+            None => Vec::new(),
+        }
+    }
 }

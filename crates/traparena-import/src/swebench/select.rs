@@ -27,6 +27,8 @@ pub(super) struct Selection {
     pub skipped_here: Vec<String>,
     /// `PASS_TO_PASS` names that fail here even with the reference.
     pub failing_here: Vec<String>,
+    /// Their failures, as the reference run's report gave them.
+    pub failing_here_failures: Vec<traparena_env::TestFailure>,
     /// A `FAIL_TO_PASS` test failed with the reference in the run that chose the names: the
     /// reference is run several times during validation.
     pub suspect: bool,
@@ -90,6 +92,12 @@ pub(super) fn narrow(inst: &SweBenchInstance, run: &TestRun, sel: &mut Selection
             _ => sel.failing_here.push(n.name.clone()),
         }
     }
+    sel.failing_here_failures = run
+        .failures
+        .iter()
+        .filter(|f| sel.failing_here.contains(&f.name))
+        .cloned()
+        .collect();
     sel.select = keep;
 }
 
