@@ -84,6 +84,23 @@ def pytest_runtest_logreport(report):
         _counts["skipped"] += 1
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Runs the selected tests in the order their files define them, as a run of whole files
+    does (SWE-bench's), not in the order of the command's arguments: a test then meets the state
+    that the tests before it in its file leave behind (a module-level patch an older suite never
+    undoes) as it does in the suite's own run."""
+    files = {}
+    for item in items:
+        files.setdefault(str(item.fspath), len(files))
+
+    def key(pair):
+        i, item = pair
+        line = item.location[1]
+        return (files[str(item.fspath)], -1 if line is None else line, i)
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=key)]
+
+
 def pytest_collectreport(report):
     if report.failed:
         _counts["errored"] += 1

@@ -1,0 +1,157 @@
+//! The harness's pytest plugins on real pytest runs:
+//! - `traparena_pytest_report` runs the selected tests in the order their file defines them, as
+//!   a run of the whole file (SWE-bench's) does, not in the order the command names them: an
+//!   older suite's test that patches a module and never undoes it then reaches the tests after
+//!   it exactly as in the suite's own run;
+//! - `traparena_httpbin` serves httpbin on loopback inside the sandbox for suites that read
+//!   `HTTPBIN_URL`.
+
+// This test code reads where its prepared environments lie.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+use traparena_env::{Sandbox, SandboxConfig, TestOutcome, Workspace};
+use traparena_task::{Runner, TestSpec};
+
+/// The Python environment with pytest: `$TRAPARENA_TEST_PYTEST_VENV`, else
+/// `/var/tmp/traparena-test-pytest`.
+fn pytest_venv() -> PathBuf {
+    std::env::var_os("TRAPARENA_TEST_PYTEST_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/traparena-test-pytest"))
+}
+
+#[test]
+#[ignore = "needs a virtual environment with pytest at $TRAPARENA_TEST_PYTEST_VENV (default /var/tmp/traparena-test-pytest): /usr/bin/python3 -m venv DIR && DIR/bin/pip install pytest"]
+fn selected_tests_run_in_the_order_of_their_file() {
+    let venv = pytest_venv();
+    let python = venv.join("bin/python");
+    assert!(python.exists(), "no pytest venv at {}", venv.display());
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join("tests")).unwrap();
+    // test_second passes only after test_first, as in a run of the whole file.
+    std::fs::write(
+        repo.path().join("tests/test_leak.py"),
+        "import pytest\n\nstate = []\n\n\ndef test_first():\n    state.append(1)\n\n\n\
+         @pytest.mark.parametrize('n', [1, 2])\ndef test_second(n):\n    assert state == [1]\n\n\n\
+         class TestLater:\n    def test_third(self):\n        state.append(3)\n        assert state == [1, 3]\n",
+    )
+    .unwrap();
+    let names = [
+        "tests/test_leak.py::TestLater::test_third",
+        "tests/test_leak.py::test_second[2]",
+        "tests/test_leak.py::test_second[1]",
+        "tests/test_leak.py::test_first",
+    ];
+    let mut command: Vec<String> = [python.to_str().unwrap(), "-m", "pytest"]
+        .map(String::from)
+        .to_vec();
+    command.extend(names.iter().map(|n| n.to_string()));
+    let spec = TestSpec {
+        command,
+        runner: Runner::Pytest,
+        files: Vec::new(),
+        select: names.iter().map(|n| n.to_string()).collect(),
+    };
+    let config = SandboxConfig {
+        read_only_paths: vec![venv.clone()],
+        ..SandboxConfig::default()
+    };
+    for sandbox in every_sandbox(config) {
+        let sandbox: Sandbox = sandbox;
+        let ws = Workspace::materialize(repo.path(), &sandbox).unwrap();
+        let run = ws.run_tests(&sandbox, &spec, 120).unwrap();
+        for n in &run.selected {
+            assert_eq!(
+                n.outcome,
+                TestOutcome::Passed,
+                "{} under {:?}: {}",
+                n.name,
+                sandbox.backend(),
+                run.output
+            );
+        }
+        assert_eq!(run.selected.len(), names.len(), "{run:#?}");
+    }
+}
+
+/// The Python environment with pytest, httpbin and pytest-httpbin:
+/// `$TRAPARENA_TEST_HTTPBIN_VENV`, else `/var/tmp/traparena-test-httpbin`.
+fn httpbin_venv() -> PathBuf {
+    std::env::var_os("TRAPARENA_TEST_HTTPBIN_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/traparena-test-httpbin"))
+}
+
+#[test]
+#[ignore = "needs a virtual environment with pytest, httpbin and pytest-httpbin at $TRAPARENA_TEST_HTTPBIN_VENV (default /var/tmp/traparena-test-httpbin): /usr/bin/python3 -m venv DIR && DIR/bin/pip install pytest httpbin==0.10.2 pytest-httpbin==2.0.0 Flask==3.0.3 Werkzeug==3.0.3"]
+fn a_local_httpbin_serves_suites_that_read_httpbin_url_offline() {
+    let venv = httpbin_venv();
+    let python = venv.join("bin/python");
+    assert!(python.exists(), "no httpbin venv at {}", venv.display());
+    let repo = tempfile::tempdir().unwrap();
+    // As psf/requests' older suites: the URL is read when the module is imported.
+    std::fs::write(
+        repo.path().join("test_web.py"),
+        "import json, os, urllib.request\n\nHTTPBIN = os.environ.get('HTTPBIN_URL', 'http://httpbin.org/')\n\n\n\
+         def test_local():\n    assert HTTPBIN.startswith('http://127.0.0.1:'), HTTPBIN\n\n\n\
+         def test_get():\n    with urllib.request.urlopen(HTTPBIN + 'get?a=1', timeout=10) as r:\n        \
+         assert json.load(r)['args'] == {'a': '1'}\n",
+    )
+    .unwrap();
+    let names = ["test_web.py::test_local", "test_web.py::test_get"];
+    let spec = TestSpec {
+        command: [
+            python.to_str().unwrap(),
+            "-m",
+            "pytest",
+            "-p",
+            "traparena_httpbin",
+        ]
+        .into_iter()
+        .chain(names)
+        .map(String::from)
+        .collect(),
+        runner: Runner::Pytest,
+        files: Vec::new(),
+        select: names.iter().map(|n| n.to_string()).collect(),
+    };
+    let config = SandboxConfig {
+        read_only_paths: vec![venv.clone()],
+        ..SandboxConfig::default()
+    };
+    for sandbox in isolating_sandboxes_with(config) {
+        let ws = Workspace::materialize(repo.path(), &sandbox).unwrap();
+        let run = ws.run_tests(&sandbox, &spec, 120).unwrap();
+        assert_eq!(run.selected.len(), 2, "{run:#?}");
+        if sandbox.backend() == traparena_env::Backend::Builtin {
+            // Its Landlock rules forbid listening on a port: no local httpbin, and the suite
+            // runs as it would offline, its network tests failing.
+            assert!(run.counts.is_some(), "{run:#?}");
+            assert_eq!(run.selected[0].outcome, TestOutcome::Failed, "{run:#?}");
+            continue;
+        }
+        for n in &run.selected {
+            assert_eq!(
+                n.outcome,
+                TestOutcome::Passed,
+                "{} under {:?}: {}",
+                n.name,
+                sandbox.backend(),
+                run.output
+            );
+        }
+    }
+}
+
+/// The isolating backends available here, with `config`: the network is loopback only.
+fn isolating_sandboxes_with(config: SandboxConfig) -> Vec<Sandbox> {
+    every_sandbox(config)
+        .into_iter()
+        .filter(|s| s.backend() != traparena_env::Backend::None)
+        .collect()
+}
