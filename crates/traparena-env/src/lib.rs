@@ -28,7 +28,10 @@
 //! | `cpp`, `java`, `go`, `rust` | `g++`/`java`/`go`/`rustc SOURCE...` | `tp_build.sh` builds with the check library | `check N` |
 //! | `exit_code` | anything | none: the exit status alone | — |
 //!
-//! `PYTHON` is any program whose file name begins with `python`.
+//! `PYTHON` is any program whose file name begins with `python`. Beside the shims, the harness
+//! folder holds `traparena_httpbin`, a pytest plugin a command may load (`-p
+//! traparena_httpbin`): it serves httpbin on loopback for suites that read `HTTPBIN_URL`
+//! (psf/requests' older ones), from the environment's `httpbin` and `pytest-httpbin` packages.
 //! - [`GitRepo`] reads commits, files and trees of a local clone without its history, and
 //!   [`run_host`] runs trusted setup commands (such as building a virtual environment) on the host.
 

@@ -17,6 +17,7 @@ use crate::sandbox::Sandbox;
 
 const SHIM_UNITTEST: &str = include_str!("shims/tp_unittest.py");
 const SHIM_PYTEST: &str = include_str!("shims/traparena_pytest_report.py");
+const SHIM_HTTPBIN: &str = include_str!("shims/traparena_httpbin.py");
 const SHIM_DJANGO: &str = include_str!("shims/tp_django.py");
 const SHIM_SYMPY: &str = include_str!("shims/tp_sympy.py");
 const SHIM_NODE: &str = include_str!("shims/tp_node.js");
@@ -82,6 +83,7 @@ impl Workspace {
         for (name, text) in [
             ("tp_unittest.py", SHIM_UNITTEST),
             ("traparena_pytest_report.py", SHIM_PYTEST),
+            ("traparena_httpbin.py", SHIM_HTTPBIN),
             ("tp_django.py", SHIM_DJANGO),
             ("tp_sympy.py", SHIM_SYMPY),
             ("tp_node.js", SHIM_NODE),

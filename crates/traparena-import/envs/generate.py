@@ -200,10 +200,10 @@ def main():
             if sw.get("test_cmd") and profile(sw["test_cmd"]) != "pytest":
                 entry["profile"] = profile(sw["test_cmd"])
             for k in ("source_dirs", "install", "install_env", "install_replaces", "tree_skip",
-                      "build_inputs"):
+                      "build_inputs", "profile"):
                 if k in ov:
                     entry[k] = ov[k]
-                elif k == "tree_skip" and k in every and v != "*":
+                elif k in ("tree_skip", "profile") and k in every and v != "*":
                     entry[k] = every[k]
             versions[v] = entry
         repos[repo] = versions

@@ -136,6 +136,35 @@ impl RunnerProfile for Pytest {
     }
 }
 
+/// pytest with a local httpbin: `PYTHON -m pytest -p traparena_httpbin TARGETS`, for suites
+/// that read `HTTPBIN_URL` (psf/requests before its tests took pytest-httpbin's fixture, which
+/// otherwise reach httpbin.org): the harness's plugin serves httpbin on loopback inside the
+/// sandbox, from the environment's `httpbin` and `pytest-httpbin` packages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PytestHttpbin;
+
+impl RunnerProfile for PytestHttpbin {
+    fn runner(&self) -> Runner {
+        Runner::Pytest
+    }
+
+    fn command(&self, python: &str, targets: &[String]) -> Vec<String> {
+        let mut v = [python, "-m", "pytest", "-p", "traparena_httpbin"]
+            .map(String::from)
+            .to_vec();
+        v.extend(targets.iter().cloned());
+        v
+    }
+
+    fn tolerant(&self, command: Vec<String>) -> Vec<String> {
+        Pytest.tolerant(command)
+    }
+
+    fn targets(&self, files: &[String], names: &[String]) -> Vec<String> {
+        Pytest.targets(files, names)
+    }
+}
+
 /// unittest: `PYTHON -m unittest TARGETS`, names are test ids (`pkg.module.Class.test`), files
 /// are given as their dotted module names.
 #[derive(Debug, Clone, Copy, Default)]
@@ -333,12 +362,14 @@ pub struct Profiles(BTreeMap<String, Arc<dyn RunnerProfile>>);
 pub const DEFAULT_PROFILE: &str = "pytest";
 
 impl Default for Profiles {
-    /// The built-in profiles: `pytest`, `unittest`, `django`, `sympy`, and `tox-current-env`
-    /// (sphinx: SWE-bench runs `tox --current-env -epy39 -v --`, whose tox environment runs
-    /// pytest in the current interpreter; TrapArena runs that pytest directly).
+    /// The built-in profiles: `pytest`, `pytest-httpbin` (pytest with a local httpbin, see
+    /// [`PytestHttpbin`]), `unittest`, `django`, `sympy`, and `tox-current-env` (sphinx:
+    /// SWE-bench runs `tox --current-env -epy39 -v --`, whose tox environment runs pytest in
+    /// the current interpreter; TrapArena runs that pytest directly).
     fn default() -> Self {
         let mut p = Profiles(BTreeMap::new());
         p.register("pytest", Arc::new(Pytest));
+        p.register("pytest-httpbin", Arc::new(PytestHttpbin));
         p.register("unittest", Arc::new(Unittest));
         p.register("django", Arc::new(Django));
         p.register("sympy", Arc::new(Sympy));
@@ -527,7 +558,7 @@ mod tests {
         assert_eq!(e.name, "nose");
         assert_eq!(
             e.to_string(),
-            "unknown runner profile \"nose\" (known: django, pytest, sympy, tox-current-env, unittest)"
+            "unknown runner profile \"nose\" (known: django, pytest, pytest-httpbin, sympy, tox-current-env, unittest)"
         );
     }
 }
