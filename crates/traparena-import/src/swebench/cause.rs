@@ -132,8 +132,34 @@ fn pinned(entry: &PinEntry, dist: &str) -> Option<String> {
     })
 }
 
+/// What a failure that reached for the network says: the host it named, if any.
+fn network(message: &str) -> Option<Option<String>> {
+    const OFFLINE: [&str; 5] = [
+        "Temporary failure in name resolution",
+        "Name or service not known",
+        "Network is unreachable",
+        "No address associated with hostname",
+        "getaddrinfo failed",
+    ];
+    if !OFFLINE.iter().any(|m| message.contains(m)) {
+        return None;
+    }
+    let host = message.find("host='").and_then(|at| {
+        let rest = &message[at + "host='".len()..];
+        rest.find('\'').map(|end| rest[..end].to_owned())
+    });
+    Some(host)
+}
+
 /// The likely cause of one failure.
 fn cause(failure: &TestFailure, installed: &Installed, entry: &PinEntry) -> String {
+    if let Some(host) = network(&failure.message) {
+        let what = host.map_or("the network".to_owned(), |h| format!("the network ({h})"));
+        return format!(
+            "it reaches for {what}, which tests here do not have; SWE-bench's harness ran them \
+             with it"
+        );
+    }
     let Some(module) = module_named(&failure.message) else {
         return "its failure names no package: the tree or the interpreter differs from \
                 SWE-bench's image, not a package's version"
@@ -284,5 +310,23 @@ mod tests {
             "{more:?}"
         );
         assert!(more[1].contains("names no package"), "{more:?}");
+        let offline = likely_causes(
+            &[
+                failure(
+                    "requests.exceptions.ConnectionError: HTTPConnectionPool(host='httpbin.org', port=80): Max retries exceeded (Caused by gaierror(-3, 'Temporary failure in name resolution'))",
+                ),
+                failure("Failed to establish a new connection: [Errno 101] Network is unreachable"),
+            ],
+            &installed,
+            &entry,
+        );
+        assert!(
+            offline[0].contains("likely cause: it reaches for the network (httpbin.org)"),
+            "{offline:?}"
+        );
+        assert!(
+            offline[1].contains("likely cause: it reaches for the network, which"),
+            "{offline:?}"
+        );
     }
 }
