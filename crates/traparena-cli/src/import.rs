@@ -176,8 +176,22 @@ pub struct SweBenchArgs {
 #[derive(Debug, clap::Args)]
 pub struct SetupArgs {
     /// Task folders; those without a `setup` field are passed over.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "envs")]
     tasks: Vec<PathBuf>,
+    /// Build the environment of this repository and version (`psf/requests@2.0`) from the
+    /// bundled environments (or --pins), without an instance (repeatable). Environments that
+    /// read the repository's tree need an instance: import one.
+    #[arg(long = "env", value_name = "REPO@VERSION")]
+    envs: Vec<String>,
+    /// Environment pins (JSON) for --env; they take precedence over the bundled ones.
+    #[arg(long, requires = "envs")]
+    pins: Option<PathBuf>,
+    /// Where --env builds environments.
+    #[arg(long, default_value = DEFAULT_VENV_CACHE)]
+    venv_cache: PathBuf,
+    /// The instant --env resolves packages as of (as `import swebench --resolve-as-of`).
+    #[arg(long, value_name = "DATE|now|entries", default_value = "entries")]
+    resolve_as_of: traparena_import::ResolveAsOf,
 }
 
 const BAD_INPUT: u8 = 2;
@@ -402,6 +416,9 @@ fn setup(a: SetupArgs) -> Result<u8, ImportError> {
         ..BuildOptions::default()
     };
     let mut failed = 0;
+    if !a.envs.is_empty() {
+        failed += setup_envs(&a, &opts)?;
+    }
     for dir in &a.tasks {
         let task = traparena::task::Task::load(dir)?;
         let Some(s) = &task.spec.setup else {
@@ -443,4 +460,47 @@ fn setup(a: SetupArgs) -> Result<u8, ImportError> {
         }
     }
     Ok(if failed == 0 { 0 } else { 1 })
+}
+
+/// Builds the environments `import setup --env` names, printing each one's folder; how many
+/// failed.
+fn setup_envs(a: &SetupArgs, opts: &BuildOptions) -> Result<usize, ImportError> {
+    let pins = a.pins.as_deref().map(Pins::load).transpose()?;
+    let cache = std::path::absolute(&a.venv_cache)
+        .map_err(|e| ImportError::Input(format!("{}: {e}", a.venv_cache.display())))?;
+    let search = interpreter_search();
+    let mut failed = 0;
+    for key in &a.envs {
+        let Some((repo, version)) = key.rsplit_once('@') else {
+            return Err(ImportError::Input(format!(
+                "--env {key}: expected REPO@VERSION, e.g. psf/requests@2.0"
+            )));
+        };
+        let built = traparena_import::env_setup(
+            pins.as_ref(),
+            repo,
+            version,
+            a.resolve_as_of,
+            &search,
+            &cache,
+        )
+        .and_then(|s| Ok((ensure_env(&s, opts)?, s)));
+        match built {
+            Ok((done, s)) => println!(
+                "{key}: {} {} ({})",
+                s.key,
+                match done {
+                    Ensured::Ready => "ready".to_owned(),
+                    Ensured::Rebuilt { reason } => format!("built again, it did not run: {reason}"),
+                    _ => "built".to_owned(),
+                },
+                s.venv.display()
+            ),
+            Err(e) => {
+                failed += 1;
+                eprintln!("traparena: {key}: {e}");
+            }
+        }
+    }
+    Ok(failed)
 }

@@ -50,7 +50,7 @@ pub use humanevalfix::{
     HumanEvalFixOptions, HumanEvalFixRecord, humanevalfix_language, humanevalfix_task_id,
     import_humanevalfix, read_humanevalfix,
 };
-pub use pins::{BUNDLED_FORMAT, Pins, ResolveAsOf, bundled_envs};
+pub use pins::{BUNDLED_FORMAT, Pins, ResolveAsOf, bundled_envs, env_setup};
 pub use profiles::{Profiles, RunnerProfile, UnknownProfile};
 pub use report::report_names;
 pub use report::{

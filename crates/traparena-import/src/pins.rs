@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use traparena_pyenv::{PinEntry, major_minor};
+use traparena_pyenv::interpreters::is_version;
+use traparena_pyenv::{InterpreterSearch, PinEntry, find_python, major_minor, setup_for};
 use traparena_task::Cutoff;
+use traparena_task::Setup;
 
 use crate::error::{ImportError, io};
 
@@ -71,6 +73,42 @@ impl Pins {
             .find_map(|k| versions.get_key_value(k.as_str()))
             .map(|(k, e)| (k.as_str(), e))
     }
+}
+
+/// The `setup` of the environment `repo` at `version` gets from `pins` (else the bundled
+/// environments), resolved as `as_of` says, with its interpreter found by `search` (and copied
+/// into `cache/python` where the sandbox user could not run it): what `traparena import setup
+/// --env` builds without an instance. An environment that reads the repository's tree needs an
+/// instance's tree, so it is refused here.
+pub fn env_setup(
+    pins: Option<&Pins>,
+    repo: &str,
+    version: &str,
+    as_of: ResolveAsOf,
+    search: &InterpreterSearch,
+    cache: &Path,
+) -> Result<Setup, ImportError> {
+    let found = pins
+        .and_then(|p| p.lookup(repo, Some(version)))
+        .or_else(|| bundled_envs().lookup(repo, Some(version)));
+    let Some((key, entry)) = found else {
+        return Err(ImportError::Input(format!(
+            "neither the pins nor the bundled environments have {repo} {version} (nor `*`)"
+        )));
+    };
+    if entry.needs_tree() {
+        return Err(ImportError::Input(format!(
+            "{repo} {key} reads its dependencies from the repository's tree: import an \
+             instance of it to build its environment"
+        )));
+    }
+    let mut entry = entry.clone();
+    as_of.apply(&mut entry);
+    if is_version(&entry.python) {
+        let found = find_python(&entry.python, search, &cache.join("python"))?;
+        entry.python = found.executable.to_string_lossy().into_owned();
+    }
+    Ok(setup_for(&format!("{repo}@{key}"), &entry, cache))
 }
 
 /// Which instant the environments' packages are resolved as of (see
