@@ -395,6 +395,49 @@ fn import_setup_builds_only_what_tasks_ask_for() {
     assert!(!tmp.path().join("venvs/missing").exists());
 }
 
+#[test]
+fn import_setup_env_refuses_what_it_cannot_build_without_an_instance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("venvs");
+    let with_cache =
+        |key: &str| traparena(&["import", "setup", "--env", key, "--venv-cache", s(&cache)]);
+    // Not REPO@VERSION: a usage error.
+    let (code, _, stderr) = with_cache("psf/requests");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("expected REPO@VERSION"), "{stderr}");
+    // A repository no environment knows, and one whose environment reads the tree: each fails
+    // with its reason, and nothing is built.
+    for (key, why) in [
+        (
+            "nobody/nothing@1.0",
+            "neither the pins nor the bundled environments have nobody/nothing 1.0",
+        ),
+        (
+            "django/django@4.1",
+            "reads its dependencies from the repository's tree",
+        ),
+    ] {
+        let (code, _, stderr) = with_cache(key);
+        assert_eq!(code, 1, "{key}: {stderr}");
+        assert!(
+            stderr.contains(key) && stderr.contains(why),
+            "{key}: {stderr}"
+        );
+    }
+    assert!(!cache.exists() || std::fs::read_dir(&cache).unwrap().next().is_none());
+    // A date that is not one is refused by the command line.
+    let (code, _, stderr) = traparena(&[
+        "import",
+        "setup",
+        "--env",
+        "psf/requests@2.0",
+        "--resolve-as-of",
+        "last tuesday",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("YYYY-MM-DD"), "{stderr}");
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
