@@ -1,6 +1,7 @@
 //! Agent processes: an external agent (a coding agent program) running in an episode's sandbox
 //! for as long as it works, with the workspace as its working folder and, for a network, only
-//! the model proxy.
+//! the model proxy. Under the container backend it runs in a container of the task's image of
+//! its own (`agent_image`).
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -11,8 +12,10 @@ use std::sync::{Arc, mpsc};
 use traparena_task::process::fill_placeholders;
 use traparena_task::{AgentCommand, AgentExit};
 
+use crate::agent_image::InImage;
 use crate::base::{Backend, RunSpec};
 use crate::bridge::Bridge;
+use crate::engine::Container;
 use crate::error::{EnvError, io};
 use crate::lease::UserLease;
 use crate::running::{Extras, Finished, Keep, KillSwitch};
@@ -35,10 +38,12 @@ const HOME_DIR: &str = "home";
 #[derive(Debug)]
 pub struct AgentProcess {
     // Fields drop in this order: the process tree first (see `Drop`), then the bridge it
-    // used, then the lease of its user id.
+    // used, then its container, then the lease of its user id.
     keeper: Option<Keeper>,
     switch: Arc<KillSwitch>,
     bridge: Option<Bridge>,
+    /// The agent's own container (the container backend), removed once the process ended.
+    container: Option<Arc<Container>>,
     home: PathBuf,
     _lease: Option<Arc<UserLease>>,
 }
@@ -59,6 +64,12 @@ impl Drop for AgentProcess {
             self.switch.kill();
             let _ = k.finished.recv();
             let _ = k.thread.join();
+        }
+        if let Some(b) = self.bridge.take() {
+            b.stop();
+        }
+        if let Some(c) = self.container.take() {
+            crate::agent_image::remove(c);
         }
     }
 }
@@ -99,8 +110,9 @@ impl AgentProcess {
 
     /// Blocks until the process ends by itself, reaches its timeout (its tree is killed:
     /// [`AgentExit::timed_out`]) or is killed ([`AgentExit::killed`]). When it returns,
-    /// nothing the process started is left running (as after [`Sandbox::run`]) and its network
-    /// bridge is closed. `Err` only when waiting for it failed.
+    /// nothing the process started is left running (as after [`Sandbox::run`]), its network
+    /// bridge is closed and, under the container backend, its container is removed. `Err`
+    /// only when waiting for it failed.
     ///
     /// Under an isolating backend with a model proxy, a process that a signal ended shows as
     /// exit status 128 + the signal (it ran as the child of the sandbox's network forwarder).
@@ -119,6 +131,9 @@ impl AgentProcess {
         let _ = keeper.thread.join();
         if let Some(b) = self.bridge.take() {
             b.stop();
+        }
+        if let Some(c) = self.container.take() {
+            crate::agent_image::remove(c);
         }
         let home = std::mem::take(&mut self.home);
         let finished = finished?;
@@ -147,14 +162,6 @@ pub(crate) fn spawn(
             reason: "the command is empty".into(),
         });
     };
-    if sandbox.backend() == Backend::Container {
-        // An agent's program and its model bridge live on the host, not in the task's image.
-        return Err(EnvError::AgentCommand {
-            reason: "external agent processes run under bubblewrap or the builtin sandbox; the \
-                     container backend runs the built-in agents' tools and the test runs"
-                .into(),
-        });
-    }
     let mounts = workspace.mounts().clone();
     let mut limits = sandbox.config().limits.clone();
     // An agent works for its whole episode, not for one test run.
@@ -176,7 +183,7 @@ pub(crate) fn spawn(
 
     let ws = sandbox.visible_workspace(&mounts).into_owned();
     let seen_home = match sandbox.backend() {
-        Backend::Bubblewrap => format!("/tmp/{HOME_DIR}"),
+        Backend::Bubblewrap | Backend::Container => format!("/tmp/{HOME_DIR}"),
         _ => home.to_string_lossy().into_owned(),
     };
     let fill = |s: &str| fill_placeholders(s, &ws, &seen_home);
@@ -189,6 +196,30 @@ pub(crate) fn spawn(
         timeout: cmd.timeout,
         report_pipe: false,
     };
+    if sandbox.backend() == Backend::Container {
+        // In a container of its own, in the task's image.
+        let InImage {
+            mounts,
+            container,
+            bridge,
+        } = crate::agent_image::prepare(&sandbox, &mounts, cmd)?;
+        let (keeper, switch) = match launch(sandbox, mounts, agent, None, program) {
+            Ok(started) => started,
+            Err(e) => {
+                drop(bridge);
+                crate::agent_image::remove(container);
+                return Err(e);
+            }
+        };
+        return Ok(AgentProcess {
+            keeper: Some(keeper),
+            switch,
+            bridge,
+            container: Some(container),
+            home,
+            _lease: workspace.lease(),
+        });
+    }
     // The agent's own program, checked as a test command's is (the bridge's interpreter is
     // checked by the launch itself).
     sandbox.preflight(&mounts, &agent)?;
@@ -210,6 +241,7 @@ pub(crate) fn spawn(
         keeper: Some(keeper),
         switch,
         bridge,
+        container: None,
         home,
         _lease: workspace.lease(),
     })

@@ -1,17 +1,19 @@
-//! The host side of an agent process's network bridge: a Unix socket in the harness folder,
-//! which the sandbox can see, whose every connection is forwarded to the model proxy at the
-//! host's `127.0.0.1:<port>`.
+//! The host side of an agent process's network bridge: a listener whose every connection is
+//! forwarded to the model proxy at the host's `127.0.0.1:<port>`.
 //!
-//! Inside the sandbox, the forwarder shim (`shims/tp_agent_net.py`) listens on
+//! Under bubblewrap and the builtin backend the listener is a Unix socket in the harness
+//! folder, which the sandbox can see: the forwarder shim (`shims/tp_agent_net.py`) listens on
 //! `127.0.0.1:<port>` of the sandbox's own network namespace and connects to this socket for
-//! each connection it accepts; so the agent reaches the proxy at the address it has on the
-//! host, and nothing else. A file-system socket needs no network namespace in common, and no
-//! root.
+//! each connection it accepts; a file-system socket needs no network namespace in common, and
+//! no root. Under the container backend the listener is a TCP socket the harness bound at
+//! `127.0.0.1:<port>` inside the agent's container's network namespace (`netns`), accepted
+//! from here. Either way the agent reaches the proxy at the address it has on the host, and
+//! nothing else.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::Write;
-use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpStream};
+use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -28,10 +30,11 @@ pub(crate) const THREAD_NAME: &str = "tp-bridge";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A running bridge. [`Bridge::stop`] (or dropping it) ends every thread and connection of it
-/// and removes its socket file.
+/// and removes its socket file, if it has one.
 #[derive(Debug)]
 pub(crate) struct Bridge {
-    path: PathBuf,
+    /// The Unix socket's file, removed when the bridge stops.
+    path: Option<PathBuf>,
     shared: Arc<Mutex<Conns>>,
     /// Written to once to tell the accepting thread to stop.
     wake: Option<std::io::PipeWriter>,
@@ -45,7 +48,7 @@ struct Conns {
     closed: bool,
     next: u64,
     /// The live connections' streams, to shut them down when the bridge stops.
-    open: HashMap<u64, (UnixStream, Option<TcpStream>)>,
+    open: HashMap<u64, (Inbound, Option<TcpStream>)>,
     /// The threads serving connections.
     threads: Vec<JoinHandle<()>>,
 }
@@ -63,24 +66,36 @@ impl Bridge {
             if let Some(uid) = user {
                 std::os::unix::fs::chown(path, Some(uid), Some(uid)).map_err(io("chown", path))?;
             }
-            let (wake_r, wake_w) = std::io::pipe().map_err(io("create a pipe for", path))?;
-            let shared = Arc::new(Mutex::new(Conns::default()));
-            let s = Arc::clone(&shared);
-            let accept = std::thread::Builder::new()
-                .name(THREAD_NAME.into())
-                .spawn(move || accept_loop(listener, wake_r, port, s))
-                .map_err(io("start a thread for", path))?;
-            Ok(Bridge {
-                path: path.to_owned(),
-                shared,
-                wake: Some(wake_w),
-                accept: Some(accept),
-            })
+            Bridge::serve(Listener::Unix(listener), port, Some(path.to_owned()))
         })();
         if started.is_err() {
             let _ = std::fs::remove_file(path);
         }
         started
+    }
+
+    /// Forwards every connection `listener` accepts (a socket bound in another network
+    /// namespace, see [`crate::netns`]) to `127.0.0.1:port` of the harness's own.
+    pub(crate) fn start_tcp(listener: TcpListener, port: u16) -> Result<Bridge, EnvError> {
+        Bridge::serve(Listener::Tcp(listener), port, None)
+    }
+
+    /// Starts the accepting thread on `listener`; `path` is its socket file, if any.
+    fn serve(listener: Listener, port: u16, path: Option<PathBuf>) -> Result<Bridge, EnvError> {
+        let what = || path.clone().unwrap_or_else(|| PathBuf::from("the bridge"));
+        let (wake_r, wake_w) = std::io::pipe().map_err(io("create a pipe for", what()))?;
+        let shared = Arc::new(Mutex::new(Conns::default()));
+        let s = Arc::clone(&shared);
+        let accept = std::thread::Builder::new()
+            .name(THREAD_NAME.into())
+            .spawn(move || accept_loop(listener, wake_r, port, s))
+            .map_err(io("start a thread for", what()))?;
+        Ok(Bridge {
+            path,
+            shared,
+            wake: Some(wake_w),
+            accept: Some(accept),
+        })
     }
 
     /// Stops accepting, shuts every connection down, waits for every thread and removes the
@@ -100,8 +115,8 @@ impl Bridge {
         let threads = {
             let mut c = self.shared.lock();
             c.closed = true;
-            for (unix, tcp) in c.open.values() {
-                let _ = unix.shutdown(Shutdown::Both);
+            for (inbound, tcp) in c.open.values() {
+                let _ = inbound.shutdown(Shutdown::Both);
                 if let Some(tcp) = tcp {
                     let _ = tcp.shutdown(Shutdown::Both);
                 }
@@ -111,7 +126,9 @@ impl Bridge {
         for t in threads {
             let _ = t.join();
         }
-        let _ = std::fs::remove_file(&self.path);
+        if let Some(path) = &self.path {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -123,14 +140,14 @@ impl Drop for Bridge {
 
 /// Accepts connections until `wake` becomes readable.
 fn accept_loop(
-    listener: UnixListener,
+    listener: Listener,
     wake: std::io::PipeReader,
     port: u16,
     shared: Arc<Mutex<Conns>>,
 ) {
     let mut fds = [
         libc::pollfd {
-            fd: listener.as_raw_fd(),
+            fd: listener.raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         },
@@ -156,7 +173,7 @@ fn accept_loop(
         if fds[0].revents == 0 {
             continue;
         }
-        let Ok((unix, _)) = listener.accept() else {
+        let Ok(inbound) = listener.accept() else {
             // Out of descriptors, say: the sandbox side sees that connection fail.
             std::thread::sleep(Duration::from_millis(50));
             continue;
@@ -170,7 +187,7 @@ fn accept_loop(
         for t in done {
             let _ = t.join();
         }
-        let Ok(copy) = unix.try_clone() else {
+        let Ok(copy) = inbound.try_clone() else {
             continue;
         };
         let id = c.next;
@@ -179,7 +196,7 @@ fn accept_loop(
         let s = Arc::clone(&shared);
         match std::thread::Builder::new()
             .name(THREAD_NAME.into())
-            .spawn(move || serve(id, unix, port, s))
+            .spawn(move || forward(id, inbound, port, s))
         {
             Ok(t) => c.threads.push(t),
             Err(_) => {
@@ -190,14 +207,14 @@ fn accept_loop(
 }
 
 /// Forwards one connection both ways until both ends are done.
-fn serve(id: u64, unix: UnixStream, port: u16, shared: Arc<Mutex<Conns>>) {
+fn forward(id: u64, inbound: Inbound, port: u16, shared: Arc<Mutex<Conns>>) {
     let proxy = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let tcp = TcpStream::connect_timeout(&proxy, CONNECT_TIMEOUT);
-    let forward = tcp.and_then(|tcp| {
-        let copies = (unix.try_clone()?, tcp.try_clone()?, tcp.try_clone()?);
+    let pair = tcp.and_then(|tcp| {
+        let copies = (inbound.try_clone()?, tcp.try_clone()?, tcp.try_clone()?);
         Ok((tcp, copies))
     });
-    let Ok((tcp, (unix_in, tcp_out, registered))) = forward else {
+    let Ok((tcp, (inbound_in, tcp_out, registered))) = pair else {
         shared.lock().open.remove(&id);
         return;
     };
@@ -212,11 +229,11 @@ fn serve(id: u64, unix: UnixStream, port: u16, shared: Arc<Mutex<Conns>>) {
     }
     let up = std::thread::Builder::new()
         .name(THREAD_NAME.into())
-        .spawn(move || pump(&unix_in, &tcp_out));
+        .spawn(move || pump(&inbound_in, &tcp_out));
     if up.is_ok() {
-        pump(&tcp, &unix);
+        pump(&tcp, &inbound);
     } else {
-        let _ = unix.shutdown(Shutdown::Both);
+        let _ = inbound.shutdown(Shutdown::Both);
         let _ = tcp.shutdown(Shutdown::Both);
     }
     if let Ok(up) = up {
@@ -246,7 +263,7 @@ trait Shut {
     fn shut(&self, how: Shutdown);
 }
 
-impl Shut for &UnixStream {
+impl Shut for &Inbound {
     fn shut(&self, how: Shutdown) {
         let _ = self.shutdown(how);
     }
@@ -255,5 +272,77 @@ impl Shut for &UnixStream {
 impl Shut for &TcpStream {
     fn shut(&self, how: Shutdown) {
         let _ = self.shutdown(how);
+    }
+}
+
+/// What a bridge accepts on: a Unix socket in the harness folder, or a TCP socket bound in the
+/// agent's network namespace.
+#[derive(Debug)]
+enum Listener {
+    Unix(UnixListener),
+    Tcp(TcpListener),
+}
+
+impl Listener {
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            Listener::Unix(l) => l.as_raw_fd(),
+            Listener::Tcp(l) => l.as_raw_fd(),
+        }
+    }
+
+    fn accept(&self) -> std::io::Result<Inbound> {
+        match self {
+            Listener::Unix(l) => l.accept().map(|(s, _)| Inbound::Unix(s)),
+            Listener::Tcp(l) => l.accept().map(|(s, _)| Inbound::Tcp(s)),
+        }
+    }
+}
+
+/// One accepted connection, of either kind of [`Listener`].
+#[derive(Debug)]
+enum Inbound {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Inbound {
+    fn try_clone(&self) -> std::io::Result<Inbound> {
+        match self {
+            Inbound::Unix(s) => s.try_clone().map(Inbound::Unix),
+            Inbound::Tcp(s) => s.try_clone().map(Inbound::Tcp),
+        }
+    }
+
+    fn shutdown(&self, how: Shutdown) -> std::io::Result<()> {
+        match self {
+            Inbound::Unix(s) => s.shutdown(how),
+            Inbound::Tcp(s) => s.shutdown(how),
+        }
+    }
+}
+
+impl std::io::Read for &Inbound {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Inbound::Unix(s) => (&*s).read(buf),
+            Inbound::Tcp(s) => (&*s).read(buf),
+        }
+    }
+}
+
+impl std::io::Write for &Inbound {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Inbound::Unix(s) => (&*s).write(buf),
+            Inbound::Tcp(s) => (&*s).write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Inbound::Unix(s) => (&*s).flush(),
+            Inbound::Tcp(s) => (&*s).flush(),
+        }
     }
 }

@@ -52,21 +52,23 @@ impl Recipe {
         for p in &folders {
             std::fs::create_dir(p).map_err(io("create folder", p))?;
         }
-        let container = self.start(engine, &folders[0], &folders[1], &folders[2])?;
+        let container = self.start(engine, &folders[0], &folders[1], &folders[2], &[])?;
         Ok(Slot {
             dir,
             container: Arc::new(container),
         })
     }
 
-    /// Starts a container of the image on the three folders; it waits, running nothing, until
-    /// commands are run in it.
+    /// Starts a container of the image on the three folders, with the host folders
+    /// `read_only` shown read-only at their own paths (an agent's installation); it waits,
+    /// running nothing, until commands are run in it.
     pub(crate) fn start(
         &self,
         engine: &Engine,
         workspace: &Path,
         scratch: &Path,
         harness: &Path,
+        read_only: &[PathBuf],
     ) -> Result<Container, EnvError> {
         let l = &self.limits;
         let ulimit = |name: &str, v: u64| format!("{name}={v}:{v}");
@@ -100,6 +102,9 @@ impl Recipe {
             .arg(volume(workspace, &self.image.workdir, "rw"));
         c.arg("-v").arg(volume(scratch, CONTAINER_TMP, "rw"));
         c.arg("-v").arg(volume(harness, SANDBOX_HARNESS, "ro"));
+        for p in read_only {
+            c.arg("-v").arg(volume(p, &p.to_string_lossy(), "ro"));
+        }
         c.args(["--workdir", &self.image.workdir]);
         c.args(["--entrypoint", "sleep", &self.image.image, "infinity"]);
         let out = c

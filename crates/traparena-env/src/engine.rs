@@ -167,13 +167,42 @@ impl Container {
     pub fn id(&self) -> &str {
         &self.id
     }
+
+    /// The host's pid of the container's first process (its `--init`), whose namespaces are
+    /// the container's.
+    pub(crate) fn pid(&self) -> Result<u32, EnvError> {
+        let out = self
+            .engine
+            .output(&["inspect", "--format", "{{.State.Pid}}", &self.id])?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        match text.trim().parse::<u32>() {
+            Ok(pid) if pid > 0 => Ok(pid),
+            _ => Err(EnvError::ContainerEngine {
+                command: format!("{} inspect", self.engine.program.display()),
+                message: format!(
+                    "container {} has no running process (its pid reads {:?})",
+                    self.id,
+                    text.trim()
+                ),
+            }),
+        }
+    }
+
+    /// Removes the container now, with whatever runs in it, and waits for that (dropping it
+    /// leaves the removal to a thread of its own).
+    pub(crate) fn remove_now(mut self) -> Result<(), EnvError> {
+        let id = std::mem::take(&mut self.id);
+        self.engine.remove(&id)
+    }
 }
 
 impl Drop for Container {
     /// Hands the container to the remover thread: an episode does not wait for its removal,
     /// and the pool waits for every removal when it goes.
     fn drop(&mut self) {
-        remove_later(self.engine.clone(), std::mem::take(&mut self.id));
+        if !self.id.is_empty() {
+            remove_later(self.engine.clone(), std::mem::take(&mut self.id));
+        }
     }
 }
 

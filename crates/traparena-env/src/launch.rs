@@ -290,8 +290,11 @@ impl Launch<'_> {
             c.arg("--user").arg(format!("{uid}:{uid}"));
         }
         c.args(["--workdir", &image.workdir]);
-        for (k, v) in &env {
-            c.arg("-e").arg(format!("{k}={v}"));
+        // A variable set twice (`HOME` of an agent) is given once, with its last value.
+        for (i, (k, v)) in env.iter().enumerate() {
+            if !env[i + 1..].iter().any(|(later, _)| later == k) {
+                c.arg("-e").arg(format!("{k}={v}"));
+            }
         }
         c.arg(container.id());
         if let Some(fifo) = fifo {

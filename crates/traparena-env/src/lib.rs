@@ -36,6 +36,7 @@
 //!   [`run_host`] runs trusted setup commands (such as building a virtual environment) on the host.
 
 mod agent;
+mod agent_image;
 mod apply;
 mod base;
 mod bridge;
@@ -52,6 +53,7 @@ mod landlock_rules;
 mod launch;
 mod lease;
 mod missing;
+mod netns;
 mod origin;
 mod outcome;
 mod program;

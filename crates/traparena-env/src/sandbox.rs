@@ -360,8 +360,13 @@ impl Sandbox {
                     image: image.clone(),
                     limits: self.config.limits.clone(),
                 };
-                let c =
-                    recipe.start(engine, &mounts.workspace, &mounts.scratch, &mounts.harness)?;
+                let c = recipe.start(
+                    engine,
+                    &mounts.workspace,
+                    &mounts.scratch,
+                    &mounts.harness,
+                    &[],
+                )?;
                 one_shot = Mounts {
                     container: Some(Arc::new(c)),
                     ..mounts.clone()
