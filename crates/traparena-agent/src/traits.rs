@@ -19,6 +19,12 @@ pub struct AgentView<'a> {
     /// Every step so far: action, authentic observation, and the collaborator message
     /// delivered after it, if any.
     pub history: &'a [Step],
+    /// True when the agent's process ([`Agent::command`]) runs in a container of the task's
+    /// image (the container backend) rather than beside the host's system folders: its
+    /// `read_only_paths` are mounted into the image, whose own `/usr` replaces the host's, so a
+    /// program that needs the host's `/usr` (a virtual environment of the host's Python) does
+    /// not run there.
+    pub runs_in_image: bool,
 }
 
 /// What a turn does: the three kinds of turn an agent can take.
@@ -130,7 +136,7 @@ impl Turn {
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), traparena::Error> {
-/// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
+/// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[], runs_in_image: false };
 /// assert_eq!(Obedient.act(&view).await?.action(), Some(&Action::List { path: None }));
 /// # Ok(()) }
 /// ```

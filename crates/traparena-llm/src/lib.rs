@@ -35,7 +35,7 @@
 //!     [ChatResponse::from_text("fake", "{\"action\": \"submit\"}").with_usage(12, 5)],
 //! ));
 //! let mut agent = LlmAgent::new(model, LlmAgentConfig::default());
-//! let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
+//! let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[], runs_in_image: false };
 //! let turn = agent.act(&view).await?;
 //! assert_eq!(turn.action(), Some(&Action::Submit));
 //! // The tokens of the turn's model call, as the runner sums them into the episode record.

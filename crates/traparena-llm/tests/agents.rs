@@ -50,6 +50,7 @@ fn view<'a>(history: &'a [Step]) -> AgentView<'a> {
         steps_taken: history.len() as u32,
         budget: 10,
         history,
+        runs_in_image: false,
     }
 }
 

@@ -79,6 +79,7 @@ fn view(history: &[Step]) -> AgentView<'_> {
         steps_taken: history.len() as u32,
         budget: 60,
         history,
+        runs_in_image: false,
     }
 }
 

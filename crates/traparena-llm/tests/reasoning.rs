@@ -151,6 +151,7 @@ fn view(history: &[Step]) -> traparena_agent::AgentView<'_> {
         steps_taken: history.len() as u32,
         budget: 10,
         history,
+        runs_in_image: false,
     }
 }
 

@@ -302,6 +302,7 @@ async fn an_agent_and_an_attacker_run_against_a_llama_cpp_python_server() {
                 steps_taken: steps.len() as u32,
                 budget: 10,
                 history: &steps,
+                runs_in_image: false,
             };
             let turn = agent.act(&view).await.unwrap();
             if index == 1 {

@@ -37,7 +37,7 @@ use crate::types::{ChatRequest, ChatResponse};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), traparena::Error> {
 /// let mut agent = LlmAgent::new(Arc::new(Quitter), LlmAgentConfig::default());
-/// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
+/// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[], runs_in_image: false };
 /// assert_eq!(agent.act(&view).await?.action(), Some(&Action::Submit));
 /// # Ok(()) }
 /// ```

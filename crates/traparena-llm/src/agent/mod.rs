@@ -174,7 +174,7 @@ struct PastTurn {
 ///     [ChatResponse::from_text("fake", r#"{"action": "submit"}"#).with_usage(100, 5)],
 /// ));
 /// let mut agent = LlmAgent::new(model, LlmAgentConfig::default());
-/// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[] };
+/// let view = AgentView { task_id: "t", description: "Fix it.", steps_taken: 0, budget: 5, history: &[], runs_in_image: false };
 /// let turn = agent.act(&view).await.unwrap();
 /// assert_eq!(turn.action(), Some(&Action::Submit));
 /// assert_eq!(turn.usage.prompt_tokens, 100);

@@ -152,6 +152,7 @@ pub(super) fn view<'v>(ep: &'v Episode<'_>, steps: &'v [Step], steps_taken: u32)
         steps_taken,
         budget: ep.config.budget,
         history: steps,
+        runs_in_image: ep.sandbox.backend() == traparena_env::Backend::Container,
     }
 }
 
