@@ -266,6 +266,9 @@ impl Agent for ExternalAgent {
     }
 
     async fn command(&mut self, view: &AgentView<'_>) -> Result<Option<AgentCommand>, AgentError> {
+        let read_only_paths =
+            crate::install::read_only_paths(&self.profile.name, &self.prefix, view.runs_in_image)
+                .map_err(|e| AgentError::Infrastructure(e.to_string()))?;
         let proxy = Proxy::start(self.model.model().to_owned())
             .await
             .map_err(|e| {
@@ -293,7 +296,7 @@ impl Agent for ExternalAgent {
                 .iter()
                 .map(|(k, v)| (k.clone(), fill(v, &ph).into_bytes()))
                 .collect(),
-            read_only_paths: vec![self.prefix.clone()],
+            read_only_paths,
             proxy_port: Some(proxy.port()),
             timeout: self.timeout,
             exclude: self.profile.exclude.clone(),

@@ -28,6 +28,7 @@
 
 mod agent;
 mod error;
+mod install;
 mod kind;
 pub mod moments;
 pub mod profile;
