@@ -2,8 +2,9 @@
 # Prepares the real test scripts the django and sympy runners' ignored tests run
 # (crates/traparena-env/tests/real_script_runners.rs), under one folder (default
 # /var/tmp/traparena-test-runners), each step skipped when its result is already there:
-#   python/3.6.15, python/3.9.18   pyenv's interpreters, copied where the sandbox user can read
-#                                  them, their RUNPATH made relative to the copy
+#   python/3.6.15, python/3.9.18,  pyenv's interpreters, copied where the sandbox user can read
+#   python/3.11.7                  them, their RUNPATH made relative to the copy (3.11.7 is
+#                                  the base of the container-ready mini-swe-agent)
 #   django-4.2.16/{src,venv}       the sdist (tests/runtests.py), a venv of /usr/bin/python3 (3.11)
 #   django-3.2.25/{src,venv}       the sdist, a venv of Python 3.6
 #   sympy-1.12/{src,venv}          the tagged tree (bin/test; sdists do not ship it), Python 3.9
@@ -99,6 +100,9 @@ PY
 
 copy_python 3.6.15
 copy_python 3.9.18
+# A self-contained interpreter for a mini-swe-agent venv that also runs inside a container image
+# (crates/traparena-external/tests/in_image.rs; .ci/run installs it).
+copy_python 3.11.7
 django_sdist 4.2.16
 make_venv "$R/django-4.2.16" /usr/bin/python3 asgiref==3.8.1 sqlparse==0.5.1
 django_sdist 3.2.25
