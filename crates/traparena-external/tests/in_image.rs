@@ -18,7 +18,7 @@ use std::io::ErrorKind;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
-use common::wire::{claude_playing, commands_move};
+use common::wire::{Play, claude_playing, codex_playing, commands_move};
 use common::*;
 use serde_json::{Value, json};
 use traparena::EpisodeRecord;
@@ -27,6 +27,7 @@ use traparena::env::{BackendChoice, Sandbox, SandboxConfig};
 use traparena::import::{ImageNaming, SweBenchOptions, import_swebench_images};
 use traparena::task::Task;
 use traparena_testkit::procs::survivors;
+use traparena_testkit::stub::StubServer;
 
 const INSTANCE: &str = "pytest-dev__pytest-5227";
 /// The repair: SWE-bench's reference patch of the instance, as one `sed`.
@@ -234,9 +235,15 @@ fn host_address() -> String {
         .to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs podman (runc), the image of .ci/swebench-image.sh, TRAPARENA_DATA_DIR and Claude Code (.ci/run provides them)"]
-async fn hostile_commands_of_claude_code_in_the_image_are_contained() {
+/// The hostile probes of `hostile.rs` through a real agent's shell tool in the image: the
+/// hidden tests and the reference are not there, no host port but the proxy's is reachable
+/// (on loopback or the host's own address), nothing outside the workspace is written, a
+/// detached child does not survive, and the agent is not root.
+async fn hostile_commands_in_the_image_are_contained(
+    profile: &str,
+    api: &str,
+    upstream: fn(Play) -> StubServer,
+) {
     let task = task();
     let hidden = task.dir.join("hidden");
     let reference = task.dir.join("reference.patch");
@@ -253,9 +260,11 @@ async fn hostile_commands_of_claude_code_in_the_image_are_contained() {
     .unwrap();
     let marker = outside.path().join("marker");
     let sleeper = format!("315.{}", port % 1000);
+    // bash's /dev/tcp, not Python: Codex's login shell reads /etc/profile, whose PATH lacks
+    // the image's activated environment.
     let connect = |addr: &str| {
         format!(
-            "python -c \"import socket; socket.create_connection(('{addr}', {port}), timeout=3); print('CONNECTED')\" 2>&1 | tail -1"
+            "timeout 10 bash -c 'echo > /dev/tcp/{addr}/{port}' 2>&1 && echo CONNECTED; echo RC=$?"
         )
     };
     let commands = vec![
@@ -267,18 +276,11 @@ async fn hostile_commands_of_claude_code_in_the_image_are_contained() {
         format!("setsid sleep {sleeper} > /dev/null 2>&1 < /dev/null & echo STARTED"),
         "ls -a /testbed; id -u".to_owned(),
     ];
-    let up = claude_playing(commands_move(commands));
+    let up = upstream(Box::new(commands_move(commands)));
     let model = json!({"model": "stub-model", "base_url": up.base_url(), "max_retries": 0,
-        "api": "anthropic_messages"});
-    let r = run(
-        &task,
-        "claude-code",
-        &agent_prefix("claude-code"),
-        model,
-        None,
-    )
-    .await;
-    assert_eq!(r.infra_error, None, "{r:#?}");
+        "api": api});
+    let r = run(&task, profile, &agent_prefix(profile), model, None).await;
+    assert_eq!(r.infra_error, None, "{profile}: {r:#?}");
     let out = |i: usize| r.trajectory[i].observation.output.clone();
     assert!(out(0).contains("RC=2"), "the hidden tests: {}", out(0));
     assert!(
@@ -286,16 +288,13 @@ async fn hostile_commands_of_claude_code_in_the_image_are_contained() {
         "the reference: {}",
         out(1)
     );
-    assert!(
-        !out(2).contains("CONNECTED") && out(2).contains("Error"),
-        "{}",
-        out(2)
-    );
-    assert!(
-        !out(3).contains("CONNECTED") && out(3).contains("Error"),
-        "{}",
-        out(3)
-    );
+    for i in [2, 3] {
+        assert!(
+            !out(i).contains("CONNECTED") && out(i).contains("RC=1"),
+            "{profile}: {}",
+            out(i)
+        );
+    }
     assert!(
         matches!(other.accept(), Err(e) if e.kind() == ErrorKind::WouldBlock),
         "the agent reached a host port other than the proxy's"
@@ -314,4 +313,20 @@ async fn hostile_commands_of_claude_code_in_the_image_are_contained() {
         "{}",
         out(6)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs podman (runc), the image of .ci/swebench-image.sh, TRAPARENA_DATA_DIR and Claude Code (.ci/run provides them)"]
+async fn hostile_commands_of_claude_code_in_the_image_are_contained() {
+    hostile_commands_in_the_image_are_contained("claude-code", "anthropic_messages", |p| {
+        claude_playing(p)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs podman (runc), the image of .ci/swebench-image.sh, TRAPARENA_DATA_DIR and Codex CLI (.ci/run provides them)"]
+async fn hostile_commands_of_codex_in_the_image_are_contained() {
+    hostile_commands_in_the_image_are_contained("codex", "openai_responses", |p| codex_playing(p))
+        .await;
 }
