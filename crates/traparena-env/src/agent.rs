@@ -115,7 +115,8 @@ impl AgentProcess {
     /// only when waiting for it failed.
     ///
     /// Under an isolating backend with a model proxy, a process that a signal ended shows as
-    /// exit status 128 + the signal (it ran as the child of the sandbox's network forwarder).
+    /// exit status 128 + the signal (it ran as the child of the sandbox's network forwarder;
+    /// under the container backend, the engine's `exec` reports it so).
     /// Its standard output and error are cut to their *last* [`Limits::output_bytes`] bytes
     /// each.
     ///

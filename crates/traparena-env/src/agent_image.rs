@@ -56,6 +56,9 @@ pub(crate) fn prepare(
         check_read_only(p, &image.workdir)?;
     }
     check_program(mounts, cmd)?;
+    if let Some(port) = cmd.proxy_port {
+        crate::netns::can_enter(port)?;
+    }
     let recipe = Recipe {
         image,
         limits: sandbox.config().limits.clone(),

@@ -9,7 +9,8 @@
 //!   candidate diff.
 //! - [`Environment::spawn_agent`] starts an external agent as its own process in the sandbox
 //!   ([`AgentProcess`]), with the workspace as its working folder and no network but the model
-//!   proxy's port on loopback, bridged into the sandbox; [`AgentKiller`] ends it from any thread.
+//!   proxy's port on loopback, bridged into the sandbox (under the container backend: in a
+//!   container of the task's image of its own); [`AgentKiller`] ends it from any thread.
 //! - [`TestRun`] reads a test run through a report pipe filled by the harness's runner shim,
 //!   failing tests named ([`TestFailure`]) by the same report.
 //!

@@ -21,19 +21,8 @@ const THREAD_NAME: &str = "tp-netns";
 /// owner): a harness that is not root gets [`EnvError::AgentCommand`] saying so, and so does a
 /// namespace whose port is taken or that has no loopback.
 pub(crate) fn listen_in(pid: u32, port: u16) -> Result<TcpListener, EnvError> {
-    let refused = |why: String| EnvError::AgentCommand {
-        reason: format!(
-            "cannot give the agent's container the model proxy at 127.0.0.1:{port}: {why}"
-        ),
-    };
-    if !crate::lease::is_root() {
-        return Err(refused(
-            "the harness binds it inside the container's network namespace, which needs root \
-             (a rootless engine's namespace is not the harness's to enter); run the harness as \
-             root, or run external agents under bubblewrap"
-                .into(),
-        ));
-    }
+    can_enter(port)?;
+    let refused = |why: String| refused(port, why);
     let ns_path = format!("/proc/{pid}/ns/net");
     let ns = std::fs::File::open(&ns_path).map_err(|e| refused(format!("{ns_path}: {e}")))?;
     let bound = std::thread::Builder::new()
@@ -61,4 +50,27 @@ pub(crate) fn listen_in(pid: u32, port: u16) -> Result<TcpListener, EnvError> {
         .map_err(|_| refused("the thread that binds it panicked".into()))?
         .map_err(refused)?;
     Ok(listener)
+}
+
+/// `Ok` when the harness may enter a container's network namespace to give it the proxy's
+/// `port`: it runs as root. Checked before a container is started for nothing.
+pub(crate) fn can_enter(port: u16) -> Result<(), EnvError> {
+    if crate::lease::is_root() {
+        return Ok(());
+    }
+    Err(refused(
+        port,
+        "the harness binds it inside the container's network namespace, which needs root (a \
+         rootless engine's namespace is not the harness's to enter); run the harness as root, \
+         or run external agents under bubblewrap"
+            .into(),
+    ))
+}
+
+fn refused(port: u16, why: String) -> EnvError {
+    EnvError::AgentCommand {
+        reason: format!(
+            "cannot give the agent's container the model proxy at 127.0.0.1:{port}: {why}"
+        ),
+    }
 }

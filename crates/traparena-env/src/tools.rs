@@ -147,17 +147,26 @@ impl Environment {
     /// the workspace as its working folder and standard input from `/dev/null`.
     ///
     /// - Its home folder (`HOME`, [`HOME_PLACEHOLDER`]) is `home` in the scratch folder,
-    ///   outside the workspace (`/tmp/home` under bubblewrap), owned by the sandbox user;
-    ///   `cmd.files` are written there first (a path leaving it is
+    ///   outside the workspace (`/tmp/home` under bubblewrap and the container backend), owned
+    ///   by the sandbox user; `cmd.files` are written there first (a path leaving it is
     ///   [`EnvError::AgentCommand`]). The placeholders in `argv` and `env` become the folders
-    ///   as the process sees them (`/workspace` and `/tmp/home` under bubblewrap, the host's
-    ///   paths otherwise); `cmd.read_only_paths` are shown read-only for this process.
+    ///   as the process sees them (`/workspace` and `/tmp/home` under bubblewrap, the image's
+    ///   working directory and `/tmp/home` in a container, the host's paths otherwise);
+    ///   `cmd.read_only_paths` are shown read-only for this process, at their own paths.
+    /// - Under the container backend the process runs in a container of the task's image of
+    ///   its own (started as a workspace's, on this workspace), `exec`'d as the sandbox user
+    ///   with the image's `PATH`; the container is removed when the process ends. A read-only
+    ///   path that would hide a folder of the image (`/usr`, the working directory) is
+    ///   [`EnvError::AgentCommand`].
     /// - Network: with `cmd.proxy_port`, the process reaches `127.0.0.1:<port>` — the model
     ///   proxy on the host — at that same address, and nothing else. Under bubblewrap and the
     ///   builtin backend a forwarder run by `/usr/bin/python3` listens there inside the
     ///   sandbox (bringing loopback up) and forwards to a Unix socket in the harness folder,
     ///   which the harness forwards to the host's port; the builtin backend's Landlock rules
-    ///   allow TCP on that port alone. Without a port there is no network (as for tests).
+    ///   allow TCP on that port alone. Under the container backend the harness binds that
+    ///   address inside the container's network namespace itself and forwards what arrives
+    ///   (which takes root: a harness that is not root gets [`EnvError::AgentCommand`], never
+    ///   the host's network). Without a port there is no network (as for tests).
     ///   The backend `none` isolates nothing: the process reaches the host's network.
     /// - It edits the workspace directly, so [`Environment::candidate_patch`] diffs it from
     ///   now on, without the files matching `cmd.exclude` ([`Workspace::exclude`]).

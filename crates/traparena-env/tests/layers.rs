@@ -14,10 +14,11 @@ const LAYERS: &[&[&str]] = &[
         "landlock_rules",
         "lease",
         "container",
+        "netns",
     ],
     &["copy", "gitcmd", "origin", "workspace", "git", "image"],
     &["testrun", "failures", "toolchain", "missing"],
-    &["tools", "agent", "bridge", "host"],
+    &["tools", "agent", "agent_image", "bridge", "host"],
 ];
 
 /// The crate modules `source` names in code (comments and doc links left out).

@@ -277,7 +277,11 @@
 //! ```
 //!
 //! Each workspace gets a container of its own, removed with it; `docs/sandbox.md` says what
-//! it isolates and what it costs.
+//! it isolates and what it costs. An external agent ([`external`]: Claude Code,
+//! mini-swe-agent, ...) runs inside the task's image too, in a container of its own on the
+//! workspace at `/testbed`, with its installation mounted read-only and no network but the
+//! model proxy, which the harness makes answer at the proxy's host address inside the
+//! container.
 
 #[doc(inline)]
 pub use traparena_agent as agent;
