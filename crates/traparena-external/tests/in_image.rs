@@ -43,11 +43,14 @@ fn container() -> Sandbox {
     .expect("podman (runc)")
 }
 
-/// The instance imported from its image (`import swebench --images`), once per build folder.
+/// The instance imported from its image (`import swebench --images`), once per build folder:
+/// the first test to get the lock imports it, the others (of this process or of another, as
+/// nextest runs them) load it.
 fn task() -> Task {
-    static IMPORTED: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _once = IMPORTED.lock().unwrap_or_else(|e| e.into_inner());
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("in-image-tasks");
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let lock = std::fs::File::create(root.join("in-image-tasks.lock")).unwrap();
+    lock.lock().unwrap();
+    let out = root.join("in-image-tasks");
     let dir = out.join(INSTANCE);
     if !dir.join("task.json").exists() {
         let data = std::env::var_os("TRAPARENA_DATA_DIR")
