@@ -227,7 +227,8 @@ pub(crate) fn spawn(
 
     let bridged = match (sandbox.backend(), cmd.proxy_port) {
         (Backend::Bubblewrap | Backend::Builtin, Some(port)) => Some(port),
-        // No isolation: the process reaches the host's loopback, the proxy with it.
+        // No isolation: the process reaches the host's loopback, the proxy with it (the
+        // container backend has its own way in, above).
         (Backend::None | Backend::Container, _) | (_, None) => None,
     };
     let (spec, bridge) = match bridged {
