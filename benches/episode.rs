@@ -68,6 +68,7 @@ fn gold_writes(task: &Task, rt: &tokio::runtime::Runtime) -> Vec<(String, String
         steps_taken: 0,
         budget: 60,
         history: &[],
+        runs_in_image: false,
     };
     let mut writes = Vec::new();
     loop {

@@ -131,6 +131,7 @@ async fn proxied(target: &Arc<ChatClient>, profile: &Arc<Profile>, api: WireApi)
         steps_taken: 0,
         budget: CALLS as u32,
         history: &[],
+        runs_in_image: false,
     };
     let command = agent.command(&view).await.unwrap().unwrap();
     let port = command.proxy_port.unwrap();
