@@ -442,17 +442,7 @@ fn setup(a: SetupArgs) -> Result<u8, ImportError> {
             continue;
         }
         match ensure_env(s, &opts) {
-            Ok(done) => println!(
-                "{}: {} {} ({})",
-                task.spec.id,
-                s.key,
-                match done {
-                    Ensured::Ready => "ready".to_owned(),
-                    Ensured::Rebuilt { reason } => format!("built again, it did not run: {reason}"),
-                    _ => "built".to_owned(),
-                },
-                s.venv.display()
-            ),
+            Ok(done) => println!("{}: {}", task.spec.id, ensured(done, s)),
             Err(e) => {
                 failed += 1;
                 eprintln!("traparena: {}: {e}", task.spec.id);
@@ -460,6 +450,16 @@ fn setup(a: SetupArgs) -> Result<u8, ImportError> {
         }
     }
     Ok(if failed == 0 { 0 } else { 1 })
+}
+
+/// What `import setup` says of an environment it ensured: its key, what was done, its folder.
+fn ensured(done: Ensured, s: &traparena::task::Setup) -> String {
+    let what = match done {
+        Ensured::Ready => "ready".to_owned(),
+        Ensured::Rebuilt { reason } => format!("built again, it did not run: {reason}"),
+        _ => "built".to_owned(),
+    };
+    format!("{} {what} ({})", s.key, s.venv.display())
 }
 
 /// Builds the environments `import setup --env` names, printing each one's folder; how many
@@ -486,16 +486,7 @@ fn setup_envs(a: &SetupArgs, opts: &BuildOptions) -> Result<usize, ImportError> 
         )
         .and_then(|s| Ok((ensure_env(&s, opts)?, s)));
         match built {
-            Ok((done, s)) => println!(
-                "{key}: {} {} ({})",
-                s.key,
-                match done {
-                    Ensured::Ready => "ready".to_owned(),
-                    Ensured::Rebuilt { reason } => format!("built again, it did not run: {reason}"),
-                    _ => "built".to_owned(),
-                },
-                s.venv.display()
-            ),
+            Ok((done, s)) => println!("{key}: {}", ensured(done, &s)),
             Err(e) => {
                 failed += 1;
                 eprintln!("traparena: {key}: {e}");

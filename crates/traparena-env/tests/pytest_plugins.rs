@@ -17,18 +17,41 @@ use common::*;
 use traparena_env::{Sandbox, SandboxConfig, TestOutcome, Workspace};
 use traparena_task::{Runner, TestSpec};
 
-/// The Python environment with pytest: `$TRAPARENA_TEST_PYTEST_VENV`, else
-/// `/var/tmp/traparena-test-pytest`.
-fn pytest_venv() -> PathBuf {
-    std::env::var_os("TRAPARENA_TEST_PYTEST_VENV")
+/// A prepared Python environment: `$var`, else `default`.
+fn venv(var: &str, default: &str) -> PathBuf {
+    std::env::var_os(var)
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/tmp/traparena-test-pytest"))
+        .unwrap_or_else(|| PathBuf::from(default))
+}
+
+/// `spec`'s run in a workspace of `repo` under every isolating backend here (and none), with
+/// the environment `venv` shown read-only: the backend and the run.
+fn runs(
+    repo: &std::path::Path,
+    venv: &std::path::Path,
+    spec: &TestSpec,
+) -> Vec<(Sandbox, traparena_env::TestRun)> {
+    let config = SandboxConfig {
+        read_only_paths: vec![venv.to_owned()],
+        ..SandboxConfig::default()
+    };
+    every_sandbox(config)
+        .into_iter()
+        .map(|sandbox| {
+            let ws = Workspace::materialize(repo, &sandbox).unwrap();
+            let run = ws.run_tests(&sandbox, spec, 120).unwrap();
+            (sandbox, run)
+        })
+        .collect()
 }
 
 #[test]
 #[ignore = "needs a virtual environment with pytest at $TRAPARENA_TEST_PYTEST_VENV (default /var/tmp/traparena-test-pytest): /usr/bin/python3 -m venv DIR && DIR/bin/pip install pytest"]
 fn selected_tests_run_in_the_order_of_their_file() {
-    let venv = pytest_venv();
+    let venv = venv(
+        "TRAPARENA_TEST_PYTEST_VENV",
+        "/var/tmp/traparena-test-pytest",
+    );
     let python = venv.join("bin/python");
     assert!(python.exists(), "no pytest venv at {}", venv.display());
     let repo = tempfile::tempdir().unwrap();
@@ -57,14 +80,7 @@ fn selected_tests_run_in_the_order_of_their_file() {
         files: Vec::new(),
         select: names.iter().map(|n| n.to_string()).collect(),
     };
-    let config = SandboxConfig {
-        read_only_paths: vec![venv.clone()],
-        ..SandboxConfig::default()
-    };
-    for sandbox in every_sandbox(config) {
-        let sandbox: Sandbox = sandbox;
-        let ws = Workspace::materialize(repo.path(), &sandbox).unwrap();
-        let run = ws.run_tests(&sandbox, &spec, 120).unwrap();
+    for (sandbox, run) in runs(repo.path(), &venv, &spec) {
         for n in &run.selected {
             assert_eq!(
                 n.outcome,
@@ -79,18 +95,13 @@ fn selected_tests_run_in_the_order_of_their_file() {
     }
 }
 
-/// The Python environment with pytest, httpbin and pytest-httpbin:
-/// `$TRAPARENA_TEST_HTTPBIN_VENV`, else `/var/tmp/traparena-test-httpbin`.
-fn httpbin_venv() -> PathBuf {
-    std::env::var_os("TRAPARENA_TEST_HTTPBIN_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/tmp/traparena-test-httpbin"))
-}
-
 #[test]
 #[ignore = "needs a virtual environment with pytest, httpbin and pytest-httpbin at $TRAPARENA_TEST_HTTPBIN_VENV (default /var/tmp/traparena-test-httpbin): /usr/bin/python3 -m venv DIR && DIR/bin/pip install pytest httpbin==0.10.2 pytest-httpbin==2.0.0 Flask==3.0.3 Werkzeug==3.0.3"]
 fn a_local_httpbin_serves_suites_that_read_httpbin_url_offline() {
-    let venv = httpbin_venv();
+    let venv = venv(
+        "TRAPARENA_TEST_HTTPBIN_VENV",
+        "/var/tmp/traparena-test-httpbin",
+    );
     let python = venv.join("bin/python");
     assert!(python.exists(), "no httpbin venv at {}", venv.display());
     let repo = tempfile::tempdir().unwrap();
@@ -120,13 +131,10 @@ fn a_local_httpbin_serves_suites_that_read_httpbin_url_offline() {
         files: Vec::new(),
         select: names.iter().map(|n| n.to_string()).collect(),
     };
-    let config = SandboxConfig {
-        read_only_paths: vec![venv.clone()],
-        ..SandboxConfig::default()
-    };
-    for sandbox in isolating_sandboxes_with(config) {
-        let ws = Workspace::materialize(repo.path(), &sandbox).unwrap();
-        let run = ws.run_tests(&sandbox, &spec, 120).unwrap();
+    let isolated = runs(repo.path(), &venv, &spec)
+        .into_iter()
+        .filter(|(s, _)| s.backend() != traparena_env::Backend::None);
+    for (sandbox, run) in isolated {
         assert_eq!(run.selected.len(), 2, "{run:#?}");
         if sandbox.backend() == traparena_env::Backend::Builtin {
             // Its Landlock rules forbid listening on a port: no local httpbin, and the suite
@@ -146,12 +154,4 @@ fn a_local_httpbin_serves_suites_that_read_httpbin_url_offline() {
             );
         }
     }
-}
-
-/// The isolating backends available here, with `config`: the network is loopback only.
-fn isolating_sandboxes_with(config: SandboxConfig) -> Vec<Sandbox> {
-    every_sandbox(config)
-        .into_iter()
-        .filter(|s| s.backend() != traparena_env::Backend::None)
-        .collect()
 }

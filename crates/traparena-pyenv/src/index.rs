@@ -255,11 +255,12 @@ fn project_of(path: &str) -> Option<String> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    ok.then(|| normalise(name))
+    ok.then(|| normalise_name(name))
 }
 
-/// PEP 503's normal form: lower case, runs of `-`, `_` and `.` as one `-`.
-fn normalise(name: &str) -> String {
+/// A project's or distribution's name in PEP 503's normal form: lower case, runs of `-`, `_`
+/// and `.` as one `-` (`Zope.Interface` → `zope-interface`), as indexes and pip compare them.
+pub fn normalise_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         if matches!(c, '-' | '_' | '.') {

@@ -42,7 +42,7 @@ mod store;
 mod tree_env;
 
 pub use error::{CopyProblem, ProbeFailure, PyEnvError, StepFailure};
-pub use index::{DEFAULT_UPSTREAM, DatedIndex};
+pub use index::{DEFAULT_UPSTREAM, DatedIndex, normalise_name};
 pub use install::{build_cache_entry, install_generated};
 pub use interpreters::{FoundPython, InterpreterSearch, find_python};
 pub use setup::{

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use traparena_env::TestFailure;
-use traparena_pyenv::PinEntry;
+use traparena_pyenv::{PinEntry, normalise_name};
 
 /// Most failing tests given a likely cause per record.
 const MOST: usize = 3;
@@ -66,24 +66,9 @@ impl Installed {
                 .entry(m)
                 .or_insert_with(|| (name.clone(), version.clone()));
         }
-        let own = normalise(&name).replace('-', "_");
+        let own = normalise_name(&name).replace('-', "_");
         self.modules.entry(own).or_insert((name, version));
     }
-}
-
-/// PEP 503's normal form of a distribution name.
-fn normalise(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
 }
 
 /// The top-level module a failure's text names: a module that cannot be imported, a name
@@ -128,7 +113,7 @@ fn pinned(entry: &PinEntry, dist: &str) -> Option<String> {
     entry.packages.iter().find_map(|p| {
         let (name, version) = p.split_once("==")?;
         let name = name.split('[').next().unwrap_or(name);
-        (normalise(name) == normalise(dist)).then(|| version.trim().to_owned())
+        (normalise_name(name) == normalise_name(dist)).then(|| version.trim().to_owned())
     })
 }
 
