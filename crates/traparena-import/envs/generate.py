@@ -32,7 +32,10 @@ environment:
   `grep -q A F && sed s/A/A,X/ F || sed s/B/B,X/ F` line becomes two edits: the quoted bare
   name first (`'B'` → `'B,X'`, only present when A is not), then A.
 Repositories whose overlay entries were measured on real clones before the install step was
-kept (flask, pylint, pytest, requests: OVERLAY_ONLY) keep their overlay packages and read no tree.
+kept (flask, pylint, pytest: OVERLAY_ONLY) keep their overlay packages and read no tree.
+psf/requests was one of them until its 2.26 and 2.27 instances failed for want of urllib3: since
+requests 2.16 its dependencies are no longer vendored, and SWE-bench's `pip install .` brings
+them, so its environments read the tree's declared requirements as the others do.
 `environment.yml` files (xarray, matplotlib >= 3.5) are conda files and are not read: their
 versions' pip_packages carry the dependencies.
 
@@ -57,7 +60,7 @@ from pathlib import Path
 
 COMPILED = {"astropy/astropy", "matplotlib/matplotlib", "scikit-learn/scikit-learn"}
 SKIP = {"swe-bench/humaneval"}
-OVERLAY_ONLY = {"pallets/flask", "pylint-dev/pylint", "pytest-dev/pytest", "psf/requests"}
+OVERLAY_ONLY = {"pallets/flask", "pylint-dev/pylint", "pytest-dev/pytest"}
 BUILD_STEP = ["python", "setup.py", "build_ext", "--inplace"]
 BUILD_INPUTS = [
     ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".pyx", ".pxd", ".pxi", ".f", ".tp",
