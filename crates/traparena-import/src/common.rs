@@ -164,8 +164,10 @@ pub(crate) fn discard(dir: &Path) {
 pub(crate) enum Checked {
     /// Every check holds.
     Valid,
-    /// The failed checks (each with the failing tests its run names), and those failing tests.
-    Invalid(String, Vec<TestFailure>),
+    /// The failed checks (each with the failing tests its run names), those failing tests,
+    /// and whether the only failed check is that the public tests pass with the reference
+    /// patch ([`PUBLIC_WITH_REFERENCE`]).
+    Invalid(String, Vec<TestFailure>, bool),
     /// Its tests could not run here: a toolchain is missing from the sandbox (the reason).
     NotCheckable(String),
 }
@@ -190,8 +192,14 @@ pub(crate) fn check_task(
         .problems()
         .flat_map(|c| c.failures.iter().cloned())
         .collect();
-    Ok(Checked::Invalid(problems.join("; "), failures))
+    let failed: Vec<_> = report.problems().collect();
+    let only_public = matches!(failed.as_slice(), [only] if only.name == PUBLIC_WITH_REFERENCE);
+    Ok(Checked::Invalid(problems.join("; "), failures, only_public))
 }
+
+/// The validator's check that the public tests pass with the reference patch (a public copy
+/// of a test file can import what the test patch changes).
+pub(crate) const PUBLIC_WITH_REFERENCE: &str = "public tests pass with the reference patch";
 
 /// Writes `content` to `rel` under `root`, creating folders.
 /// Writes a task's reference repair and its `task.json` (last: a folder with it is a task).

@@ -284,6 +284,11 @@ fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
             "from helpers import make\n\n\ndef test_area():\n    assert make().area() == 6\n".to_owned(),
         ),
         ("tests/test_b.py", test_b.to_owned()),
+        ("tests/helpers_c.py", "OLD = 1\n".to_owned()),
+        (
+            "tests/test_c.py",
+            "from helpers_c import OLD\n\n\ndef test_c():\n    assert OLD == 1\n".to_owned(),
+        ),
         (
             "tests/conftest.py",
             "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent))\n".to_owned(),
@@ -311,6 +316,13 @@ fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
             "tests/test_b.py",
             format!("{test_b}\n\ndef test_eq2():\n    assert gen.Shape(1, 1) == gen.Shape(1, 1)\n"),
         ),
+        // The test patch renames a helper: test_c's public copy (the base version) imports
+        // the old name, so it passes on the base and fails with the reference patch.
+        ("tests/helpers_c.py", "NEW = 1\n".to_owned()),
+        (
+            "tests/test_c.py",
+            "from helpers_c import NEW\n\n\ndef test_c():\n    assert NEW == 1\n".to_owned(),
+        ),
     ];
     for (rel, text) in &fixed_files {
         write(&d, rel, text);
@@ -336,6 +348,7 @@ fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
             "tests/test_b.py::test_ok",
             "tests/test_b.py::test_env_quirk",
             "tests/test_b.py::test_needs_pkg",
+            "tests/test_c.py::test_c",
             "[100%]",
             "tests/test_b.py::test_gone",
         ],
@@ -398,6 +411,7 @@ fn real_instance_troubles_still_give_a_valid_task() {
             "tests/test_b.py::test_param[a",
             "tests/test_b.py::test_param[/abs/x.py]",
             "tests/test_b.py::test_ok",
+            "tests/test_c.py::test_c",
         ]
     );
     assert_eq!(
@@ -422,6 +436,13 @@ fn real_instance_troubles_still_give_a_valid_task() {
         differs[0], "2 PASS_TO_PASS tests fail here even with the reference",
         "{differs:?}"
     );
+    // test_c's public copy passed on the base but failed with the reference patch (it imports
+    // a name the test patch renames): validation left it out and passed the second time.
+    assert!(
+        differs.contains(&"1 public tests fail with the reference patch and are left out".into()),
+        "{differs:?}"
+    );
+    assert!(!task.repo_dir().join("tests/test_c_public.py").exists());
     let line = |test: &str| {
         differs
             .iter()

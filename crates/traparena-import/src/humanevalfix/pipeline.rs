@@ -319,7 +319,7 @@ fn validate_and_finish(
                 discard(partial);
                 return skip(r, Skip::new(SkipReason::NotCheckable, why));
             }
-            Ok(Checked::Invalid(problems, failures)) => {
+            Ok(Checked::Invalid(problems, failures, _)) => {
                 discard(partial);
                 return Ok(RecordOutcome::Skipped(Skipped {
                     failures,

@@ -163,28 +163,92 @@ impl Ctx<'_> {
                 Tried::Skipped(skipped) => return Ok(RecordOutcome::Skipped(skipped)),
             }
         }
-        let kept = keep_chosen_public(&plan, &public_files, &public_ids, &repo_dir)?;
-        spec.public_tests = commands.spec(&kept, &public_ids, rels(&kept)?);
         spec.hidden_tests = commands.spec(&sel.run_files, &sel.select, hidden_files);
-        let metadata = SweBenchMetadata {
-            tests: Some(chosen_tests(&plan, &public_ids, &sel)),
-            ..metadata
+        let judging = Judging {
+            inst,
+            dir,
+            sandbox: &sandbox,
+            chosen: &chosen,
         };
-        spec.metadata = metadata.to_map();
-        write_spec(dir, &spec)?;
-        self.validated(inst, dir, &sandbox, &sel, public_ids.len(), &chosen)
+        self.judge(
+            &judging,
+            Written {
+                spec,
+                metadata,
+                plan: &plan,
+                public_files: &public_files,
+                commands: &commands,
+                sel,
+                public_ids,
+            },
+        )
+    }
+
+    /// Writes the task with its chosen public tests and validates it. Once, public tests that
+    /// fail with the reference patch (a public copy that imports what the test patch changes)
+    /// are found, left out, and the task validated again.
+    fn judge(&self, j: &Judging<'_>, w: Written<'_>) -> Outcome {
+        let Written {
+            mut spec,
+            metadata,
+            plan,
+            public_files,
+            commands,
+            mut sel,
+            mut public_ids,
+        } = w;
+        let repo_dir = TaskLayout::new(j.dir).repo();
+        let mut retry = true;
+        loop {
+            let kept = keep_chosen_public(plan, public_files, &public_ids, &repo_dir)?;
+            spec.public_tests = commands.spec(&kept, &public_ids, rels(&kept)?);
+            let metadata = SweBenchMetadata {
+                tests: Some(chosen_tests(plan, &public_ids, &sel)),
+                ..metadata.clone()
+            };
+            spec.metadata = metadata.to_map();
+            write_spec(j.dir, &spec)?;
+            let skipped = match self.validated(j, &sel, public_ids.len(), retry)? {
+                Validated::Done(outcome) => return Ok(outcome),
+                Validated::PublicFailing(skipped) => skipped,
+            };
+            retry = false;
+            let failing =
+                self.public_failing_with_reference(j, commands, &kept, plan, &public_ids)?;
+            if failing.is_empty() {
+                // Each file's tests pass alone: what failed was running them together. The
+                // validation's verdict stands.
+                return Ok(skipped);
+            }
+            public_ids.retain(|id| !failing.contains(id));
+            if public_ids.is_empty() {
+                return skip(
+                    j.inst,
+                    SkipReason::NoPublicTestPasses,
+                    format!(
+                        "every public test fails with the reference patch: {}",
+                        failing.join(", ")
+                    ),
+                );
+            }
+            sel.public_left_out = failing;
+        }
     }
 
     /// Validates the written task (unless validation is off): the task, or why it is skipped.
     fn validated(
         &self,
-        inst: &SweBenchInstance,
-        dir: &Path,
-        sandbox: &Sandbox,
+        j: &Judging<'_>,
         sel: &Selection,
         public_tests: usize,
-        chosen: &Chosen,
-    ) -> Outcome {
+        retry_public: bool,
+    ) -> Result<Validated, ImportError> {
+        let Judging {
+            inst,
+            dir,
+            sandbox,
+            chosen,
+        } = *j;
         let causes = CauseFacts::of(&chosen.environment);
         let runs = if sel.suspect {
             self.opts.reference_runs
@@ -194,15 +258,14 @@ impl Ctx<'_> {
         if self.opts.validate {
             match check_task(dir, sandbox, runs)? {
                 Checked::Valid => {}
-                Checked::Invalid(problems, failures) => {
+                Checked::Invalid(problems, failures, only_public) => {
                     let lines = causes.lines(&failures);
-                    return skip_failing(
-                        inst,
-                        SkipReason::FailsValidation,
-                        problems,
-                        failures,
-                        lines,
-                    );
+                    let skipped =
+                        skip_failing(inst, SkipReason::FailsValidation, problems, failures, lines)?;
+                    return Ok(match only_public && retry_public {
+                        true => Validated::PublicFailing(skipped),
+                        false => Validated::Done(skipped),
+                    });
                 }
                 Checked::NotCheckable(why) => {
                     return skip_failing(
@@ -211,11 +274,12 @@ impl Ctx<'_> {
                         why,
                         Vec::new(),
                         Vec::new(),
-                    );
+                    )
+                    .map(Validated::Done);
                 }
             }
         }
-        Ok(RecordOutcome::Emitted(Emitted {
+        Ok(Validated::Done(RecordOutcome::Emitted(Emitted {
             record: inst.instance_id.clone(),
             id: inst.instance_id.clone(),
             public_tests,
@@ -224,7 +288,7 @@ impl Ctx<'_> {
             differs: [differs(sel), causes.lines(&sel.failing_here_failures)].concat(),
             group: None,
             duration_ms: 0,
-        }))
+        })))
     }
 
     /// The reference patch, in this tree's line numbers when it applies only with offsets
@@ -271,6 +335,48 @@ impl Ctx<'_> {
     /// Runs the names: the public candidates on the base commit (the ones that pass become the
     /// public tests, returned), then the hidden files with the reference patch, which tells
     /// which of the instance's names are real tests here (`sel` is narrowed to them).
+    /// The public tests of `public_ids` that do not pass in the evaluation copy (the reference
+    /// patch and the hidden test files in place), run file by file, so that one file that
+    /// cannot be collected there (a public copy importing what the test patch changes) fails
+    /// only its own tests.
+    fn public_failing_with_reference(
+        &self,
+        j: &Judging<'_>,
+        commands: &Commands<'_>,
+        kept: &[String],
+        plan: &Plan,
+        public_ids: &[String],
+    ) -> Result<Vec<String>, ImportError> {
+        let sandbox = j.sandbox;
+        let task = Task::load(j.dir).map_err(|e| ImportError::Input(e.to_string()))?;
+        let (fixed, applied) =
+            traparena_eval::evaluation_copy(&task, sandbox, &task.reference_patch_text)?;
+        if !applied.applied {
+            return Ok(Vec::new());
+        }
+        let mut failing = Vec::new();
+        for file in kept {
+            let ids: Vec<String> = plan
+                .public
+                .iter()
+                .filter(|(p, _, _)| p == file)
+                .flat_map(|(_, _, ids)| ids.iter())
+                .filter(|id| public_ids.contains(id))
+                .cloned()
+                .collect();
+            let files = [file.clone()];
+            let spec = commands.spec(&files, &ids, rels(&files)?);
+            let run = fixed.run_tests(sandbox, &spec, task.spec.timeout_s)?;
+            failing.extend(
+                run.selected
+                    .iter()
+                    .filter(|n| !n.outcome.is_pass())
+                    .map(|n| n.name.clone()),
+            );
+        }
+        Ok(failing)
+    }
+
     fn try_names(
         &self,
         profile: &dyn RunnerProfile,
@@ -415,4 +521,36 @@ impl CauseFacts {
             None => Vec::new(),
         }
     }
+}
+
+/// What the last stage judges a record in: the record, its task folder, the sandbox and the
+/// chosen environment.
+#[derive(Clone, Copy)]
+pub(super) struct Judging<'a> {
+    inst: &'a SweBenchInstance,
+    dir: &'a Path,
+    sandbox: &'a Sandbox,
+    chosen: &'a Chosen,
+}
+
+/// What the last stage writes: the task's spec and metadata so far, and what its public tests
+/// are chosen from.
+pub(super) struct Written<'a> {
+    spec: TaskSpec,
+    metadata: SweBenchMetadata,
+    plan: &'a Plan,
+    public_files: &'a [String],
+    commands: &'a Commands<'a>,
+    sel: Selection,
+    public_ids: Vec<String>,
+}
+
+/// What validating a written task came to: the record's outcome, or, when the only failed
+/// check is that the public tests pass with the reference patch, the skip that would be, for
+/// the importer to find and leave out those tests and validate once more.
+pub(super) enum Validated {
+    /// The task, or why the record is skipped.
+    Done(RecordOutcome),
+    /// Public tests fail with the reference patch; the skip if none can be left out.
+    PublicFailing(RecordOutcome),
 }

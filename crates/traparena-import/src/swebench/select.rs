@@ -29,6 +29,9 @@ pub(super) struct Selection {
     pub failing_here: Vec<String>,
     /// Their failures, as the reference run's report gave them.
     pub failing_here_failures: Vec<traparena_env::TestFailure>,
+    /// Public tests left out because they failed with the reference patch (a public copy
+    /// importing what the test patch changes).
+    pub public_left_out: Vec<String>,
     /// A `FAIL_TO_PASS` test failed with the reference in the run that chose the names: the
     /// reference is run several times during validation.
     pub suspect: bool,
@@ -111,6 +114,10 @@ pub(super) fn differs(sel: &Selection) -> Vec<String> {
         ),
         (sel.skipped_here.len(), "tests are skipped here"),
         (sel.unselectable.len(), "listed tests are not found here"),
+        (
+            sel.public_left_out.len(),
+            "public tests fail with the reference patch and are left out",
+        ),
     ]
     .into_iter()
     .filter(|(n, _)| *n > 0)
