@@ -52,16 +52,19 @@ pub enum PyEnvError {
         #[source]
         source: walkdir::Error,
     },
-    /// The package index read as of a date could not be started (see
-    /// [`DatedIndex`](crate::DatedIndex)).
-    #[error("the package index as of {cutoff} (read from {upstream}) cannot start: {reason}")]
+    /// The package index read as of a date could not start, or could not serve what a build
+    /// asked for (see [`DatedIndex`](crate::DatedIndex)).
+    #[error("the package index as of {cutoff} (read from {upstream}): {reason}")]
     DatedIndex {
         /// The instant the index is read as of.
         cutoff: traparena_task::Cutoff,
         /// The index it reads.
         upstream: String,
-        /// Why it cannot start.
+        /// What went wrong.
         reason: String,
+        /// The build step that failed for it, if one did.
+        #[source]
+        source: Option<Box<PyEnvError>>,
     },
     /// A tree could not be copied, or a process not started, by the environment crate.
     #[error(transparent)]

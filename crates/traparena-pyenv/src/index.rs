@@ -47,6 +47,8 @@ const MAX_PAGE: usize = 64 << 20;
 #[derive(Debug)]
 pub struct DatedIndex {
     url: String,
+    upstream: String,
+    shared: Arc<Shared>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -62,13 +64,27 @@ impl Drop for DatedIndex {
     }
 }
 
-/// What serving needs: the cutoff, the real index, its client, and the pages answered so far.
+/// What serving needs: the cutoff, the real index, its client, the pages answered so far, and
+/// the first pages it could not serve.
 struct Shared {
     cutoff: Cutoff,
     upstream: reqwest::Url,
     client: reqwest::Client,
     pages: Mutex<HashMap<String, Page>>,
+    problems: Mutex<Vec<String>>,
 }
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("cutoff", &self.cutoff)
+            .field("upstream", &self.upstream.as_str())
+            .finish()
+    }
+}
+
+/// Most problems kept (one per page the index could not serve).
+const MAX_PROBLEMS: usize = 3;
 
 /// A project page as answered: status and body.
 #[derive(Clone)]
@@ -89,7 +105,8 @@ impl DatedIndex {
         let refused = |reason: String| PyEnvError::DatedIndex {
             cutoff,
             upstream: upstream.to_owned(),
-            reason,
+            reason: format!("cannot start: {reason}"),
+            source: None,
         };
         let base = if upstream.ends_with('/') {
             upstream.to_owned()
@@ -109,6 +126,7 @@ impl DatedIndex {
             upstream: upstream_url,
             client,
             pages: Mutex::default(),
+            problems: Mutex::default(),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -117,10 +135,15 @@ impl DatedIndex {
             .map_err(|e| refused(e.to_string()))?;
         let thread = std::thread::Builder::new()
             .name("tp-dated-index".into())
-            .spawn(move || runtime.block_on(serve(listener, shared, stop_rx)))
+            .spawn({
+                let shared = Arc::clone(&shared);
+                move || runtime.block_on(serve(listener, shared, stop_rx))
+            })
             .map_err(|e| refused(e.to_string()))?;
         Ok(DatedIndex {
             url: format!("http://{addr}/simple/"),
+            upstream: base,
+            shared,
             stop: Some(stop_tx),
             thread: Some(thread),
         })
@@ -129,6 +152,17 @@ impl DatedIndex {
     /// The index's base URL (`http://127.0.0.1:PORT/simple/`), for pip's `--index-url`.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The index it reads.
+    pub fn upstream(&self) -> &str {
+        &self.upstream
+    }
+
+    /// Why it could not serve pages so far (the first few: the real index unreachable, or
+    /// without JSON pages or upload times); pip sees only a failed page.
+    pub fn problems(&self) -> Vec<String> {
+        self.shared.problems.lock().clone()
     }
 }
 
@@ -231,7 +265,12 @@ async fn answer(
                 Some(page) => page,
                 None => {
                     let page = project_page(&shared, &p).await;
-                    if page.status != StatusCode::BAD_GATEWAY {
+                    if page.status == StatusCode::BAD_GATEWAY {
+                        let mut problems = shared.problems.lock();
+                        if problems.len() < MAX_PROBLEMS {
+                            problems.push(String::from_utf8_lossy(&page.body).trim().to_owned());
+                        }
+                    } else {
                         shared.pages.lock().insert(p, page.clone());
                     }
                     page

@@ -206,20 +206,36 @@ fn env_runs(setup: &Setup) -> Result<(), PyEnvError> {
     .map(drop)
 }
 
+/// Builds the environment; one resolved as of a date reads the index through a
+/// [`DatedIndex`](crate::DatedIndex), and a build that fails after that index could not serve
+/// a page says why it could not (a real index without JSON pages or upload times, say).
 fn build(
     setup: &Setup,
     tree: Option<(&PinEntry, &EnvTree)>,
     opts: &BuildOptions,
 ) -> Result<(), PyEnvError> {
-    // Held until the build ends: pip reads the index as of the cutoff through it.
-    let (_index, dated);
-    let opts = match setup.resolved_as_of {
-        Some(cutoff) => {
-            (_index, dated) = crate::index::dated_options(cutoff, opts)?;
-            &dated
-        }
-        None => opts,
+    let Some(cutoff) = setup.resolved_as_of else {
+        return build_steps(setup, tree, opts);
     };
+    // Held until the build ends: pip reads the index as of the cutoff through it.
+    let (index, dated) = crate::index::dated_options(cutoff, opts)?;
+    let built = build_steps(setup, tree, &dated);
+    match (built, index) {
+        (Err(e), Some(index)) if !index.problems().is_empty() => Err(PyEnvError::DatedIndex {
+            cutoff,
+            upstream: index.upstream().to_owned(),
+            reason: index.problems().join("; "),
+            source: Some(Box::new(e)),
+        }),
+        (built, _) => built,
+    }
+}
+
+fn build_steps(
+    setup: &Setup,
+    tree: Option<(&PinEntry, &EnvTree)>,
+    opts: &BuildOptions,
+) -> Result<(), PyEnvError> {
     let venv = &setup.venv;
     if std::fs::symlink_metadata(venv).is_ok() {
         std::fs::remove_dir_all(venv).map_err(PyEnvError::io(venv))?;

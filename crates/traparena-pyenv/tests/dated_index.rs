@@ -139,12 +139,24 @@ fn a_pin_newer_than_the_cutoff_is_not_found_and_an_index_without_json_is_named()
     assert!(matches!(e, PyEnvError::Build { .. }), "{e}");
     assert!(e.to_string().contains("tpdated==2.0"), "{e}");
 
-    // An index that serves HTML pages only cannot be dated: pip's failure says so.
+    // An index that serves HTML pages only cannot be dated: the build's error says so, with
+    // pip's failure as its source.
     let html = StubServer::serve(|_| Reply::raw(200, "<html></html>"));
     let e = ensure_env(
         &setup_for("example/tpdated@1", &entry(Some("2024-08-13")), &cache),
         &options(&format!("{}/simple/", html.base_url())),
     )
     .unwrap_err();
-    assert!(e.to_string().contains("tpdated"), "{e}");
+    let PyEnvError::Build { source, .. } = &e else {
+        panic!("{e}")
+    };
+    let text = source.to_string();
+    assert!(
+        matches!(**source, PyEnvError::DatedIndex { .. })
+            && text.contains("does not serve PEP 691 JSON pages")
+            && text.contains("/simple/tpdated/"),
+        "{text}"
+    );
+    let pip = std::error::Error::source(&**source).map(|s| s.to_string());
+    assert!(pip.is_some_and(|p| p.contains("tpdated")), "{e:?}");
 }
