@@ -9,6 +9,11 @@
 //! 21.3.1; installing and uninstalling works on every pip. The distribution is found by its
 //! `direct_url.json` (PEP 610, pip 20.1 on) naming the scratch tree, else by `setup.py --name`
 //! (a legacy `setup.py install` records no URL).
+//!
+//! The copy has no git metadata, so a tree whose version comes from setuptools_scm (xarray
+//! from 0.15.2 until it declared a fallback version) cannot build its own metadata; SWE-bench's
+//! `/testbed` is a clone and can. [`SCM_VERSION`] stands in: the tree's distribution is
+//! uninstalled right after, so no test ever sees that version.
 
 use std::path::Path;
 
@@ -17,6 +22,10 @@ use traparena_env::HostCommand;
 use crate::error::PyEnvError;
 use crate::spec::{EnvTree, PinEntry};
 use crate::steps::{BuildOptions, run_step};
+
+/// What setuptools_scm is told the tree's version is (`SETUPTOOLS_SCM_PRETEND_VERSION`), unless
+/// the build options set it.
+pub(crate) const SCM_VERSION: &str = "0.0.0+traparena";
 
 /// Installs what `entry` reads from `tree` into the environment whose interpreter is `py`.
 pub(crate) fn install_tree_deps(
@@ -48,6 +57,16 @@ pub(crate) fn install_tree_deps(
                 .map_err(PyEnvError::io(&p))?;
         }
     }
+    let mut scm = opts.clone();
+    if !scm
+        .env
+        .iter()
+        .any(|(k, _)| k == "SETUPTOOLS_SCM_PRETEND_VERSION")
+    {
+        scm.env
+            .push(("SETUPTOOLS_SCM_PRETEND_VERSION".into(), SCM_VERSION.into()));
+    }
+    let opts = &scm;
     let run = |step: &str, argv: Vec<String>| {
         run_step(
             step,

@@ -94,6 +94,50 @@ fn an_environment_holds_the_trees_requirements_and_extras_but_not_the_tree() {
     assert!(!t.join("build").exists() && !t.join("reqs/.traparena-requirements.txt").exists());
 }
 
+/// A tree whose version comes from git metadata, as setuptools_scm reads it: its setup.py
+/// refuses to build without a `.git` folder or `SETUPTOOLS_SCM_PRETEND_VERSION`, with
+/// setuptools_scm's own words (pydata__xarray-4075 failed so before the copy was given one).
+#[test]
+fn a_tree_versioned_by_git_metadata_builds_from_a_copy_without_git() {
+    let root = tempfile::tempdir().unwrap();
+    let wheels = wheels(root.path(), &["tpdep"]);
+    let t = root.path().join("scmtree");
+    write(
+        &t,
+        "setup.py",
+        concat!(
+            "import os\n",
+            "from setuptools import setup\n",
+            "v = os.environ.get('SETUPTOOLS_SCM_PRETEND_VERSION')\n",
+            "if v is None and not os.path.isdir('.git'):\n",
+            "    raise LookupError('setuptools-scm was unable to detect version for ' + os.getcwd())\n",
+            "setup(name='scmpkg', version=v, packages=['scmpkg'], install_requires=['tpdep'])\n",
+        ),
+    );
+    write(&t, "scmpkg/__init__.py", "");
+    let entry: PinEntry = serde_json::from_value(serde_json::json!({
+        "python": PYTHON, "tree_extras": []
+    }))
+    .unwrap();
+    let setup = setup_for_tree("a/scm@1.0", &entry, &root.path().join("venvs"), Some("5cm"));
+    let tree = EnvTree {
+        dir: t,
+        id: "5cm".into(),
+    };
+    ensure_env_tree(&setup, &entry, Some(&tree), &offline(&wheels)).unwrap();
+    let out = Command::new(venv_python(&setup))
+        .args([
+            "-c",
+            "import tpdep, importlib.util as u
+assert u.find_spec('scmpkg') is None
+",
+        ])
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
 #[test]
 fn the_trees_identity_is_part_of_the_folder_name() {
     let entry = tree_entry();
