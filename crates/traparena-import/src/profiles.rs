@@ -70,6 +70,14 @@ pub trait RunnerProfile: Send + Sync + std::fmt::Debug {
         }
     }
 
+    /// The name this runner gives the test `symbol` (qualified, `TestA.test_b`) of `file`, for
+    /// public tests read from an untouched file of the tree; `None` when `symbol` is not a test,
+    /// and by default (a profile that cannot name a test from its symbol reads none).
+    fn name_in(&self, file: &str, symbol: &str) -> Option<String> {
+        let _ = (file, symbol);
+        None
+    }
+
     /// The command of a run that tries candidates, `command` made tolerant of a file that
     /// cannot be collected, so that it does not stop the others: by default as it is (a runner
     /// that runs each file apart needs nothing).
@@ -111,6 +119,10 @@ impl RunnerProfile for Pytest {
         v
     }
 
+    fn name_in(&self, file: &str, symbol: &str) -> Option<String> {
+        pytest_name(file, symbol)
+    }
+
     fn tolerant(&self, mut command: Vec<String>) -> Vec<String> {
         // After `PYTHON -m pytest`: one file that cannot be collected stops no other.
         let at = command.len().min(3);
@@ -136,6 +148,18 @@ impl RunnerProfile for Pytest {
     }
 }
 
+/// pytest's node id of `symbol` in `file` when pytest collects it by its default rules: a
+/// module-level `test*` function, or a `test*` method of a `Test*` class.
+fn pytest_name(file: &str, symbol: &str) -> Option<String> {
+    let parts: Vec<&str> = symbol.split('.').collect();
+    let test = match parts.as_slice() {
+        [f] => f.starts_with("test"),
+        [class, m] => class.starts_with("Test") && m.starts_with("test"),
+        _ => false,
+    };
+    test.then(|| format!("{file}::{}", parts.join("::")))
+}
+
 /// pytest with a local httpbin: `PYTHON -m pytest -p traparena_httpbin TARGETS`, for suites
 /// that read `HTTPBIN_URL` (psf/requests before its tests took pytest-httpbin's fixture, which
 /// otherwise reach httpbin.org): the harness's plugin serves httpbin on loopback inside the
@@ -158,6 +182,10 @@ impl RunnerProfile for PytestHttpbin {
 
     fn tolerant(&self, command: Vec<String>) -> Vec<String> {
         Pytest.tolerant(command)
+    }
+
+    fn name_in(&self, file: &str, symbol: &str) -> Option<String> {
+        pytest_name(file, symbol)
     }
 
     fn targets(&self, files: &[String], names: &[String]) -> Vec<String> {

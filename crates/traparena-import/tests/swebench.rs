@@ -644,3 +644,37 @@ fn a_reference_patch_that_applies_with_offsets_is_kept_in_the_trees_line_numbers
     let ev = traparena_eval::Evaluator::new(&task, &sb).unwrap();
     assert!(ev.evaluate(&patch, true).unwrap().verdict.accepted);
 }
+
+/// When the touched test files hold no `PASS_TO_PASS` test at the base commit (every test of
+/// pylint-dev__pylint-4551's touched file is new or fails there), the public tests are read in
+/// place from an untouched test file beside them, which stays in `repo/` as it is.
+#[test]
+fn without_pass_to_pass_tests_the_public_tests_come_from_an_untouched_neighbour() {
+    let Some(_) = pytest_env() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (clone, base, patch, test_patch) = synthetic_clone(tmp.path());
+    let mut inst = instance("example__calc-1", &base, &patch, &test_patch);
+    inst["PASS_TO_PASS"] = "[]".into();
+    let input = tmp.path().join("instances.jsonl");
+    std::fs::write(&input, inst.to_string() + "\n").unwrap();
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let out = tmp.path().join("tasks");
+    let report = import_swebench(&input, &clone, &out, &sb, &options(pins())).unwrap();
+    assert_eq!(report.emitted.len(), 1, "{}", report.text());
+    let task = Task::load(out.join("example__calc-1")).unwrap();
+    assert_eq!(
+        task.spec.public_tests.select,
+        ["tests/test_other.py::test_other"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(task.repo_dir().join("tests/test_other.py")).unwrap(),
+        "def test_other():\n    assert True\n"
+    );
+    // No public copy of the touched file is left behind.
+    assert!(!task.repo_dir().join("tests/test_calc_public.py").exists());
+    let differs = report.emitted[0].differs.join("\n");
+    assert!(
+        differs.contains("the public tests are read from tests/test_other.py"),
+        "{differs}"
+    );
+}

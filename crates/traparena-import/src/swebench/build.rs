@@ -10,7 +10,7 @@ use traparena_task::{Patch, RelPath, Task, TaskLayout, TaskSpec};
 
 use super::environment::{Chosen, Environment};
 use super::note::SweBenchMetadata;
-use super::plan::{Plan, plan};
+use super::plan::{Plan, PublicOrigin, plan};
 use super::select::{
     Commands, Selection, chosen_tests, differs, keep_chosen_public, narrow, select_tests,
 };
@@ -122,13 +122,19 @@ impl Ctx<'_> {
             return skip(inst, SkipReason::FailToPassNotFound, why);
         }
         let hidden_files = rels(plan.hidden.iter().map(|(p, _)| p))?;
-        let public_files: Vec<String> = plan.public.iter().map(|(p, _, _)| p.clone()).collect();
+        let public_files: Vec<String> = plan.public.iter().map(|f| f.path.clone()).collect();
+        sel.public_in_place = plan
+            .public
+            .iter()
+            .filter(|f| matches!(f.origin, PublicOrigin::InPlace))
+            .map(|f| f.path.clone())
+            .collect();
         // At most three times as many candidates as public tests are tried: a django module
         // holds hundreds, and each tried test is a test run.
         let candidates: Vec<String> = plan
             .public
             .iter()
-            .flat_map(|(_, _, ids)| ids.clone())
+            .flat_map(|f| f.ids.clone())
             .take(self.opts.max_public.saturating_mul(3))
             .collect();
         describe(inst, commit, &version, &version_source, &mut metadata);
@@ -323,8 +329,10 @@ impl Ctx<'_> {
         repo_dir: &Path,
         dir: &Path,
     ) -> Result<(), ImportError> {
-        for (rel, bytes, _) in &plan.public {
-            write_file(repo_dir, rel, bytes)?;
+        for f in &plan.public {
+            if let PublicOrigin::Copy(bytes) = &f.origin {
+                write_file(repo_dir, &f.path, bytes)?;
+            }
         }
         for (rel, bytes) in &plan.hidden {
             write_file(&TaskLayout::new(dir).hidden(), rel, bytes)?;
@@ -359,8 +367,8 @@ impl Ctx<'_> {
             let ids: Vec<String> = plan
                 .public
                 .iter()
-                .filter(|(p, _, _)| p == file)
-                .flat_map(|(_, _, ids)| ids.iter())
+                .filter(|f| &f.path == file)
+                .flat_map(|f| f.ids.iter())
                 .filter(|id| public_ids.contains(id))
                 .cloned()
                 .collect();

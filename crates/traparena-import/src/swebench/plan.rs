@@ -20,11 +20,35 @@ pub(super) struct Plan {
     /// of each one that exists at the base commit stays in `repo/` (as SWE-bench's base commit
     /// has it, so that modules importing it load); only this content is secret.
     pub hidden: Vec<(String, Vec<u8>)>,
-    /// Public copies: path, content, the candidate test names in the copy.
-    pub public: Vec<(String, Vec<u8>, Vec<String>)>,
-    /// Candidate name in the copy → the instance's name.
+    /// The files public tests are read from, with the candidate test names in each.
+    pub public: Vec<PublicFile>,
+    /// Candidate name in a copy → the instance's name.
     pub public_source: Vec<(String, String)>,
 }
+
+/// A file the public tests are read from.
+pub(super) struct PublicFile {
+    /// Its path in `repo/`.
+    pub path: String,
+    /// The candidate test names in it.
+    pub ids: Vec<String>,
+    /// Where it comes from.
+    pub origin: PublicOrigin,
+}
+
+/// Where a public test file comes from.
+pub(super) enum PublicOrigin {
+    /// A renamed copy of a touched file's base version (the `PASS_TO_PASS` tests it holds):
+    /// written into `repo/`, and removed again when none of its tests is chosen.
+    Copy(Vec<u8>),
+    /// An untouched test file beside the touched ones, read where it is, when the touched files
+    /// hold no `PASS_TO_PASS` test at the base commit (their tests are all new or all fail
+    /// there): never written or removed.
+    InPlace,
+}
+
+/// At most this many untouched files beside the touched ones are tried for public tests.
+const MAX_NEIGHBOURS: usize = 2;
 
 /// Python files with the symbols each defines, parsed once.
 pub(super) struct Parsed {
@@ -97,7 +121,7 @@ pub(super) fn plan(
     let at_base = Parsed::new(base.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
     let hidden_paths: BTreeSet<&str> = hidden.iter().map(|(p, _)| p.as_str()).collect();
     let mut public_path: BTreeMap<String, String> = BTreeMap::new();
-    let mut public: Vec<(String, Vec<u8>, Vec<String>)> = Vec::new();
+    let mut public: Vec<PublicFile> = Vec::new();
     let mut public_source = Vec::new();
     for name in &inst.pass_to_pass {
         let Some(loc) = profile.locate(name, &touched) else {
@@ -114,21 +138,29 @@ pub(super) fn plan(
             Some(t) => t.clone(),
             None => {
                 let t = public_name(&loc.file, repo_dir, &hidden_paths);
-                public.push((t.clone(), text.clone(), Vec::new()));
+                public.push(PublicFile {
+                    path: t.clone(),
+                    ids: Vec::new(),
+                    origin: PublicOrigin::Copy(text.clone()),
+                });
                 public_path.insert(loc.file.clone(), t.clone());
                 t
             }
         };
         let id = profile.renamed(name, &loc.file, &target);
-        if let Some(entry) = public.iter_mut().find(|(p, _, _)| *p == target) {
-            entry.2.push(id.clone());
+        if let Some(entry) = public.iter_mut().find(|f| f.path == target) {
+            entry.ids.push(id.clone());
         }
         public_source.push((id, name.clone()));
     }
     if public_source.is_empty() {
+        public = neighbours(&hidden_paths, repo_dir, profile)?;
+    }
+    if public.is_empty() {
         return refuse(
             SkipReason::NoPublicTest,
-            "no PASS_TO_PASS test of the files the test patch touches exists at the base commit"
+            "no PASS_TO_PASS test of the files the test patch touches exists at the base commit, \
+             and no untouched test file beside them defines a test the runner can name"
                 .into(),
         );
     }
@@ -137,6 +169,66 @@ pub(super) fn plan(
         public,
         public_source,
     })
+}
+
+/// Public test files read in place: the untouched test files in the folders of the touched
+/// ones, whose base version defines tests the profile can name, the ones sharing the longest
+/// start of their name with a touched file first (`unittest_pyreverse_diadefs.py` for
+/// `unittest_pyreverse_writer.py`); at most [`MAX_NEIGHBOURS`].
+fn neighbours(
+    hidden: &BTreeSet<&str>,
+    repo_dir: &Path,
+    profile: &dyn RunnerProfile,
+) -> Result<Vec<PublicFile>, ImportError> {
+    let mut found: Vec<(usize, PublicFile)> = Vec::new();
+    for touched in hidden {
+        let (dir, touched_name) = touched.rsplit_once('/').unwrap_or(("", touched));
+        let folder = repo_dir.join(dir);
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".py") && n.contains("test") && n != "conftest.py")
+            .collect();
+        names.sort();
+        for name in names {
+            let path = if dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
+            if hidden.contains(path.as_str()) || found.iter().any(|(_, f)| f.path == path) {
+                continue;
+            }
+            let file = folder.join(&name);
+            let text = std::fs::read_to_string(&file).map_err(io(&file))?;
+            let ids: Vec<String> = PyFile::parse(&text)
+                .map(|f| f.symbols())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|s| profile.name_in(&path, &s.name))
+                .collect();
+            if ids.is_empty() {
+                continue;
+            }
+            let shared = name
+                .chars()
+                .zip(touched_name.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
+            let origin = PublicOrigin::InPlace;
+            found.push((shared, PublicFile { path, ids, origin }));
+        }
+    }
+    found.sort_by(|(a, fa), (b, fb)| b.cmp(a).then_with(|| fa.path.cmp(&fb.path)));
+    Ok(found
+        .into_iter()
+        .take(MAX_NEIGHBOURS)
+        .map(|(_, f)| f)
+        .collect())
 }
 
 /// `dir/test_x.py` → `dir/test_x_public.py` (or `_public2`, ... when taken).
@@ -206,4 +298,66 @@ pub(super) fn rebased_patch(
             .collect()
     };
     Ok((starts(&rebased) != starts(&patch)).then_some(diff))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiles::{Pytest, Unittest};
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            write_file(d.path(), p, text.as_bytes()).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn neighbours_share_the_longest_name_start_and_define_nameable_tests() {
+        let d = tree(&[
+            (
+                "tests/unittest_pyreverse_writer.py",
+                "def test_old():\n    pass\n",
+            ),
+            (
+                "tests/unittest_pyreverse_diadefs.py",
+                "class TestD:\n    def test_a(self):\n        pass\n\n\ndef helper():\n    pass\n",
+            ),
+            ("tests/unittest_lint.py", "def test_l():\n    pass\n"),
+            ("tests/test_zzz.py", "def test_z():\n    pass\n"),
+            ("tests/test_helpers_only.py", "def helper():\n    pass\n"),
+            ("tests/conftest.py", "def test_not_a_module():\n    pass\n"),
+            ("tests/data/test_deeper.py", "def test_x():\n    pass\n"),
+        ]);
+        let hidden: BTreeSet<&str> = ["tests/unittest_pyreverse_writer.py"].into();
+        let found = neighbours(&hidden, d.path(), &Pytest).unwrap();
+        let got: Vec<(&str, &[String])> = found
+            .iter()
+            .map(|f| (f.path.as_str(), f.ids.as_slice()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "tests/unittest_pyreverse_diadefs.py",
+                    &["tests/unittest_pyreverse_diadefs.py::TestD::test_a".to_owned()][..]
+                ),
+                (
+                    "tests/unittest_lint.py",
+                    &["tests/unittest_lint.py::test_l".to_owned()][..]
+                ),
+            ]
+        );
+        assert!(
+            found
+                .iter()
+                .all(|f| matches!(f.origin, PublicOrigin::InPlace))
+        );
+        // A profile that cannot name a test from its symbol reads none; nor does a folder
+        // without other test files.
+        assert!(neighbours(&hidden, d.path(), &Unittest).unwrap().is_empty());
+        let lonely: BTreeSet<&str> = ["tests/data/test_deeper.py"].into();
+        assert!(neighbours(&lonely, d.path(), &Pytest).unwrap().is_empty());
+    }
 }

@@ -10,7 +10,7 @@ use traparena_task::{RelPath, TestSpec};
 
 use super::SweBenchInstance;
 use super::note::ChosenTests;
-use super::plan::{Parsed, Plan};
+use super::plan::{Parsed, Plan, PublicOrigin};
 use crate::error::{ImportError, io};
 use crate::profiles::RunnerProfile;
 
@@ -32,6 +32,9 @@ pub(super) struct Selection {
     /// Public tests left out because they failed with the reference patch (a public copy
     /// importing what the test patch changes).
     pub public_left_out: Vec<String>,
+    /// Untouched test files the public tests are read from in place (the touched files hold no
+    /// `PASS_TO_PASS` test at the base commit).
+    pub public_in_place: Vec<String>,
     /// A `FAIL_TO_PASS` test failed with the reference in the run that chose the names: the
     /// reference is run several times during validation.
     pub suspect: bool,
@@ -122,6 +125,13 @@ pub(super) fn differs(sel: &Selection) -> Vec<String> {
     .into_iter()
     .filter(|(n, _)| *n > 0)
     .map(|(n, what)| format!("{n} {what}"))
+    .chain((!sel.public_in_place.is_empty()).then(|| {
+        format!(
+            "the touched test files hold no PASS_TO_PASS test at the base commit, so the public \
+             tests are read from {}",
+            sel.public_in_place.join(", ")
+        )
+    }))
     .collect()
 }
 
@@ -165,8 +175,8 @@ impl Commands<'_> {
     }
 }
 
-/// Removes from `repo/` the public test files that hold none of the chosen public tests, and
-/// returns the ones kept, in `public_files`' order.
+/// Removes from `repo/` the public copies that hold none of the chosen public tests (a file read
+/// in place stays), and returns the files that hold chosen tests, in `public_files`' order.
 pub(super) fn keep_chosen_public(
     plan: &Plan,
     public_files: &[String],
@@ -176,13 +186,23 @@ pub(super) fn keep_chosen_public(
     let keep: BTreeSet<&str> = plan
         .public
         .iter()
-        .filter(|(_, _, ids)| ids.iter().any(|i| public_ids.contains(i)))
-        .map(|(p, _, _)| p.as_str())
+        .filter(|f| f.ids.iter().any(|i| public_ids.contains(i)))
+        .map(|f| f.path.as_str())
+        .collect();
+    let copies: BTreeSet<&str> = plan
+        .public
+        .iter()
+        .filter(|f| matches!(f.origin, PublicOrigin::Copy(_)))
+        .map(|f| f.path.as_str())
         .collect();
     for p in public_files {
-        if !keep.contains(p.as_str()) {
+        if !keep.contains(p.as_str()) && copies.contains(p.as_str()) {
+            // Gone already when an earlier round of the same task removed it.
             let f = repo_dir.join(p);
-            std::fs::remove_file(&f).map_err(io(&f))?;
+            match std::fs::remove_file(&f) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&f)(e)),
+                _ => {}
+            }
         }
     }
     Ok(public_files
