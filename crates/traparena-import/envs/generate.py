@@ -32,7 +32,12 @@ environment:
   `grep -q A F && sed s/A/A,X/ F || sed s/B/B,X/ F` line becomes two edits: the quoted bare
   name first (`'B'` → `'B,X'`, only present when A is not), then A.
 Repositories whose overlay entries were measured on real clones before the install step was
-kept (flask, pylint, pytest: OVERLAY_ONLY) keep their overlay packages and read no tree.
+kept (flask, pylint, pytest: OVERLAY_ONLY) keep their overlay packages and read no tree, where
+those packages can run the tests (pytest is among them, or is the tree); their other versions
+read the tree as SWE-bench does (pylint 2.8, 2.9, 2.11, 2.16, 2.17, 3.1-4.0 and flask 2.1, 2.2,
+3.0, 3.1 had environments without pytest until they did). flask's and pylint's declared
+requirements are read from the tree at every version (TREE_DECLARED), as `pip install -e .`
+brings them.
 psf/requests was one of them until its 2.26 and 2.27 instances failed for want of urllib3: since
 requests 2.16 its dependencies are no longer vendored, and SWE-bench's `pip install .` brings
 them, so its environments read the tree's declared requirements as the others do.
@@ -61,6 +66,8 @@ from pathlib import Path
 COMPILED = {"astropy/astropy", "matplotlib/matplotlib", "scikit-learn/scikit-learn"}
 SKIP = {"swe-bench/humaneval"}
 OVERLAY_ONLY = {"pallets/flask", "pylint-dev/pylint", "pytest-dev/pytest"}
+# Of those, the ones whose declared requirements are read from the tree all the same.
+TREE_DECLARED = {"pallets/flask", "pylint-dev/pylint"}
 BUILD_STEP = ["python", "setup.py", "build_ext", "--inplace"]
 BUILD_INPUTS = [
     ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".pyx", ".pxd", ".pxi", ".f", ".tp",
@@ -136,10 +143,18 @@ def merge(base, extra):
     return out
 
 
-def tree_entry(repo, sw, reqs_paths):
-    """What an entry reads from the tree, or the build step of a compiled repository."""
+def tree_entry(repo, sw, reqs_paths, packages):
+    """What an entry reads from the tree, or the build step of a compiled repository, for an
+    environment of `packages`."""
     out = {}
-    if not sw or repo in OVERLAY_ONLY:
+    runs_tests = repo == "pytest-dev/pytest" or any(name(p) == "pytest" for p in packages)
+    if not sw or (repo in OVERLAY_ONLY and runs_tests):
+        # The declared requirements still come from the tree, as the install step brings them
+        # (pylint-dev__pylint-4661's base still requires appdirs, which its version's measured
+        # packages replaced by platformdirs); pytest's tree is the runner itself.
+        ex = extras(sw.get("install", "")) if sw and repo in TREE_DECLARED else None
+        if ex is not None:
+            out["tree_extras"] = ex
         return out
     if repo in COMPILED:
         out["install"] = BUILD_STEP
@@ -199,7 +214,7 @@ def main():
                 packages = merge(packages, every.get("extra_packages", []))
             packages = merge(packages, ov.get("extra_packages", []))
             entry = {"python": ov.get("python", sw.get("python", "3.9")), "packages": packages}
-            entry.update(tree_entry(repo, sw, reqs_paths))
+            entry.update(tree_entry(repo, sw, reqs_paths, packages))
             if sw.get("test_cmd") and profile(sw["test_cmd"]) != "pytest":
                 entry["profile"] = profile(sw["test_cmd"])
             for k in ("source_dirs", "install", "install_env", "install_replaces", "tree_skip",
