@@ -51,4 +51,4 @@ pub use setup::{
 };
 pub use spec::{EnvTree, PinEntry, TreeEdit, major_minor};
 pub use steps::BuildOptions;
-pub use tree_env::dependency_id;
+pub use tree_env::{changed_dependency_id, declares_dependencies, dependency_id};

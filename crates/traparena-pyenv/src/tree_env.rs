@@ -230,6 +230,12 @@ fn installed_from(py: &str, copy: &Path, opts: &BuildOptions) -> Result<Vec<Stri
 /// requirements files.
 const DECLARING: &[&str] = &["setup.py", "setup.cfg", "pyproject.toml"];
 
+/// True when the tree's file `rel` declares what `entry` reads from the tree: one of its
+/// requirements files, or `setup.py`, `setup.cfg` or `pyproject.toml` at the root.
+pub fn declares_dependencies(rel: &str, entry: &PinEntry) -> bool {
+    DECLARING.contains(&rel) || entry.tree_requirements.iter().any(|r| r.as_str() == rel)
+}
+
 /// The identity of what `entry` reads from the tree at `dir`: a hash of the contents of its
 /// requirements files and of the files declaring the package's requirements. Base commits
 /// whose dependency declarations are the same share one environment, as instances of one
@@ -251,4 +257,15 @@ pub fn dependency_id(dir: &Path, entry: &PinEntry) -> String {
         bytes.push(0);
     }
     format!("deps-{:016x}", crate::steps::fnv1a(&bytes))
+}
+
+/// The identity of the tree at `dir` with `changes` (a patch of its dependency declarations)
+/// applied: [`dependency_id`] and a hash of the changes, so that the base commits a fix changes
+/// alike share one environment, and never one with the unchanged tree.
+pub fn changed_dependency_id(dir: &Path, entry: &PinEntry, changes: &str) -> String {
+    format!(
+        "{}-fix-{:08x}",
+        dependency_id(dir, entry),
+        crate::steps::fnv1a(changes.as_bytes()) as u32
+    )
 }

@@ -4,14 +4,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use traparena_env::Sandbox;
+use traparena_env::{Sandbox, Workspace};
 use traparena_task::{ImageEnv, Setup};
 
 use super::note::SweBenchEnvironment;
 use super::{Ctx, Source, SweBenchInstance, runs_in_sandbox};
 use traparena_pyenv::{
-    Ensured, EnvTree, PinEntry, dependency_id, ensure_env_tree, install_generated, is_built,
-    setup_for_tree, venv_python,
+    Ensured, EnvTree, PinEntry, changed_dependency_id, declares_dependencies, dependency_id,
+    ensure_env_tree, install_generated, is_built, setup_for_tree, venv_python,
 };
 
 use crate::error::io;
@@ -54,6 +54,16 @@ pub(super) enum TreeSource {
     /// Another commit of the clone, identified by its id (SWE-bench's
     /// `environment_setup_commit`: every instance of a version shares it).
     Commit(String),
+    /// The base tree with the reference patch's changes to its dependency declarations
+    /// (`changes`), in place of an `environment_setup_commit` the record does not give: that
+    /// later commit of SWE-bench's holds the fix, and with it what the fix requires
+    /// (pylint-dev__pylint-4661's adds appdirs to setup.cfg).
+    Fixed {
+        /// The identity ([`changed_dependency_id`]).
+        id: String,
+        /// The reference patch's hunks of the declaring files.
+        changes: String,
+    },
 }
 
 impl Chosen {
@@ -71,7 +81,7 @@ impl Chosen {
 impl TreeSource {
     pub(super) fn id(&self) -> &str {
         match self {
-            TreeSource::Base(id) | TreeSource::Commit(id) => id,
+            TreeSource::Base(id) | TreeSource::Commit(id) | TreeSource::Fixed { id, .. } => id,
         }
     }
 }
@@ -177,14 +187,23 @@ impl Ctx<'_> {
             }
             _ => None,
         };
+        let changes = declared_changes(&inst.patch, &entry);
         let tree = match setup_commit {
             Some(c) => TreeSource::Commit(c),
+            None if !changes.is_empty() => TreeSource::Fixed {
+                id: changed_dependency_id(repo_dir, &entry, &changes),
+                changes,
+            },
             None => TreeSource::Base(dependency_id(repo_dir, &entry)),
         };
         if entry.needs_tree() {
             let said = match &tree {
                 TreeSource::Commit(c) => format!("environment_setup_commit {c}"),
                 TreeSource::Base(id) => format!("base commit ({id})"),
+                TreeSource::Fixed { id, .. } => format!(
+                    "base commit with the reference patch's changes to its dependency \
+                     declarations ({id})"
+                ),
             };
             note.tree = Some(said);
         }
@@ -221,6 +240,7 @@ impl Ctx<'_> {
         if self.opts.build_envs {
             // The setup commit's tree is exported only when the environment must be built.
             let scratch;
+            let fixed;
             let dir = match tree_source {
                 TreeSource::Commit(c) if e.needs_tree() && !is_built(s) => {
                     scratch = tempfile::Builder::new()
@@ -232,6 +252,22 @@ impl Ctx<'_> {
                         git.export_tree(c, &d)?;
                     }
                     d
+                }
+                TreeSource::Fixed { changes, .. } if e.needs_tree() && !is_built(s) => {
+                    let mut ws = Workspace::materialize(repo_dir, self.patching)?;
+                    let applied = ws.apply_patch(changes)?;
+                    if !applied.applied {
+                        return refuse(
+                            SkipReason::EnvironmentCannotBeBuilt,
+                            format!(
+                                "the reference patch's changes to the dependency declarations \
+                                 do not apply to the base tree: {}",
+                                applied.message
+                            ),
+                        );
+                    }
+                    fixed = ws;
+                    fixed.path().to_owned()
                 }
                 _ => repo_dir.to_owned(),
             };
@@ -261,5 +297,60 @@ impl Ctx<'_> {
             Ok(files) => Ok((sandbox, files)),
             Err(e) => refuse(SkipReason::RepositoryCannotBeInstalled, e.to_string()),
         }
+    }
+}
+
+/// The blocks of `patch` (a git diff) that change a file declaring what `entry` reads from the
+/// tree ([`declares_dependencies`]); empty when it changes none, or `entry` reads no tree.
+pub(super) fn declared_changes(patch: &str, entry: &PinEntry) -> String {
+    if !entry.needs_tree() {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut keep = false;
+    for line in patch.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            // `a/PATH b/PATH`: the new path is the last one.
+            let path = rest.trim_end().rsplit(" b/").next().unwrap_or_default();
+            keep = declares_dependencies(path, entry);
+        }
+        if keep {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_blocks_of_declaring_files_are_kept() {
+        let entry: PinEntry = serde_json::from_value(serde_json::json!({
+            "tree_extras": [], "tree_requirements": ["requirements_test.txt"]
+        }))
+        .unwrap();
+        let patch = "diff --git a/pylint/config/__init__.py b/pylint/config/__init__.py\n\
+                     --- a/pylint/config/__init__.py\n+++ b/pylint/config/__init__.py\n\
+                     @@ -1 +1,2 @@\n+import appdirs\n x = 1\n\
+                     diff --git a/setup.cfg b/setup.cfg\n--- a/setup.cfg\n+++ b/setup.cfg\n\
+                     @@ -1 +1,2 @@\n [options]\n+    appdirs>=1.4.0\n\
+                     diff --git a/requirements_test.txt b/requirements_test.txt\n\
+                     --- a/requirements_test.txt\n+++ b/requirements_test.txt\n\
+                     @@ -1 +1 @@\n-a\n+b\n\
+                     diff --git a/doc/setup.py b/doc/setup.py\n--- a/doc/setup.py\n\
+                     +++ b/doc/setup.py\n@@ -1 +1 @@\n-a\n+b\n";
+        let kept = declared_changes(patch, &entry);
+        assert!(
+            kept.starts_with("diff --git a/setup.cfg b/setup.cfg\n"),
+            "{kept}"
+        );
+        assert!(kept.contains("+    appdirs>=1.4.0\n"));
+        assert!(kept.contains("diff --git a/requirements_test.txt"));
+        assert!(!kept.contains("import appdirs") && !kept.contains("doc/setup.py"));
+        // An entry that reads no tree keeps nothing.
+        let plain: PinEntry = serde_json::from_str(r#"{"packages": ["x"]}"#).unwrap();
+        assert!(declared_changes(patch, &plain).is_empty());
     }
 }
