@@ -59,7 +59,8 @@ def git(*args, cwd=None, env=None, input=None):
 
 
 def version_of(sdist):
-    m = re.search(r"-(\d+)\.(\d+)(?:\.\d+)*\.tar\.gz$", sdist.name)
+    # A post-release keeps its release's version (scikit-learn-0.22.2.post1.tar.gz is 0.22).
+    m = re.search(r"-(\d+)\.(\d+)(?:\.\d+)*(?:\.post\d+)?\.tar\.gz$", sdist.name)
     if not m:
         sys.exit(f"{sdist}: cannot read a version from the file name")
     return tuple(int(x) for x in m.groups())
