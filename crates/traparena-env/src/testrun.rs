@@ -139,13 +139,18 @@ impl TestRun {
             .iter()
             .position(|l| SIGNS.iter().any(|s| l.contains(s)))?;
         let mut why = lines[at].trim().to_owned();
-        if why.contains("ERROR collecting") {
-            // pytest's banner names the file; the cause is the last `E ` line of its block.
+        if why.contains("ERROR collecting") || why.contains("while loading conftest") {
+            // pytest's banner names the file (the test file, or the conftest that does not
+            // import); the cause is the last `E ` line of its block.
             let block = lines[at + 1..]
                 .iter()
                 .take_while(|l| !l.starts_with("___") && !l.starts_with("==="));
             if let Some(cause) = block.filter(|l| l.starts_with("E ")).last() {
-                why = format!("{}: {}", why.trim_matches(['_', ' ']), cause[1..].trim());
+                why = format!(
+                    "{}: {}",
+                    why.trim_matches(['_', ' ', '.']),
+                    cause[1..].trim()
+                );
             }
         }
         Some(why.chars().take(300).collect())

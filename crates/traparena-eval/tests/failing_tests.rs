@@ -316,3 +316,33 @@ fn a_test_file_pytest_cannot_collect_is_an_environment_failure_with_its_cause() 
         check.detail
     );
 }
+
+#[test]
+#[ignore = "needs a virtual environment with pytest at $TRAPARENA_TEST_PYTEST_VENV (default /var/tmp/traparena-test-pytest): /usr/bin/python3 -m venv DIR && DIR/bin/pip install pytest"]
+fn a_conftest_that_does_not_import_is_an_environment_failure_with_its_cause() {
+    // scikit-learn 0.21's conftest imports sklearn, which needs joblib: pytest says only that
+    // the conftest did not load, then the traceback; the detail quotes the missing module.
+    let case = pytest();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = task_dir(tmp.path(), &case);
+    std::fs::write(
+        dir.join("repo/conftest.py"),
+        "import tp_absent_dependency\n",
+    )
+    .unwrap();
+    let report = validate(&dir, &sandbox(), &ValidateOptions { reference_runs: 1 }).unwrap();
+    assert!(!report.valid, "{report:#?}");
+    let check = report
+        .checks
+        .iter()
+        .find(|c| !c.ok)
+        .unwrap_or_else(|| panic!("{report:#?}"));
+    assert!(
+        check.detail.contains("ImportError while loading conftest")
+            && check
+                .detail
+                .contains("ModuleNotFoundError: No module named 'tp_absent_dependency'"),
+        "{}",
+        check.detail
+    );
+}
