@@ -678,3 +678,38 @@ fn without_pass_to_pass_tests_the_public_tests_come_from_an_untouched_neighbour(
         "{differs}"
     );
 }
+
+/// A `FAIL_TO_PASS` test that runs but is skipped here (scikit-learn 0.21.1's release tree skips
+/// `test_extract_xi`, which the instance's base commit runs) is said to be skipped, not missing.
+#[test]
+fn a_fail_to_pass_test_skipped_here_is_named_as_skipped() {
+    let Some(_) = pytest_env() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (clone, mut inst) = troubled_clone(tmp.path());
+    inst["FAIL_TO_PASS"] = serde_json::json!(["tests/test_b.py::test_skipped"]);
+    let input = tmp.path().join("instances.jsonl");
+    std::fs::write(&input, inst.to_string() + "\n").unwrap();
+    let pins: Pins = serde_json::from_value(serde_json::json!({
+        "example/gen": {"3.1": {
+            "python": "/usr/bin/python3", "packages": ["pytest"], "source_dirs": ["src"],
+            "install": ["python", "setup_version.py"],
+            "install_env": {"SETUPTOOLS_SCM_PRETEND_VERSION": "{version}"}
+        }}
+    }))
+    .unwrap();
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let out = tmp.path().join("tasks");
+    let report = import_swebench(&input, &clone, &out, &sb, &options(pins)).unwrap();
+    assert_eq!(report.skipped.len(), 1, "{}", report.text());
+    let s = &report.skipped[0];
+    assert_eq!(
+        s.reason.as_str(),
+        "no FAIL_TO_PASS test can be found",
+        "{s:?}"
+    );
+    assert!(
+        s.detail
+            .contains("are skipped here with the reference patch: tests/test_b.py::test_skipped"),
+        "{s:?}"
+    );
+}

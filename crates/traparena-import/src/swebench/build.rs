@@ -441,14 +441,27 @@ impl Ctx<'_> {
         }
         narrow(inst, &run, sel);
         if !names_a_fail_to_pass(inst, sel) {
-            return skipped(skip(
-                SkipReason::FailToPassNotFound,
+            let skipped_f2p: Vec<&str> = inst
+                .fail_to_pass
+                .iter()
+                .filter(|n| sel.skipped_here.contains(n))
+                .map(String::as_str)
+                .collect();
+            let why = if skipped_f2p.is_empty() {
                 format!(
                     "the runner reports none of {} in {}",
                     inst.fail_to_pass.join(", "),
                     spec.hidden_tests.command[1..].join(" ")
-                ),
-            ));
+                )
+            } else {
+                // A skip in the tree (a release's `pytest.skip` the base commit lacks) or a
+                // dependency the environment lacks: the run says which, the name alone cannot.
+                format!(
+                    "the FAIL_TO_PASS tests that run are skipped here with the reference patch: {}",
+                    skipped_f2p.join(", ")
+                )
+            };
+            return skipped(skip(SkipReason::FailToPassNotFound, why));
         }
         Ok(Tried::Passing(passing))
     }
