@@ -10,57 +10,14 @@
 mod common;
 mod in_image;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
 
+use common::proxy;
 use in_image::*;
 use traparena_env::{EnvError, Environment, Limits, ToolLimits};
 use traparena_task::AgentCommand;
-
-/// A stand-in for the model proxy on the host's loopback: every request is answered with
-/// `pong:` and its body.
-fn proxy() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || answer(stream));
-        }
-    });
-    port
-}
-
-fn answer(stream: TcpStream) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap();
-        }
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let mut body = vec![0u8; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
-    let mut reply = b"pong:".to_vec();
-    reply.extend_from_slice(&body);
-    let mut stream = stream;
-    let _ = write!(
-        stream,
-        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        reply.len()
-    );
-    let _ = stream.write_all(&reply);
-}
 
 /// The host's first non-loopback IPv4 address (`hostname -I`).
 fn host_address() -> String {

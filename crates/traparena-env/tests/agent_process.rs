@@ -4,8 +4,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
@@ -59,49 +58,6 @@ fn containing_backends() -> Vec<Sandbox> {
         .into_iter()
         .chain(root.then_some(none))
         .collect()
-}
-
-/// A tiny HTTP/1.1 server on the host's loopback standing in for the model proxy: it answers
-/// every request with `pong:` and the request's body.
-fn proxy() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || answer(stream));
-        }
-    });
-    port
-}
-
-fn answer(stream: TcpStream) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap();
-        }
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let mut body = vec![0u8; length];
-    if reader.read_exact(&mut body).is_err() {
-        return; // the client went away midway
-    }
-    let mut reply = b"pong:".to_vec();
-    reply.extend_from_slice(&body);
-    let mut stream = stream;
-    let _ = write!(
-        stream,
-        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        reply.len()
-    );
-    let _ = stream.write_all(&reply);
 }
 
 /// Python run by the agent: three requests to the proxy (one with a body of 300 kB, echoed

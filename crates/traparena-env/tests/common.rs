@@ -3,6 +3,8 @@
 // Says which sandbox backends a test could not cover here.
 #![allow(clippy::print_stderr)]
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 
 use traparena_env::{BackendChoice, Sandbox, SandboxConfig};
@@ -115,4 +117,47 @@ pub fn task_dir(task: &Task) -> PathBuf {
 /// Whether anything (a dangling link too) is at `p`.
 pub fn exists(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok()
+}
+
+/// A tiny HTTP/1.1 server on the host's loopback standing in for the model proxy: it answers
+/// every request with `pong:` and the request's body.
+pub fn proxy() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || answer(stream));
+        }
+    });
+    port
+}
+
+fn answer(stream: TcpStream) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0u8; length];
+    if reader.read_exact(&mut body).is_err() {
+        return; // the client went away midway
+    }
+    let mut reply = b"pong:".to_vec();
+    reply.extend_from_slice(&body);
+    let mut stream = stream;
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        reply.len()
+    );
+    let _ = stream.write_all(&reply);
 }

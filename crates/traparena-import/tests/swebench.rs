@@ -356,6 +356,18 @@ fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
     (d, inst)
 }
 
+/// The troubled clone's environment: pytest, and the install step writing its version file.
+fn gen_pins() -> Pins {
+    serde_json::from_value(serde_json::json!({
+        "example/gen": {"3.1": {
+            "python": "/usr/bin/python3", "packages": ["pytest"], "source_dirs": ["src"],
+            "install": ["python", "setup_version.py"],
+            "install_env": {"SETUPTOOLS_SCM_PRETEND_VERSION": "{version}"}
+        }}
+    }))
+    .unwrap()
+}
+
 #[test]
 fn real_instance_troubles_still_give_a_valid_task() {
     let Some(_) = pytest_env() else { return };
@@ -363,14 +375,7 @@ fn real_instance_troubles_still_give_a_valid_task() {
     let (clone, inst) = troubled_clone(tmp.path());
     let input = tmp.path().join("instances.jsonl");
     std::fs::write(&input, inst.to_string() + "\n").unwrap();
-    let pins: Pins = serde_json::from_value(serde_json::json!({
-        "example/gen": {"3.1": {
-            "python": "/usr/bin/python3", "packages": ["pytest"], "source_dirs": ["src"],
-            "install": ["python", "setup_version.py"],
-            "install_env": {"SETUPTOOLS_SCM_PRETEND_VERSION": "{version}"}
-        }}
-    }))
-    .unwrap();
+    let pins = gen_pins();
     let sb = Sandbox::new(SandboxConfig::default()).unwrap();
     let opts = options(pins.clone());
     let out = tmp.path().join("tasks");
@@ -689,14 +694,7 @@ fn a_fail_to_pass_test_skipped_here_is_named_as_skipped() {
     inst["FAIL_TO_PASS"] = serde_json::json!(["tests/test_b.py::test_skipped"]);
     let input = tmp.path().join("instances.jsonl");
     std::fs::write(&input, inst.to_string() + "\n").unwrap();
-    let pins: Pins = serde_json::from_value(serde_json::json!({
-        "example/gen": {"3.1": {
-            "python": "/usr/bin/python3", "packages": ["pytest"], "source_dirs": ["src"],
-            "install": ["python", "setup_version.py"],
-            "install_env": {"SETUPTOOLS_SCM_PRETEND_VERSION": "{version}"}
-        }}
-    }))
-    .unwrap();
+    let pins = gen_pins();
     let sb = Sandbox::new(SandboxConfig::default()).unwrap();
     let out = tmp.path().join("tasks");
     let report = import_swebench(&input, &clone, &out, &sb, &options(pins)).unwrap();
