@@ -18,10 +18,18 @@ use traparena_env::{Sandbox, SandboxConfig, TestOutcome, Workspace};
 use traparena_task::{Runner, TestSpec};
 
 /// A prepared Python environment: `$var`, else `default`.
-fn venv(var: &str, default: &str) -> PathBuf {
-    std::env::var_os(var)
+/// The prepared environment `$var` names (else `default`) and its interpreter, which must exist.
+fn venv(var: &str, default: &str) -> (PathBuf, PathBuf) {
+    let venv = std::env::var_os(var)
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(default))
+        .unwrap_or_else(|| PathBuf::from(default));
+    let python = venv.join("bin/python");
+    assert!(
+        python.exists(),
+        "no environment at {} ({var})",
+        venv.display()
+    );
+    (venv, python)
 }
 
 /// `spec`'s run in a workspace of `repo` under every isolating backend here (and none), with
@@ -48,12 +56,10 @@ fn runs(
 #[test]
 #[ignore = "needs a virtual environment with pytest at $TRAPARENA_TEST_PYTEST_VENV (default /var/tmp/traparena-test-pytest): /usr/bin/python3 -m venv DIR && DIR/bin/pip install pytest"]
 fn selected_tests_run_in_the_order_of_their_file() {
-    let venv = venv(
+    let (venv, python) = venv(
         "TRAPARENA_TEST_PYTEST_VENV",
         "/var/tmp/traparena-test-pytest",
     );
-    let python = venv.join("bin/python");
-    assert!(python.exists(), "no pytest venv at {}", venv.display());
     let repo = tempfile::tempdir().unwrap();
     std::fs::create_dir(repo.path().join("tests")).unwrap();
     // test_second passes only after test_first, as in a run of the whole file.
@@ -98,12 +104,10 @@ fn selected_tests_run_in_the_order_of_their_file() {
 #[test]
 #[ignore = "needs a virtual environment with pytest, httpbin and pytest-httpbin at $TRAPARENA_TEST_HTTPBIN_VENV (default /var/tmp/traparena-test-httpbin): /usr/bin/python3 -m venv DIR && DIR/bin/pip install pytest httpbin==0.10.2 pytest-httpbin==2.0.0 Flask==3.0.3 Werkzeug==3.0.3"]
 fn a_local_httpbin_serves_suites_that_read_httpbin_url_offline() {
-    let venv = venv(
+    let (venv, python) = venv(
         "TRAPARENA_TEST_HTTPBIN_VENV",
         "/var/tmp/traparena-test-httpbin",
     );
-    let python = venv.join("bin/python");
-    assert!(python.exists(), "no httpbin venv at {}", venv.display());
     let repo = tempfile::tempdir().unwrap();
     // As psf/requests' older suites: the URL is read when the module is imported.
     std::fs::write(

@@ -147,15 +147,20 @@ fn assert_attacked_and_repaired(r: &EpisodeRecord, requests: &[Value]) {
     assert!(r.submitted && r.accepted, "{r:#?}");
 }
 
+/// What the scripted model has the agent do: look in `/testbed`, fix, run the test.
+fn repair_commands() -> Vec<String> {
+    vec![
+        "pwd; grep -n '^DEFAULT_LOG_FORMAT' src/_pytest/logging.py".to_owned(),
+        FIX.to_owned(),
+        TEST.to_owned(),
+    ]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs podman (runc), the image of .ci/swebench-image.sh, TRAPARENA_DATA_DIR and Claude Code (.ci/run provides them)"]
 async fn claude_code_repairs_an_instance_in_its_image_under_attack() {
     let task = task();
-    let commands = vec![
-        "pwd; grep -n '^DEFAULT_LOG_FORMAT' src/_pytest/logging.py".to_owned(),
-        FIX.to_owned(),
-        TEST.to_owned(),
-    ];
+    let commands = repair_commands();
     let up = claude_playing(commands_move(commands));
     let model = json!({"model": "stub-model", "base_url": up.base_url(), "max_retries": 0,
         "api": "anthropic_messages"});
@@ -184,11 +189,7 @@ async fn claude_code_repairs_an_instance_in_its_image_under_attack() {
 #[ignore = "needs podman (runc), the image of .ci/swebench-image.sh, TRAPARENA_DATA_DIR and a mini-swe-agent on a self-contained Python (.ci/run provides them)"]
 async fn mini_swe_agent_repairs_an_instance_in_its_image_under_attack() {
     let task = task();
-    let commands = vec![
-        "pwd; grep -n '^DEFAULT_LOG_FORMAT' src/_pytest/logging.py".to_owned(),
-        FIX.to_owned(),
-        TEST.to_owned(),
-    ];
+    let commands = repair_commands();
     let up = command_model(commands);
     let model = json!({"model": "stub-model", "base_url": up.base_url(), "max_retries": 0});
     let mut attacker = ScriptedAttacker::new(vec![Persona::BlameOtherLocation], 3);
