@@ -26,6 +26,7 @@ mod build;
 mod cause;
 mod environment;
 mod images;
+mod judge;
 mod note;
 mod plan;
 mod select;

@@ -293,6 +293,11 @@ fn troubled_clone(root: &Path) -> (PathBuf, serde_json::Value) {
             "tests/conftest.py",
             "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent))\n".to_owned(),
         ),
+        // A test file the test patch leaves alone.
+        (
+            "tests/test_untouched.py",
+            "def test_untouched():\n    assert True\n".to_owned(),
+        ),
     ];
     for (rel, text) in &base_files {
         write(&d, rel, text);
@@ -679,7 +684,7 @@ fn without_pass_to_pass_tests_the_public_tests_come_from_an_untouched_neighbour(
     assert!(!task.repo_dir().join("tests/test_calc_public.py").exists());
     let differs = report.emitted[0].differs.join("\n");
     assert!(
-        differs.contains("the public tests are read from tests/test_other.py"),
+        differs.contains("the public tests are read in place from tests/test_other.py"),
         "{differs}"
     );
 }
@@ -710,4 +715,33 @@ fn a_fail_to_pass_test_skipped_here_is_named_as_skipped() {
             .contains("are skipped here with the reference patch: tests/test_b.py::test_skipped"),
         "{s:?}"
     );
+}
+
+/// When every public copy fails with the reference patch (pytest-dev__pytest-5787's import what
+/// the test patch changes), the public tests are read in place from an untouched file instead.
+#[test]
+fn when_every_public_copy_fails_with_the_reference_the_public_tests_are_read_in_place() {
+    let Some(_) = pytest_env() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (clone, mut inst) = troubled_clone(tmp.path());
+    inst["PASS_TO_PASS"] = serde_json::json!(["tests/test_c.py::test_c"]);
+    let input = tmp.path().join("instances.jsonl");
+    std::fs::write(&input, inst.to_string() + "\n").unwrap();
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let out = tmp.path().join("tasks");
+    let report = import_swebench(&input, &clone, &out, &sb, &options(gen_pins())).unwrap();
+    assert_eq!(report.emitted.len(), 1, "{}", report.text());
+    let task = Task::load(out.join("example__gen-1")).unwrap();
+    assert_eq!(
+        task.spec.public_tests.select,
+        ["tests/test_untouched.py::test_untouched"]
+    );
+    assert!(!task.repo_dir().join("tests/test_c_public.py").exists());
+    let differs = report.emitted[0].differs.join("\n");
+    for wanted in [
+        "1 public tests fail with the reference patch and are left out",
+        "the public tests are read in place from tests/test_untouched.py",
+    ] {
+        assert!(differs.contains(wanted), "{wanted}: {differs}");
+    }
 }

@@ -9,17 +9,16 @@ use traparena_env::{Sandbox, Workspace};
 use traparena_task::{Patch, RelPath, Task, TaskLayout, TaskSpec};
 
 use super::environment::{Chosen, Environment};
+use super::judge::{Judging, Written};
 use super::note::SweBenchMetadata;
 use super::plan::{Plan, PublicOrigin, plan};
-use super::select::{
-    Commands, Selection, chosen_tests, differs, keep_chosen_public, narrow, select_tests,
-};
-use super::{Ctx, Source, SweBenchInstance, skip, skip_failing, skipped_failing};
-use crate::common::{Checked, check_task, write_file};
+use super::select::{Commands, Selection, narrow, select_tests};
+use super::{Ctx, Source, SweBenchInstance, skip, skipped_failing};
+use crate::common::write_file;
 use crate::error::ImportError;
 use crate::profiles::RunnerProfile;
 use crate::report::Outcome;
-use crate::report::{Emitted, RecordOutcome, Skipped};
+use crate::report::{RecordOutcome, Skipped};
 use crate::skip::{Skip, SkipReason, Stop};
 
 /// The instance's names tried on the written task: the public tests that pass, or why the
@@ -190,113 +189,6 @@ impl Ctx<'_> {
         )
     }
 
-    /// Writes the task with its chosen public tests and validates it. Once, public tests that
-    /// fail with the reference patch (a public copy that imports what the test patch changes)
-    /// are found, left out, and the task validated again.
-    fn judge(&self, j: &Judging<'_>, w: Written<'_>) -> Outcome {
-        let Written {
-            mut spec,
-            metadata,
-            plan,
-            public_files,
-            commands,
-            mut sel,
-            mut public_ids,
-        } = w;
-        let repo_dir = TaskLayout::new(j.dir).repo();
-        let mut retry = true;
-        loop {
-            let kept = keep_chosen_public(plan, public_files, &public_ids, &repo_dir)?;
-            spec.public_tests = commands.spec(&kept, &public_ids, rels(&kept)?);
-            let metadata = SweBenchMetadata {
-                tests: Some(chosen_tests(plan, &public_ids, &sel)),
-                ..metadata.clone()
-            };
-            spec.metadata = metadata.to_map();
-            write_spec(j.dir, &spec)?;
-            let skipped = match self.validated(j, &sel, public_ids.len(), retry)? {
-                Validated::Done(outcome) => return Ok(outcome),
-                Validated::PublicFailing(skipped) => skipped,
-            };
-            retry = false;
-            let failing =
-                self.public_failing_with_reference(j, commands, &kept, plan, &public_ids)?;
-            if failing.is_empty() {
-                // Each file's tests pass alone: what failed was running them together. The
-                // validation's verdict stands.
-                return Ok(skipped);
-            }
-            public_ids.retain(|id| !failing.contains(id));
-            if public_ids.is_empty() {
-                return skip(
-                    j.inst,
-                    SkipReason::NoPublicTestPasses,
-                    format!(
-                        "every public test fails with the reference patch: {}",
-                        failing.join(", ")
-                    ),
-                );
-            }
-            sel.public_left_out = failing;
-        }
-    }
-
-    /// Validates the written task (unless validation is off): the task, or why it is skipped.
-    fn validated(
-        &self,
-        j: &Judging<'_>,
-        sel: &Selection,
-        public_tests: usize,
-        retry_public: bool,
-    ) -> Result<Validated, ImportError> {
-        let Judging {
-            inst,
-            dir,
-            sandbox,
-            chosen,
-        } = *j;
-        let causes = CauseFacts::of(&chosen.environment);
-        let runs = if sel.suspect {
-            self.opts.reference_runs
-        } else {
-            1
-        };
-        if self.opts.validate {
-            match check_task(dir, sandbox, runs)? {
-                Checked::Valid => {}
-                Checked::Invalid(problems, failures, only_public) => {
-                    let lines = causes.lines(&failures);
-                    let skipped =
-                        skip_failing(inst, SkipReason::FailsValidation, problems, failures, lines)?;
-                    return Ok(match only_public && retry_public {
-                        true => Validated::PublicFailing(skipped),
-                        false => Validated::Done(skipped),
-                    });
-                }
-                Checked::NotCheckable(why) => {
-                    return skip_failing(
-                        inst,
-                        SkipReason::NotCheckable,
-                        why,
-                        Vec::new(),
-                        Vec::new(),
-                    )
-                    .map(Validated::Done);
-                }
-            }
-        }
-        Ok(Validated::Done(RecordOutcome::Emitted(Emitted {
-            record: inst.instance_id.clone(),
-            id: inst.instance_id.clone(),
-            public_tests,
-            hidden_tests: sel.select.len(),
-            environment: chosen.described.clone(),
-            differs: [differs(sel), causes.lines(&sel.failing_here_failures)].concat(),
-            group: None,
-            duration_ms: 0,
-        })))
-    }
-
     /// The reference patch, in this tree's line numbers when it applies only with offsets
     /// (then with the note the metadata gives that).
     fn reference_patch(
@@ -343,48 +235,6 @@ impl Ctx<'_> {
     /// Runs the names: the public candidates on the base commit (the ones that pass become the
     /// public tests, returned), then the hidden files with the reference patch, which tells
     /// which of the instance's names are real tests here (`sel` is narrowed to them).
-    /// The public tests of `public_ids` that do not pass in the evaluation copy (the reference
-    /// patch and the hidden test files in place), run file by file, so that one file that
-    /// cannot be collected there (a public copy importing what the test patch changes) fails
-    /// only its own tests.
-    fn public_failing_with_reference(
-        &self,
-        j: &Judging<'_>,
-        commands: &Commands<'_>,
-        kept: &[String],
-        plan: &Plan,
-        public_ids: &[String],
-    ) -> Result<Vec<String>, ImportError> {
-        let sandbox = j.sandbox;
-        let task = Task::load(j.dir).map_err(|e| ImportError::Input(e.to_string()))?;
-        let (fixed, applied) =
-            traparena_eval::evaluation_copy(&task, sandbox, &task.reference_patch_text)?;
-        if !applied.applied {
-            return Ok(Vec::new());
-        }
-        let mut failing = Vec::new();
-        for file in kept {
-            let ids: Vec<String> = plan
-                .public
-                .iter()
-                .filter(|f| &f.path == file)
-                .flat_map(|f| f.ids.iter())
-                .filter(|id| public_ids.contains(id))
-                .cloned()
-                .collect();
-            let files = [file.clone()];
-            let spec = commands.spec(&files, &ids, rels(&files)?);
-            let run = fixed.run_tests(sandbox, &spec, task.spec.timeout_s)?;
-            failing.extend(
-                run.selected
-                    .iter()
-                    .filter(|n| !n.outcome.is_pass())
-                    .map(|n| n.name.clone()),
-            );
-        }
-        Ok(failing)
-    }
-
     fn try_names(
         &self,
         profile: &dyn RunnerProfile,
@@ -477,11 +327,13 @@ fn rel(s: &str) -> Result<RelPath, ImportError> {
     RelPath::new(s).map_err(|e| ImportError::Input(format!("{s}: {e}")))
 }
 
-fn rels<S: AsRef<str>>(paths: impl IntoIterator<Item = S>) -> Result<Vec<RelPath>, ImportError> {
+pub(super) fn rels<S: AsRef<str>>(
+    paths: impl IntoIterator<Item = S>,
+) -> Result<Vec<RelPath>, ImportError> {
     paths.into_iter().map(|p| rel(p.as_ref())).collect()
 }
 
-fn write_spec(dir: &Path, spec: &TaskSpec) -> Result<(), ImportError> {
+pub(super) fn write_spec(dir: &Path, spec: &TaskSpec) -> Result<(), ImportError> {
     let json = serde_json::to_string_pretty(spec).expect("a task spec serialises") + "\n";
     write_file(dir, TaskLayout::SPEC, json.as_bytes())
 }
@@ -513,65 +365,4 @@ fn describe(
     m.fail_to_pass = inst.fail_to_pass.clone();
     m.pass_to_pass = inst.pass_to_pass.clone();
     m.environment_setup_commit = inst.environment_setup_commit.clone();
-}
-
-/// What the likely causes of failing listed tests are read from: the environment's
-/// distributions and its specification (nothing for the system's interpreter or an image).
-pub(super) struct CauseFacts {
-    env: Option<(super::cause::Installed, traparena_pyenv::PinEntry)>,
-}
-
-impl CauseFacts {
-    fn of(environment: &Environment) -> CauseFacts {
-        CauseFacts {
-            env: match environment {
-                Environment::Venv { setup, entry, .. } => Some((
-                    super::cause::Installed::read(&setup.venv),
-                    (**entry).clone(),
-                )),
-                _ => None,
-            },
-        }
-    }
-
-    /// One line per failure (at most a few) with its likely cause; none without an
-    /// environment to read.
-    fn lines(&self, failures: &[traparena_env::TestFailure]) -> Vec<String> {
-        match &self.env {
-            Some((installed, entry)) => super::cause::likely_causes(failures, installed, entry),
-            None => Vec::new(),
-        }
-    }
-}
-
-/// What the last stage judges a record in: the record, its task folder, the sandbox and the
-/// chosen environment.
-#[derive(Clone, Copy)]
-pub(super) struct Judging<'a> {
-    inst: &'a SweBenchInstance,
-    dir: &'a Path,
-    sandbox: &'a Sandbox,
-    chosen: &'a Chosen,
-}
-
-/// What the last stage writes: the task's spec and metadata so far, and what its public tests
-/// are chosen from.
-pub(super) struct Written<'a> {
-    spec: TaskSpec,
-    metadata: SweBenchMetadata,
-    plan: &'a Plan,
-    public_files: &'a [String],
-    commands: &'a Commands<'a>,
-    sel: Selection,
-    public_ids: Vec<String>,
-}
-
-/// What validating a written task came to: the record's outcome, or, when the only failed
-/// check is that the public tests pass with the reference patch, the skip that would be, for
-/// the importer to find and leave out those tests and validate once more.
-pub(super) enum Validated {
-    /// The task, or why the record is skipped.
-    Done(RecordOutcome),
-    /// Public tests fail with the reference patch; the skip if none can be left out.
-    PublicFailing(RecordOutcome),
 }

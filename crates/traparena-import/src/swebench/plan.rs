@@ -175,7 +175,7 @@ pub(super) fn plan(
 /// ones, whose base version defines tests the profile can name, the ones sharing the longest
 /// start of their name with a touched file first (`unittest_pyreverse_diadefs.py` for
 /// `unittest_pyreverse_writer.py`); at most [`MAX_NEIGHBOURS`].
-fn neighbours(
+pub(super) fn neighbours(
     hidden: &BTreeSet<&str>,
     repo_dir: &Path,
     profile: &dyn RunnerProfile,

@@ -127,8 +127,9 @@ pub(super) fn differs(sel: &Selection) -> Vec<String> {
     .map(|(n, what)| format!("{n} {what}"))
     .chain((!sel.public_in_place.is_empty()).then(|| {
         format!(
-            "the touched test files hold no PASS_TO_PASS test at the base commit, so the public \
-             tests are read from {}",
+            "no copy of a touched test file gives a public test (none holds a PASS_TO_PASS test \
+             at the base commit, or each fails with the reference patch), so the public tests \
+             are read in place from {}",
             sel.public_in_place.join(", ")
         )
     }))
