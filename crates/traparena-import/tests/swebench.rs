@@ -689,20 +689,34 @@ fn without_pass_to_pass_tests_the_public_tests_come_from_an_untouched_neighbour(
     );
 }
 
+/// The troubled clone's instance with `field` set to `value`, imported under `root`: the report
+/// and the output folder.
+fn import_troubled(
+    root: &Path,
+    field: &str,
+    value: serde_json::Value,
+) -> (traparena_import::ImportReport, PathBuf) {
+    let (clone, mut inst) = troubled_clone(root);
+    inst[field] = value;
+    let input = root.join("instances.jsonl");
+    std::fs::write(&input, inst.to_string() + "\n").unwrap();
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let out = root.join("tasks");
+    let report = import_swebench(&input, &clone, &out, &sb, &options(gen_pins())).unwrap();
+    (report, out)
+}
+
 /// A `FAIL_TO_PASS` test that runs but is skipped here (scikit-learn 0.21.1's release tree skips
 /// `test_extract_xi`, which the instance's base commit runs) is said to be skipped, not missing.
 #[test]
 fn a_fail_to_pass_test_skipped_here_is_named_as_skipped() {
     let Some(_) = pytest_env() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let (clone, mut inst) = troubled_clone(tmp.path());
-    inst["FAIL_TO_PASS"] = serde_json::json!(["tests/test_b.py::test_skipped"]);
-    let input = tmp.path().join("instances.jsonl");
-    std::fs::write(&input, inst.to_string() + "\n").unwrap();
-    let pins = gen_pins();
-    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
-    let out = tmp.path().join("tasks");
-    let report = import_swebench(&input, &clone, &out, &sb, &options(pins)).unwrap();
+    let (report, _) = import_troubled(
+        tmp.path(),
+        "FAIL_TO_PASS",
+        serde_json::json!(["tests/test_b.py::test_skipped"]),
+    );
     assert_eq!(report.skipped.len(), 1, "{}", report.text());
     let s = &report.skipped[0];
     assert_eq!(
@@ -723,13 +737,11 @@ fn a_fail_to_pass_test_skipped_here_is_named_as_skipped() {
 fn when_every_public_copy_fails_with_the_reference_the_public_tests_are_read_in_place() {
     let Some(_) = pytest_env() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let (clone, mut inst) = troubled_clone(tmp.path());
-    inst["PASS_TO_PASS"] = serde_json::json!(["tests/test_c.py::test_c"]);
-    let input = tmp.path().join("instances.jsonl");
-    std::fs::write(&input, inst.to_string() + "\n").unwrap();
-    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
-    let out = tmp.path().join("tasks");
-    let report = import_swebench(&input, &clone, &out, &sb, &options(gen_pins())).unwrap();
+    let (report, out) = import_troubled(
+        tmp.path(),
+        "PASS_TO_PASS",
+        serde_json::json!(["tests/test_c.py::test_c"]),
+    );
     assert_eq!(report.emitted.len(), 1, "{}", report.text());
     let task = Task::load(out.join("example__gen-1")).unwrap();
     assert_eq!(

@@ -232,6 +232,30 @@ impl Ctx<'_> {
         write_file(dir, TaskLayout::REFERENCE, reference.as_bytes())
     }
 
+    /// The candidates of `public` that pass on the base tree `repo_dir` (at most
+    /// `--max-public`), and the run. One file that cannot be collected does not stop the
+    /// others: the profile's tolerant command runs them.
+    pub(super) fn passing_on_base(
+        &self,
+        repo_dir: &Path,
+        sandbox: &Sandbox,
+        profile: &dyn RunnerProfile,
+        public: &traparena_task::TestSpec,
+    ) -> Result<(Vec<String>, traparena_env::TestRun), ImportError> {
+        let mut trial = public.clone();
+        trial.command = profile.tolerant(trial.command);
+        let ws = Workspace::materialize(repo_dir, sandbox)?;
+        let run = ws.run_tests(sandbox, &trial, self.opts.timeout_s)?;
+        let passing = run
+            .selected
+            .iter()
+            .filter(|n| n.outcome.is_pass())
+            .map(|n| n.name.clone())
+            .take(self.opts.max_public)
+            .collect();
+        Ok((passing, run))
+    }
+
     /// Runs the names: the public candidates on the base commit (the ones that pass become the
     /// public tests, returned), then the hidden files with the reference patch, which tells
     /// which of the instance's names are real tests here (`sel` is narrowed to them).
@@ -247,19 +271,8 @@ impl Ctx<'_> {
         let skipped = |s: Skipped| Ok(Tried::Skipped(s));
         let skip = |r: SkipReason, d: String| Skipped::new(&inst.instance_id, Skip::new(r, d));
         let task = Task::load(dir).map_err(|e| ImportError::Input(e.to_string()))?;
-        // One file that cannot be collected must not stop the others from running.
-        let mut trial = spec.public_tests.clone();
-        trial.command = profile.tolerant(trial.command);
-        let ws = Workspace::materialize(&task.repo_dir(), sandbox)?;
-        let run = ws.run_tests(sandbox, &trial, spec.timeout_s)?;
-        drop(ws);
-        let passing: Vec<String> = run
-            .selected
-            .iter()
-            .filter(|n| n.outcome.is_pass())
-            .map(|n| n.name.clone())
-            .take(self.opts.max_public)
-            .collect();
+        let (passing, run) =
+            self.passing_on_base(&task.repo_dir(), sandbox, profile, &spec.public_tests)?;
         if passing.is_empty() {
             if let Some(why) = run.environment_failure() {
                 return skipped(skip(SkipReason::EnvironmentFailsTests, why));

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use traparena_env::{Sandbox, Workspace};
+use traparena_env::Sandbox;
 use traparena_task::{Task, TaskLayout, TaskSpec};
 
 use super::build::{rels, write_spec};
@@ -109,17 +109,8 @@ impl Ctx<'_> {
         }
         let files: Vec<String> = public.iter().map(|f| f.path.clone()).collect();
         let ids: Vec<String> = public.iter().flat_map(|f| f.ids.clone()).collect();
-        let mut trial = commands.trial(&files, &ids, rels(&files)?);
-        trial.command = commands.profile.tolerant(trial.command);
-        let ws = Workspace::materialize(&repo_dir, j.sandbox)?;
-        let run = ws.run_tests(j.sandbox, &trial, self.opts.timeout_s)?;
-        let passing: Vec<String> = run
-            .selected
-            .iter()
-            .filter(|n| n.outcome.is_pass())
-            .map(|n| n.name.clone())
-            .take(self.opts.max_public)
-            .collect();
+        let trial = commands.trial(&files, &ids, rels(&files)?);
+        let (passing, _) = self.passing_on_base(&repo_dir, j.sandbox, commands.profile, &trial)?;
         if passing.is_empty() {
             return Ok(None);
         }
