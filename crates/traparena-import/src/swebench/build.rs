@@ -121,13 +121,7 @@ impl Ctx<'_> {
             return skip(inst, SkipReason::FailToPassNotFound, why);
         }
         let hidden_files = rels(plan.hidden.iter().map(|(p, _)| p))?;
-        let public_files: Vec<String> = plan.public.iter().map(|f| f.path.clone()).collect();
-        sel.public_in_place = plan
-            .public
-            .iter()
-            .filter(|f| matches!(f.origin, PublicOrigin::InPlace))
-            .map(|f| f.path.clone())
-            .collect();
+        let public_files = plan.public_paths();
         // At most three times as many candidates as public tests are tried: a django module
         // holds hundreds, and each tried test is a test run.
         let candidates: Vec<String> = plan
@@ -181,7 +175,6 @@ impl Ctx<'_> {
                 spec,
                 metadata,
                 plan: &plan,
-                public_files: &public_files,
                 commands: &commands,
                 sel,
                 public_ids,

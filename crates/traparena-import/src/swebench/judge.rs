@@ -30,21 +30,17 @@ impl Ctx<'_> {
             mut spec,
             metadata,
             plan,
-            public_files,
             commands,
             mut sel,
             mut public_ids,
         } = w;
         let repo_dir = TaskLayout::new(j.dir).repo();
         let mut retry = true;
-        // The plan and files read in place, once the copies have all failed.
-        let mut in_place: Option<(Plan, Vec<String>)> = None;
+        // The plan that reads public tests in place, once the copies have all failed.
+        let mut in_place: Option<Plan> = None;
         loop {
-            let (plan, public_files) = match &in_place {
-                Some((p, f)) => (p, f.as_slice()),
-                None => (plan, public_files),
-            };
-            let kept = keep_chosen_public(plan, public_files, &public_ids, &repo_dir)?;
+            let plan = in_place.as_ref().unwrap_or(plan);
+            let kept = keep_chosen_public(plan, &public_ids, &repo_dir)?;
             spec.public_tests = commands.spec(&kept, &public_ids, rels(&kept)?);
             let metadata = SweBenchMetadata {
                 tests: Some(chosen_tests(plan, &public_ids, &sel)),
@@ -52,7 +48,7 @@ impl Ctx<'_> {
             };
             spec.metadata = metadata.to_map();
             write_spec(j.dir, &spec)?;
-            let skipped = match self.validated(j, &sel, public_ids.len(), retry)? {
+            let skipped = match self.validated(j, &sel, plan, public_ids.len(), retry)? {
                 Validated::Done(outcome) => return Ok(outcome),
                 Validated::PublicFailing(skipped) => skipped,
             };
@@ -67,12 +63,11 @@ impl Ctx<'_> {
             public_ids.retain(|id| !failing.contains(id));
             if public_ids.is_empty()
                 && in_place.is_none()
-                && let Some(found) = self.read_in_place(j, commands, plan, public_files)?
+                && let Some(found) = self.read_in_place(j, commands, plan)?
             {
-                sel.public_in_place = found.files.clone();
                 sel.public_left_out = failing;
                 public_ids = found.passing;
-                in_place = Some((found.plan, found.files));
+                in_place = Some(found.plan);
                 retry = true;
                 continue;
             }
@@ -91,17 +86,16 @@ impl Ctx<'_> {
     }
 
     /// Public tests read in place from untouched test files beside the touched ones, in place
-    /// of the copies of `plan` (which are removed): the plan that reads them, their files, and
-    /// the tests that pass on the base commit; `None` when no such file has a passing test.
+    /// of the copies of `plan` (which are removed): the plan that reads them and the tests that
+    /// pass on the base commit; `None` when no such file has a passing test.
     fn read_in_place(
         &self,
         j: &Judging<'_>,
         commands: &Commands<'_>,
         plan: &Plan,
-        public_files: &[String],
     ) -> Result<Option<InPlace>, ImportError> {
         let repo_dir = TaskLayout::new(j.dir).repo();
-        keep_chosen_public(plan, public_files, &[], &repo_dir)?;
+        keep_chosen_public(plan, &[], &repo_dir)?;
         let hidden: BTreeSet<&str> = plan.hidden.iter().map(|(p, _)| p.as_str()).collect();
         let public = neighbours(&hidden, &repo_dir, commands.profile)?;
         if public.is_empty() {
@@ -119,11 +113,7 @@ impl Ctx<'_> {
             public,
             public_source: Vec::new(),
         };
-        Ok(Some(InPlace {
-            plan,
-            files,
-            passing,
-        }))
+        Ok(Some(InPlace { plan, passing }))
     }
 
     /// Validates the written task (unless validation is off): the task, or why it is skipped.
@@ -131,6 +121,7 @@ impl Ctx<'_> {
         &self,
         j: &Judging<'_>,
         sel: &Selection,
+        plan: &Plan,
         public_tests: usize,
         retry_public: bool,
     ) -> Result<Validated, ImportError> {
@@ -176,7 +167,7 @@ impl Ctx<'_> {
             public_tests,
             hidden_tests: sel.select.len(),
             environment: chosen.described.clone(),
-            differs: [differs(sel), causes.lines(&sel.failing_here_failures)].concat(),
+            differs: [differs(sel, plan), causes.lines(&sel.failing_here_failures)].concat(),
             group: None,
             duration_ms: 0,
         })))
@@ -270,7 +261,6 @@ pub(super) struct Written<'a> {
     pub(super) spec: TaskSpec,
     pub(super) metadata: SweBenchMetadata,
     pub(super) plan: &'a Plan,
-    pub(super) public_files: &'a [String],
     pub(super) commands: &'a Commands<'a>,
     pub(super) sel: Selection,
     pub(super) public_ids: Vec<String>,
@@ -286,10 +276,9 @@ pub(super) enum Validated {
     PublicFailing(RecordOutcome),
 }
 
-/// Public tests read in place when every public copy failed: the plan that reads them, their
-/// files, and the tests of them that pass on the base commit.
+/// Public tests read in place when every public copy failed: the plan that reads them, and
+/// the tests of them that pass on the base commit.
 struct InPlace {
     plan: Plan,
-    files: Vec<String>,
     passing: Vec<String>,
 }

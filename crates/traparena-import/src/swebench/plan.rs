@@ -26,6 +26,22 @@ pub(super) struct Plan {
     pub public_source: Vec<(String, String)>,
 }
 
+impl Plan {
+    /// The paths of the files public tests are read from, in order.
+    pub fn public_paths(&self) -> Vec<String> {
+        self.public.iter().map(|f| f.path.clone()).collect()
+    }
+
+    /// The paths of the untouched files public tests are read from in place.
+    pub fn in_place_paths(&self) -> Vec<String> {
+        self.public
+            .iter()
+            .filter(|f| matches!(f.origin, PublicOrigin::InPlace))
+            .map(|f| f.path.clone())
+            .collect()
+    }
+}
+
 /// A file the public tests are read from.
 pub(super) struct PublicFile {
     /// Its path in `repo/`.
@@ -62,16 +78,19 @@ impl Parsed {
             files: files
                 .into_iter()
                 .filter(|(p, _)| p.ends_with(".py"))
-                .map(|(p, bytes)| {
-                    let text = String::from_utf8_lossy(bytes);
-                    let symbols = PyFile::parse(&text)
-                        .map(|f| f.symbols().into_iter().map(|s| s.name).collect())
-                        .unwrap_or_default();
-                    (p.to_owned(), symbols)
-                })
+                .map(|(p, bytes)| (p.to_owned(), symbols(bytes).into_iter().collect()))
                 .collect(),
         }
     }
+}
+
+/// The qualified symbols a Python file defines (`TestA.test_b`), none when it does not parse;
+/// bytes that are not UTF-8 are read lossily.
+fn symbols(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    PyFile::parse(&text)
+        .map(|f| f.symbols().into_iter().map(|s| s.name).collect())
+        .unwrap_or_default()
 }
 
 impl TestFiles for Parsed {
@@ -204,12 +223,10 @@ pub(super) fn neighbours(
                 continue;
             }
             let file = folder.join(&name);
-            let text = std::fs::read_to_string(&file).map_err(io(&file))?;
-            let ids: Vec<String> = PyFile::parse(&text)
-                .map(|f| f.symbols())
-                .unwrap_or_default()
+            let bytes = std::fs::read(&file).map_err(io(&file))?;
+            let ids: Vec<String> = symbols(&bytes)
                 .iter()
-                .filter_map(|s| profile.name_in(&path, &s.name))
+                .filter_map(|s| profile.name_in(&path, s))
                 .collect();
             if ids.is_empty() {
                 continue;

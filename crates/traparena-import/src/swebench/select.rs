@@ -32,9 +32,6 @@ pub(super) struct Selection {
     /// Public tests left out because they failed with the reference patch (a public copy
     /// importing what the test patch changes).
     pub public_left_out: Vec<String>,
-    /// Untouched test files the public tests are read from in place (the touched files hold no
-    /// `PASS_TO_PASS` test at the base commit).
-    pub public_in_place: Vec<String>,
     /// A `FAIL_TO_PASS` test failed with the reference in the run that chose the names: the
     /// reference is run several times during validation.
     pub suspect: bool,
@@ -108,8 +105,10 @@ pub(super) fn narrow(inst: &SweBenchInstance, run: &TestRun, sel: &mut Selection
 }
 
 /// Where the task departs from SWE-bench's verdict that every listed test passes with the
-/// reference in its environment.
-pub(super) fn differs(sel: &Selection) -> Vec<String> {
+/// reference in its environment, and where its public tests come from when not from copies of
+/// the touched files (`plan`).
+pub(super) fn differs(sel: &Selection, plan: &Plan) -> Vec<String> {
+    let in_place = plan.in_place_paths();
     [
         (
             sel.failing_here.len(),
@@ -125,12 +124,12 @@ pub(super) fn differs(sel: &Selection) -> Vec<String> {
     .into_iter()
     .filter(|(n, _)| *n > 0)
     .map(|(n, what)| format!("{n} {what}"))
-    .chain((!sel.public_in_place.is_empty()).then(|| {
+    .chain((!in_place.is_empty()).then(|| {
         format!(
             "no copy of a touched test file gives a public test (none holds a PASS_TO_PASS test \
              at the base commit, or each fails with the reference patch), so the public tests \
              are read in place from {}",
-            sel.public_in_place.join(", ")
+            in_place.join(", ")
         )
     }))
     .collect()
@@ -177,40 +176,26 @@ impl Commands<'_> {
 }
 
 /// Removes from `repo/` the public copies that hold none of the chosen public tests (a file read
-/// in place stays), and returns the files that hold chosen tests, in `public_files`' order.
+/// in place stays), and returns the files that hold chosen tests, in the plan's order.
 pub(super) fn keep_chosen_public(
     plan: &Plan,
-    public_files: &[String],
     public_ids: &[String],
     repo_dir: &Path,
 ) -> Result<Vec<String>, ImportError> {
-    let keep: BTreeSet<&str> = plan
-        .public
-        .iter()
-        .filter(|f| f.ids.iter().any(|i| public_ids.contains(i)))
-        .map(|f| f.path.as_str())
-        .collect();
-    let copies: BTreeSet<&str> = plan
-        .public
-        .iter()
-        .filter(|f| matches!(f.origin, PublicOrigin::Copy(_)))
-        .map(|f| f.path.as_str())
-        .collect();
-    for p in public_files {
-        if !keep.contains(p.as_str()) && copies.contains(p.as_str()) {
+    let mut kept = Vec::new();
+    for f in &plan.public {
+        if f.ids.iter().any(|i| public_ids.contains(i)) {
+            kept.push(f.path.clone());
+        } else if matches!(f.origin, PublicOrigin::Copy(_)) {
             // Gone already when an earlier round of the same task removed it.
-            let f = repo_dir.join(p);
-            match std::fs::remove_file(&f) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&f)(e)),
+            let p = repo_dir.join(&f.path);
+            match std::fs::remove_file(&p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&p)(e)),
                 _ => {}
             }
         }
     }
-    Ok(public_files
-        .iter()
-        .filter(|p| keep.contains(p.as_str()))
-        .cloned()
-        .collect())
+    Ok(kept)
 }
 
 /// Which tests were chosen and matched, by the record's names, for `task.json`'s metadata.
