@@ -17,6 +17,7 @@ patches that must all be rejected:
 Writes every verdict to OUT.json and prints one line per task and a summary; exits 1 when a
 gold run is not accepted or a cheat patch is.
 """
+import ast
 import difflib
 import json
 import subprocess
@@ -60,8 +61,6 @@ def after_docstring_and_future(text):
     lines = text.splitlines(keepends=True)
     i = 0
     try:
-        import ast
-
         body = ast.parse(text).body
         for node in body:
             doc = isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant)
@@ -103,6 +102,9 @@ def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     bin_, out_path, dirs = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+    # The runs start in /tmp: a path to the command is made absolute, a bare name is looked up.
+    if "/" in bin_:
+        bin_ = str(Path(bin_).resolve())
     results, bad, profiles = [], 0, set()
     for task in tasks(dirs):
         spec = json.loads((task / "task.json").read_text())
