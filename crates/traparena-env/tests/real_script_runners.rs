@@ -163,3 +163,27 @@ fn sympy_1_1_bin_test_is_read_through_the_old_runner() {
     assert_all(&run, TestOutcome::Passed);
     assert_eq!(run.counts.unwrap().run, POINT_TESTS.len() as u64);
 }
+
+#[test]
+#[ignore = "needs sympy 1.12's and 1.1.1's trees (bin/test) and Python 3.9 venvs with mpmath: .ci/script-runners.sh prepares them"]
+fn sympy_bin_test_with_names_runs_exactly_those_tests_in_both_runners() {
+    for name in ["sympy-1.12", "sympy-1.1.1"] {
+        let dir = prepared(name);
+        let mut args = sympy_args();
+        // `test_point` is a substring of `test_point3D`, which sympy's own `-k` would also run;
+        // a name that is no test runs nothing and fails nothing.
+        args.extend(["-k", "test_point", "test_transform", "test_no_such_test"]);
+        let run = run(
+            &dir,
+            &args,
+            Runner::Sympy,
+            &["test_point", "test_transform"],
+        );
+        assert!(run.passed(), "{name}: {run:#?}");
+        assert_all(&run, TestOutcome::Passed);
+        assert_eq!(run.counts.unwrap().run, 2, "{name}: {run:#?}");
+        let other = self::run(&dir, &args, Runner::Sympy, &["test_point3D"]);
+        assert!(!other.passed(), "{name}: {other:#?}");
+        assert_all(&other, TestOutcome::NotRun);
+    }
+}

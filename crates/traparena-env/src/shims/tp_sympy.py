@@ -15,6 +15,11 @@ sympy itself runs the tests in this process; and in case a version would start a
 the module's `run_in_subprocess_with_hash_randomization` is replaced by one that declines, as
 sympy's does when a seed is already set. Only this process's reporter is read.
 
+`-k NAME...` (after the files) limits the run to the tests named exactly: the shim takes the
+names out of the arguments and has sympy's test loop keep only functions of those names (sympy's
+own `-k` matches substrings, and before sympy 1.6 takes one keyword). A file that defines none of
+them is not imported. A name that is no test runs nothing.
+
 The report (counts, each name's outcome, the failed tests with the end of their tracebacks) is
 written as one JSON object to a file descriptor the harness opened, only when sympy's reporter
 finished a run (`finish`) and the script then ended (returned or called `sys.exit`). Output the
@@ -47,6 +52,7 @@ _by_test = {}  # (file, name) -> worst outcome, for the counts
 _failures = []
 _listed = set()
 _state = {"file": None, "test": None, "run": 0, "finished": False}
+_only = set()  # the exact test names of `-k NAME...`; empty: every test of the files
 
 
 def _tail(text):
@@ -137,6 +143,37 @@ def _wrap(cls, name, before, after=None):
     setattr(cls, name, hooked)
 
 
+def _take_names(argv):
+    """`argv` without its `-k NAME...` groups, and the names."""
+    rest, names, i = [], [], 0
+    while i < len(argv):
+        if argv[i] != "-k":
+            rest.append(argv[i])
+            i += 1
+            continue
+        i += 1
+        while i < len(argv) and not argv[i].startswith("-"):
+            names.append(argv[i])
+            i += 1
+    return rest, names
+
+
+def _only_named(tests):
+    """Limits `SymPyTests` to the functions named in `_only`: its keyword tuple (which also
+    passes over files that define none of them) and an exact `matches`."""
+    original = tests.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self._kw = tuple(sorted(_only))
+
+    def matches(self, x):
+        return getattr(x, "__name__", None) in _only
+
+    tests.__init__ = init
+    tests.matches = matches
+
+
 def _finished():
     _state["finished"] = True
 
@@ -155,6 +192,8 @@ def _patch(module):
     tests = getattr(module, "SymPyTests", None)
     if tests is not None and tests.__module__ == module.__name__:
         _wrap(tests, "test_file", _test_file)
+        if _only:
+            _only_named(tests)
     spawn = getattr(module, "run_in_subprocess_with_hash_randomization", None)
     if spawn is not None and getattr(spawn, "__module__", None) == module.__name__:
         module.run_in_subprocess_with_hash_randomization = _no_subprocess
@@ -229,7 +268,8 @@ def main():
         sys.stderr.write("usage: tp_sympy.py bin/test ARGS...\n")
         return 2
     script = sys.argv[1]
-    sys.argv = sys.argv[1:]
+    sys.argv, names = _take_names(sys.argv[1:])
+    _only.update(names)
     sys.path[0] = os.path.dirname(os.path.realpath(script))
     sys.meta_path.insert(0, _Finder())
     try:
