@@ -61,6 +61,7 @@ mod program;
 mod refused;
 mod running;
 mod sandbox;
+mod select;
 mod testrun;
 mod toolchain;
 mod tools;

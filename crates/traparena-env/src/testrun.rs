@@ -366,7 +366,11 @@ pub(crate) fn run(
     tests: &TestSpec,
     timeout_s: u64,
 ) -> Result<TestRun, EnvError> {
-    let (argv, env, instrumented) = instrument(sandbox, mounts, tests)?;
+    let (argv, mut env, instrumented) = instrument(sandbox, mounts, tests)?;
+    let selection = crate::select::SelectionFile::for_run(sandbox, mounts, tests)?;
+    if let Some(file) = selection.as_ref().filter(|_| instrumented) {
+        env.push(file.env());
+    }
     // A test run may use its whole timeout: the CPU limit is a backstop per process, never a
     // second, shorter clock (a 300-second suite was killed at 120 CPU seconds, exit 137).
     let mut limits = sandbox.config().limits.clone();

@@ -3,6 +3,8 @@
 //!   a run of the whole file (SWE-bench's) does, not in the order the command names them: an
 //!   older suite's test that patches a module and never undoes it then reaches the tests after
 //!   it exactly as in the suite's own run;
+//! - it runs only the tests a spec names when the command names whole files (the importer's
+//!   trial runs), unless the names match none of the collected tests;
 //! - `traparena_httpbin` serves httpbin on loopback inside the sandbox for suites that read
 //!   `HTTPBIN_URL`.
 
@@ -98,6 +100,66 @@ fn selected_tests_run_in_the_order_of_their_file() {
             );
         }
         assert_eq!(run.selected.len(), names.len(), "{run:#?}");
+    }
+}
+
+/// (names a spec selects, what pytest's summary says) for a run of the whole file
+/// `test_sel.py` (five tests, of which `test_fails` fails).
+const SELECTIONS: &[(&[&str], &str)] = &[
+    // A function, every parameter of one named with a cut-off id, and a method.
+    (
+        &[
+            "test_sel.py::test_a",
+            "test_sel.py::test_b[1",
+            "test_sel.py::TestC::test_d",
+        ],
+        " 4 passed, 1 deselected in ",
+    ),
+    // A class: its methods.
+    (&["test_sel.py::TestC"], " 1 passed, 4 deselected in "),
+    // A name that is no test beside one that is: the test alone.
+    (
+        &["test_sel.py::test_a", "test_sel.py::test_missing"],
+        " 1 passed, 4 deselected in ",
+    ),
+    // Names that match none of the collected tests (another root): the whole file runs.
+    (&["sub/test_sel.py::test_a"], " 1 failed, 4 passed in "),
+];
+
+#[test]
+#[ignore = "needs a virtual environment with pytest at $TRAPARENA_TEST_PYTEST_VENV (default /var/tmp/traparena-test-pytest): /usr/bin/python3 -m venv DIR && DIR/bin/pip install pytest"]
+fn a_run_of_whole_files_runs_only_the_tests_the_spec_names() {
+    let (venv, python) = venv(
+        "TRAPARENA_TEST_PYTEST_VENV",
+        "/var/tmp/traparena-test-pytest",
+    );
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("test_sel.py"),
+        "import pytest\n\n\ndef test_a():\n    pass\n\n\n\
+         @pytest.mark.parametrize('n', [1, 2])\ndef test_b(n):\n    pass\n\n\n\
+         class TestC:\n    def test_d(self):\n        pass\n\n\n\
+         def test_fails():\n    assert False\n",
+    )
+    .unwrap();
+    let command: Vec<String> = [python.to_str().unwrap(), "-m", "pytest", "test_sel.py"]
+        .map(String::from)
+        .to_vec();
+    for (names, summary) in SELECTIONS {
+        let spec = TestSpec {
+            command: command.clone(),
+            runner: Runner::Pytest,
+            files: Vec::new(),
+            select: names.iter().map(|n| n.to_string()).collect(),
+        };
+        for (sandbox, run) in runs(repo.path(), &venv, &spec) {
+            assert!(
+                run.output.contains(summary),
+                "{names:?} under {:?}: wanted {summary:?} in {}",
+                sandbox.backend(),
+                run.output
+            );
+        }
     }
 }
 

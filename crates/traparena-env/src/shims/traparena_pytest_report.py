@@ -2,6 +2,13 @@
 
 Loaded with `-p traparena_pytest_report`. The report goes to a file descriptor the harness
 opened; output the code under test prints, or an early exit, never produces one.
+
+When the harness gives a selection (`TRAPARENA_PYTEST_SELECT`, a JSON file of node ids), only
+the collected tests it names run, every parameter of a named function (a cut-off or odd
+parameter id still names its function), and the others are deselected: a run of whole files
+then costs what a run of the named tests costs. A selection that names none of the collected
+tests deselects nothing (node ids relative to another root, say), so a run never loses its
+tests to it.
 """
 import json
 import os
@@ -13,6 +20,8 @@ try:
     os.set_inheritable(_report, False)
 except OSError:
     _report = None
+
+_select_path = os.environ.pop("TRAPARENA_PYTEST_SELECT", None)
 
 _counts = {"passed": 0, "failed": 0, "errored": 0, "skipped": 0}
 # Outcome per node id: passed, failed, error, skipped, xfail. A failed setup or teardown is
@@ -84,11 +93,49 @@ def pytest_runtest_logreport(report):
         _counts["skipped"] += 1
 
 
+def _function(nodeid):
+    """The test function a node id names: without its parameters, or pytest 3's `::()`."""
+    return nodeid.replace("::()", "").split("[", 1)[0]
+
+
+def _selection():
+    """The functions (and classes or files) the harness's selection names, or None."""
+    if not _select_path:
+        return None
+    try:
+        with open(_select_path, encoding="utf-8") as f:
+            names = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(names, list):
+        return None
+    return {_function(n) for n in names if isinstance(n, str)}
+
+
+def _named(nodeid, wanted):
+    """True when `wanted` names the item's function, or a class or file that holds it."""
+    parts = _function(nodeid).split("::")
+    return any("::".join(parts[:i]) in wanted for i in range(1, len(parts) + 1))
+
+
+def _select(config, items):
+    wanted = _selection()
+    if not wanted:
+        return
+    keep = [item for item in items if _named(item.nodeid, wanted)]
+    if not keep or len(keep) == len(items):
+        return
+    kept = set(map(id, keep))
+    config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
+    items[:] = keep
+
+
 def pytest_collection_modifyitems(session, config, items):
     """Runs the selected tests in the order their files define them, as a run of whole files
     does (SWE-bench's), not in the order of the command's arguments: a test then meets the state
     that the tests before it in its file leave behind (a module-level patch an older suite never
     undoes) as it does in the suite's own run."""
+    _select(config, items)
     files = {}
     for item in items:
         files.setdefault(str(item.fspath), len(files))
