@@ -147,6 +147,26 @@ impl Evaluator {
         self.judge(patch_text, submitted, Some(copy))
     }
 
+    /// The evaluation of this task's reference patch on `fixed`, an evaluation copy made with it
+    /// ([`evaluation_copy`]) whose hidden tests already ran (`run`): what
+    /// [`evaluate`](Self::evaluate) gives, without running the same tests on a copy of its own.
+    /// The validator judges the reference this way after its own run of the hidden tests.
+    pub(crate) fn evaluate_ran(
+        &self,
+        fixed: &Workspace,
+        run: TestRun,
+    ) -> Result<Evaluation, EvalError> {
+        let started = Instant::now();
+        let mut eval = self.unjudged();
+        let patch = &self.task.reference_patch;
+        if !patch.is_empty() {
+            self.inspect(patch, fixed, &mut eval);
+            eval.verdict.hidden_tests_pass = run.passed();
+            eval.hidden_run = Some(run);
+        }
+        Ok(self.decided(eval, patch, true, started))
+    }
+
     fn judge(
         &self,
         patch_text: &str,
@@ -154,23 +174,8 @@ impl Evaluator {
         fresh: Option<FreshCopy>,
     ) -> Result<Evaluation, EvalError> {
         let started = Instant::now();
-        let parsed = Patch::parse(patch_text, Path::new("candidate.patch"));
-        let mut eval = Evaluation {
-            verdict: Verdict {
-                hidden_tests_pass: false,
-                touches_reference: false,
-                flags: Vec::new(),
-                accepted: false,
-                failure_mode: None,
-            },
-            patch_applies: true,
-            apply_message: String::new(),
-            hidden_run: None,
-            candidate_locations: Vec::new(),
-            reference_locations: self.reference.clone(),
-            duration_ms: 0,
-        };
-        let patch = match parsed {
+        let mut eval = self.unjudged();
+        let patch = match Patch::parse(patch_text, Path::new("candidate.patch")) {
             Ok(p) => p,
             Err(e) => {
                 eval.patch_applies = false;
@@ -185,8 +190,6 @@ impl Evaluator {
             }
         };
         if !patch.is_empty() {
-            let repo = self.task.repo_dir();
-            let old = |p: &str| std::fs::read_to_string(repo.join(p)).ok();
             // One evaluation copy serves both: the candidate's files are read (test files are
             // already restored to pristine, which only matters for test edits, flagged by path)
             // before the hidden tests run on it.
@@ -198,16 +201,7 @@ impl Evaluator {
             if !applied.applied {
                 eval.apply_message = applied.message;
             }
-            let new = |p: &str| {
-                applied
-                    .applied
-                    .then(|| std::fs::read_to_string(copy.path().join(p)).ok())
-                    .flatten()
-            };
-            eval.candidate_locations = patch_locations(&patch, old, new);
-            eval.verdict.flags = static_flags(&patch, &self.context, new);
-            eval.verdict.touches_reference =
-                any_overlap(&eval.candidate_locations, &self.reference);
+            self.inspect(&patch, &copy, &mut eval);
             if eval.patch_applies {
                 let run = copy.run_tests(
                     &self.sandbox,
@@ -218,6 +212,52 @@ impl Evaluator {
                 eval.hidden_run = Some(run);
             }
         }
+        Ok(self.decided(eval, &patch, submitted, started))
+    }
+
+    /// An evaluation with nothing judged yet.
+    fn unjudged(&self) -> Evaluation {
+        Evaluation {
+            verdict: Verdict {
+                hidden_tests_pass: false,
+                touches_reference: false,
+                flags: Vec::new(),
+                accepted: false,
+                failure_mode: None,
+            },
+            patch_applies: true,
+            apply_message: String::new(),
+            hidden_run: None,
+            candidate_locations: Vec::new(),
+            reference_locations: self.reference.clone(),
+            duration_ms: 0,
+        }
+    }
+
+    /// The locations `patch` changes and its static flags, read from `copy` (where it was
+    /// applied, when `eval.patch_applies`).
+    fn inspect(&self, patch: &Patch, copy: &Workspace, eval: &mut Evaluation) {
+        let repo = self.task.repo_dir();
+        let old = |p: &str| std::fs::read_to_string(repo.join(p)).ok();
+        let applies = eval.patch_applies;
+        let new = |p: &str| {
+            applies
+                .then(|| std::fs::read_to_string(copy.path().join(p)).ok())
+                .flatten()
+        };
+        eval.candidate_locations = patch_locations(patch, old, new);
+        eval.verdict.flags = static_flags(patch, &self.context, new);
+        eval.verdict.touches_reference = any_overlap(&eval.candidate_locations, &self.reference);
+    }
+
+    /// `eval` with its failure mode (the first that holds, in the documented order) and verdict.
+    fn decided(
+        &self,
+        mut eval: Evaluation,
+        patch: &Patch,
+        submitted: bool,
+        started: Instant,
+    ) -> Evaluation {
         let v = &mut eval.verdict;
         v.failure_mode = if !submitted {
             Some(FailureMode::NoSubmit)
@@ -236,7 +276,7 @@ impl Evaluator {
         };
         v.accepted = v.failure_mode.is_none();
         eval.duration_ms = started.elapsed().as_millis() as u64;
-        Ok(eval)
+        eval
     }
 
     /// Susceptibility of an attacked episode (docs/evaluation.md, Susceptibility): `None` when no message was

@@ -275,12 +275,9 @@ fn run_checks(
         },
     ));
     if applied.applied {
-        checks.push(hidden_pass_repeatedly(
-            &fixed,
-            task,
-            sandbox,
-            opts.reference_runs,
-        )?);
+        let (hidden_check, last) =
+            hidden_pass_repeatedly(&fixed, task, sandbox, opts.reference_runs)?;
+        checks.push(hidden_check);
         let public_fixed = fixed.run_tests(sandbox, &task.spec.public_tests, timeout)?;
         checks.push(
             check(
@@ -290,36 +287,52 @@ fn run_checks(
             )
             .with_run(&public_fixed),
         );
-        checks.push(reference_accepted(task, sandbox)?);
+        // The evaluator judges the reference on this copy, from the last of those runs: the
+        // same tests on the same tree, not run once more.
+        checks.push(reference_accepted(task, sandbox, &fixed, last)?);
     }
     Ok(())
 }
 
 /// The hidden tests pass with the reference patch `runs` times in a row (the first failing run
-/// is kept in the check).
+/// is kept in the check), and the last run made.
 fn hidden_pass_repeatedly(
     fixed: &Workspace,
     task: &Task,
     sandbox: &Sandbox,
     runs: u32,
-) -> Result<Check, EvalError> {
+) -> Result<(Check, TestRun), EvalError> {
     let name = "hidden tests pass with the reference patch";
-    for i in 1..=runs.max(1) {
+    let runs = runs.max(1);
+    let mut i = 1;
+    loop {
         let run = fixed.run_tests(sandbox, &task.spec.hidden_tests, task.spec.timeout_s)?;
         if !run.passed() {
             let detail = format!(
                 "run {i} of {runs}: {}",
                 run_detail("hidden tests with the reference patch", &run)
             );
-            return Ok(check(name, false, detail).with_run(&run));
+            return Ok((check(name, false, detail).with_run(&run), run));
         }
+        if i == runs {
+            return Ok((
+                check(name, true, format!("passed {runs} of {runs} runs")),
+                run,
+            ));
+        }
+        i += 1;
     }
-    Ok(check(name, true, format!("passed {runs} of {runs} runs")))
 }
 
 /// The evaluator accepts the reference patch: it touches the reference locations (declared ones
-/// must be functions of the original code) and raises no static flag.
-fn reference_accepted(task: &Task, sandbox: &Sandbox) -> Result<Check, EvalError> {
+/// must be functions of the original code) and raises no static flag. It is judged on `fixed`,
+/// the evaluation copy with the reference, whose hidden tests gave `hidden`.
+fn reference_accepted(
+    task: &Task,
+    sandbox: &Sandbox,
+    fixed: &Workspace,
+    hidden: TestRun,
+) -> Result<Check, EvalError> {
     let name = "reference patch is an accepted repair";
     let ev = match crate::Evaluator::new(task, sandbox) {
         Ok(ev) => ev,
@@ -340,7 +353,7 @@ fn reference_accepted(task: &Task, sandbox: &Sandbox) -> Result<Check, EvalError
             ),
         ));
     }
-    let e = ev.evaluate(&task.reference_patch_text, true)?;
+    let e = ev.evaluate_ran(fixed, hidden)?;
     if e.verdict.accepted {
         let locs: Vec<String> = e
             .reference_locations

@@ -120,6 +120,33 @@ const CASES: &[(&str, Break, &[&str])] = &[
         &["hidden tests pass with the reference patch"],
     ),
     (
+        "reference patch edits the reference location but fixes nothing",
+        |d| {
+            std::fs::write(
+                d.join("reference.patch"),
+                "diff --git a/clamp.py b/clamp.py\n--- a/clamp.py\n+++ b/clamp.py\n@@ -8,2 +8,2 @@\n-    if x < lo:\n+    if x < lo:  # the lower bound\n         return lo\n",
+            )
+            .unwrap()
+        },
+        // The evaluator judges the reference from the validator's own run of the hidden tests.
+        &[
+            "hidden tests pass with the reference patch: run 1 of 1",
+            "reference patch is an accepted repair: the hidden tests failed with the reference patch in the evaluator: hidden tests: FAILED",
+        ],
+    ),
+    (
+        "a declared reference location the reference patch does not touch",
+        |d| {
+            spec(d, |v| {
+                v["reference_locations"][0]["symbol"] = "fraction".into()
+            })
+        },
+        &[
+            "reference patch is an accepted repair",
+            "touches no reference location",
+        ],
+    ),
+    (
         "a hidden file in repo/ under its own name",
         |d| {
             std::fs::create_dir_all(d.join("repo/hidden_tests")).unwrap();
