@@ -92,6 +92,18 @@ pub enum EnvError {
         /// git's error output.
         message: String,
     },
+    /// A tree cannot be exported because the repository lacks one of its files' contents (a
+    /// partial clone that left large files out, a broken object store): a fact about the
+    /// clone, not a failure of the harness.
+    #[error("the repository lacks the contents of {path} at {commit}: {message}")]
+    MissingBlob {
+        /// The commit whose tree was exported.
+        commit: String,
+        /// The file whose contents are missing, as git names it.
+        path: String,
+        /// git's error output.
+        message: String,
+    },
     /// An [`AgentCommand`](traparena_task::AgentCommand) the harness cannot start as given: an
     /// empty command, a file to write outside the agent's home folder, or a second agent
     /// process in an environment whose first one still runs.

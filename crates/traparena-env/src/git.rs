@@ -192,9 +192,31 @@ impl GitRepo {
             .env("GIT_WORK_TREE", &dest)
             .current_dir(&dest)
             .args(["checkout-index", "--all", "--force"]);
-        output(&mut checkout, "checkout-index --all")?;
-        Ok(())
+        match output(&mut checkout, "checkout-index --all") {
+            Err(EnvError::Git { message, .. }) if missing_blob(&message).is_some() => {
+                Err(EnvError::MissingBlob {
+                    commit: commit.to_owned(),
+                    path: missing_blob(&message).unwrap_or_default().to_owned(),
+                    message,
+                })
+            }
+            other => other.map(drop),
+        }
     }
+}
+
+/// The file git could not read the contents of, from its error output: `unable to read sha1
+/// file of PATH (ID)` (a blob absent from the object store), or `missing blob object` lines
+/// that name no file (then the object id).
+fn missing_blob(message: &str) -> Option<&str> {
+    message.lines().find_map(|line| {
+        if let Some(rest) = line.split("unable to read sha1 file of ").nth(1) {
+            return Some(rest.rsplit_once(" (").map_or(rest, |(path, _)| path));
+        }
+        line.split("missing blob object '")
+            .nth(1)
+            .map(|rest| rest.trim_end_matches('\''))
+    })
 }
 
 fn spawn(source: std::io::Error) -> EnvError {

@@ -94,6 +94,27 @@ fn exports_a_tree_without_history() {
 }
 
 #[test]
+fn a_tree_whose_file_contents_the_clone_lacks_is_named_by_that_file() {
+    let (tmp, first, _) = repo();
+    let clone = tmp.path().join("clone");
+    // As a partial clone that left a large file out: the blob of `sub/b.sh` is gone.
+    let blob = sh(&clone, &format!("git rev-parse {first}:sub/b.sh"));
+    let blob = blob.trim();
+    std::fs::remove_file(clone.join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..])))
+        .unwrap();
+    let g = GitRepo::open(&clone).unwrap();
+    match g.export_tree(&first, &tmp.path().join("out")) {
+        Err(traparena_env::EnvError::MissingBlob { commit, path, .. }) => {
+            assert_eq!(
+                (commit.as_str(), path.as_str()),
+                (first.as_str(), "sub/b.sh")
+            );
+        }
+        other => panic!("wanted MissingBlob for sub/b.sh, got {other:?}"),
+    }
+}
+
+#[test]
 fn a_plain_folder_is_not_a_repository() {
     let (tmp, _, _) = repo();
     // A folder inside the clone is not accepted as a repository of its own.

@@ -69,6 +69,9 @@ reasons! {
     IdenticalSolutions => "the buggy and canonical solutions are identical",
     /// SWE-bench: the base commit is not in the clone.
     BaseCommitMissing => "the base commit is not in the clone",
+    /// SWE-bench: the clone lacks the contents of a file of the base tree (a partial clone that
+    /// left large files out).
+    CloneLacksFile => "the clone lacks a file of the base tree",
     /// SWE-bench: the instance lists no FAIL_TO_PASS test.
     NoFailToPass => "the instance has no FAIL_TO_PASS test",
     /// SWE-bench: none of the FAIL_TO_PASS names is found in the files the test patch touches.
@@ -176,8 +179,19 @@ impl From<ImportError> for Stop {
 }
 
 impl From<traparena_env::EnvError> for Stop {
+    /// A clone that lacks a file's contents is the record's skip; any other failure is the
+    /// harness's.
     fn from(e: traparena_env::EnvError) -> Stop {
-        Stop::Harness(e.into())
+        match e {
+            traparena_env::EnvError::MissingBlob { path, message, .. } => Stop::Skip(Skip::new(
+                SkipReason::CloneLacksFile,
+                format!(
+                    "{path}: {message} (a partial clone leaves large files out: clone \
+                     the repository in full, or fetch this commit's files)"
+                ),
+            )),
+            e => Stop::Harness(e.into()),
+        }
     }
 }
 

@@ -203,6 +203,40 @@ fn bad_input_is_reported_not_panicked() {
 }
 
 #[test]
+fn a_clone_that_lacks_a_file_of_the_base_tree_skips_the_record_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (clone, base, patch, test_patch) = synthetic_clone(tmp.path());
+    // As a partial clone that left a large file out: the blob of one base file is gone.
+    let blob = traparena_testkit::swebench::git(
+        &clone,
+        &format!("git rev-parse {base}:tests/test_other.py"),
+    );
+    let blob = blob.trim();
+    std::fs::remove_file(clone.join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..])))
+        .unwrap();
+    let input = tmp.path().join("instances.jsonl");
+    std::fs::write(
+        &input,
+        instance("example__calc-1", &base, &patch, &test_patch).to_string() + "\n",
+    )
+    .unwrap();
+    let sb = Sandbox::new(SandboxConfig::default()).unwrap();
+    let out = tmp.path().join("out");
+    let report = import_swebench(&input, &clone, &out, &sb, &Default::default()).unwrap();
+    assert_eq!(report.skipped.len(), 1, "{}", report.text());
+    let skipped = &report.skipped[0];
+    assert_eq!(
+        skipped.reason.as_str(),
+        "the clone lacks a file of the base tree"
+    );
+    assert!(
+        skipped.detail.starts_with("tests/test_other.py: "),
+        "{}",
+        skipped.detail
+    );
+}
+
+#[test]
 fn without_pins_the_instance_is_validated_with_the_system_python() {
     // With no pins the task runs `python3 -m pytest`; where the system python has no pytest
     // (a fresh machine) validation fails and the instance is skipped with that reason.

@@ -52,8 +52,7 @@ impl Ctx<'_> {
     ) -> Result<Staged, Stop> {
         let image_head = match &self.source {
             Source::Clone(git) => {
-                git.export_tree(commit, repo_dir)
-                    .map_err(ImportError::from)?;
+                git.export_tree(commit, repo_dir)?;
                 None
             }
             Source::Images(naming) => self.image_tree(inst, naming, repo_dir)?,
