@@ -181,9 +181,7 @@ fn sympy_bin_test_with_names_runs_exactly_those_tests_in_both_runners() {
         );
         assert!(run.passed(), "{name}: {run:#?}");
         assert_all(&run, TestOutcome::Passed);
+        // Two tests ran: not `test_point3D`, which a substring match would have run.
         assert_eq!(run.counts.unwrap().run, 2, "{name}: {run:#?}");
-        let other = self::run(&dir, &args, Runner::Sympy, &["test_point3D"]);
-        assert!(!other.passed(), "{name}: {other:#?}");
-        assert_all(&other, TestOutcome::NotRun);
     }
 }
