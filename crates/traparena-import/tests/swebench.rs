@@ -152,16 +152,19 @@ fn synthetic_repository_imports_to_a_valid_task_without_history_or_hidden_tests(
     assert!(!ev.evaluate("", true).unwrap().verdict.accepted);
 }
 
+/// An input file of one record, `example__calc-1`, over the synthetic clone.
+fn one_instance(dir: &Path, base: &str, patch: &str, test_patch: &str) -> PathBuf {
+    let input = dir.join("instances.jsonl");
+    let line = instance("example__calc-1", base, patch, test_patch).to_string() + "\n";
+    std::fs::write(&input, line).unwrap();
+    input
+}
+
 #[test]
 fn bad_input_is_reported_not_panicked() {
     let tmp = tempfile::tempdir().unwrap();
     let (clone, base, patch, test_patch) = synthetic_clone(tmp.path());
-    let input = tmp.path().join("instances.jsonl");
-    std::fs::write(
-        &input,
-        instance("example__calc-1", &base, &patch, &test_patch).to_string() + "\n",
-    )
-    .unwrap();
+    let input = one_instance(tmp.path(), &base, &patch, &test_patch);
     let sb = Sandbox::new(SandboxConfig::default()).unwrap();
     let out = tmp.path().join("out");
     let opts = SweBenchOptions {
@@ -214,12 +217,7 @@ fn a_clone_that_lacks_a_file_of_the_base_tree_skips_the_record_naming_the_file()
     let blob = blob.trim();
     std::fs::remove_file(clone.join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..])))
         .unwrap();
-    let input = tmp.path().join("instances.jsonl");
-    std::fs::write(
-        &input,
-        instance("example__calc-1", &base, &patch, &test_patch).to_string() + "\n",
-    )
-    .unwrap();
+    let input = one_instance(tmp.path(), &base, &patch, &test_patch);
     let sb = Sandbox::new(SandboxConfig::default()).unwrap();
     let out = tmp.path().join("out");
     let report = import_swebench(&input, &clone, &out, &sb, &Default::default()).unwrap();
