@@ -193,13 +193,14 @@ impl GitRepo {
             .current_dir(&dest)
             .args(["checkout-index", "--all", "--force"]);
         match output(&mut checkout, "checkout-index --all") {
-            Err(EnvError::Git { message, .. }) if missing_blob(&message).is_some() => {
-                Err(EnvError::MissingBlob {
+            Err(EnvError::Git { args, message }) => Err(match missing_blob(&message) {
+                Some(path) => EnvError::MissingBlob {
                     commit: commit.to_owned(),
-                    path: missing_blob(&message).unwrap_or_default().to_owned(),
+                    path: path.to_owned(),
                     message,
-                })
-            }
+                },
+                None => EnvError::Git { args, message },
+            }),
             other => other.map(drop),
         }
     }

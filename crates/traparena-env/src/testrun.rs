@@ -367,8 +367,13 @@ pub(crate) fn run(
     timeout_s: u64,
 ) -> Result<TestRun, EnvError> {
     let (argv, mut env, instrumented) = instrument(sandbox, mounts, tests)?;
-    let selection = crate::select::SelectionFile::for_run(sandbox, mounts, tests)?;
-    if let Some(file) = selection.as_ref().filter(|_| instrumented) {
+    // Only the harness's plugin reads a selection file: none is written for a command it
+    // does not instrument.
+    let selection = match instrumented {
+        true => crate::select::SelectionFile::for_run(sandbox, mounts, tests)?,
+        false => None,
+    };
+    if let Some(file) = &selection {
         env.push(file.env());
     }
     // A test run may use its whole timeout: the CPU limit is a backstop per process, never a

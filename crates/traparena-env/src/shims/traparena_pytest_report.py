@@ -122,12 +122,12 @@ def _select(config, items):
     wanted = _selection()
     if not wanted:
         return
-    keep = [item for item in items if _named(item.nodeid, wanted)]
-    if not keep or len(keep) == len(items):
-        return
-    kept = set(map(id, keep))
-    config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
-    items[:] = keep
+    keep, drop = [], []
+    for item in items:
+        (keep if _named(item.nodeid, wanted) else drop).append(item)
+    if keep and drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_collection_modifyitems(session, config, items):
