@@ -101,18 +101,18 @@ impl Ctx<'_> {
         if public.is_empty() {
             return Ok(None);
         }
-        let files: Vec<String> = public.iter().map(|f| f.path.clone()).collect();
-        let ids: Vec<String> = public.iter().flat_map(|f| f.ids.clone()).collect();
-        let trial = commands.trial(&files, &ids, rels(&files)?);
-        let (passing, _) = self.passing_on_base(&repo_dir, j.sandbox, commands.profile, &trial)?;
-        if passing.is_empty() {
-            return Ok(None);
-        }
         let plan = Plan {
             hidden: plan.hidden.clone(),
             public,
             public_source: Vec::new(),
         };
+        let files = plan.public_paths();
+        let ids: Vec<String> = plan.public.iter().flat_map(|f| f.ids.clone()).collect();
+        let trial = commands.trial(&files, &ids, rels(&files)?);
+        let (passing, _) = self.passing_on_base(&repo_dir, j.sandbox, commands.profile, &trial)?;
+        if passing.is_empty() {
+            return Ok(None);
+        }
         Ok(Some(InPlace { plan, passing }))
     }
 
