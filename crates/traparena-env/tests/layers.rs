@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["copy", "gitcmd", "origin", "workspace", "git", "image"],
     &["testrun", "select", "failures", "toolchain", "missing"],
-    &["tools", "agent", "agent_image", "bridge", "host"],
+    &["tools", "agent", "agent_image", "bridge", "host", "plugin"],
 ];
 
 /// The crate modules `source` names in code (comments and doc links left out).
