@@ -29,4 +29,9 @@ pub enum AgentError {
     /// drop exactly the longest episodes from the figures).
     #[error("context_exhausted: {0}")]
     ContextExhausted(String),
+    /// The agent's own program failed: it ended, hung past its timeout, or wrote what is not a
+    /// protocol message (a process plug-in). The agent's failure, which ends its episode
+    /// without a submission; never an infrastructure error.
+    #[error("{0}")]
+    Failed(String),
 }

@@ -187,4 +187,11 @@ pub trait Agent: Send {
     fn volatile_output(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// What the agent wrote for itself during the episode (a process plug-in's standard
+    /// error), kept with the episode's record; `None` (the default) when nothing. Asked once,
+    /// after the episode's last turn: an agent that holds a process may end it here.
+    fn log(&mut self) -> Option<String> {
+        None
+    }
 }

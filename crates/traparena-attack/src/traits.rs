@@ -182,6 +182,13 @@ pub trait Attacker: Send {
     fn prompt_hash(&self) -> Option<String> {
         None
     }
+
+    /// What the attacker wrote for itself during the episode (a process plug-in's standard
+    /// error), kept with the episode's record; `None` (the default) when nothing. Asked once,
+    /// after the episode's last turn: an attacker that holds a process may end it here.
+    fn log(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// How the target reacted to one delivered message.
