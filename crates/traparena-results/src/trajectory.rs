@@ -58,6 +58,10 @@ pub struct TrajectoryLine {
     pub attacker_errors: Vec<AttackerFailure>,
     /// Prompt hashes of the agent and the attacker.
     pub prompt_hashes: BTreeMap<String, String>,
+    /// What the agent and the attacker wrote for themselves (a process plug-in's standard
+    /// error), by role (`agent`, `attacker`); written only when not empty, and absent from
+    /// lines written before it existed (read as empty).
+    pub logs: BTreeMap<String, String>,
 }
 
 impl TrajectoryLine {
@@ -71,13 +75,14 @@ impl TrajectoryLine {
             rejected_messages: Vec::new(),
             attacker_errors: Vec::new(),
             prompt_hashes: BTreeMap::new(),
+            logs: BTreeMap::new(),
         }
     }
 }
 
 impl Serialize for TrajectoryLine {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("TrajectoryLine", 13)?;
+        let mut st = s.serialize_struct("TrajectoryLine", 14)?;
         st.serialize_field("format", &FORMAT_VERSION)?;
         st.serialize_field("target", &self.key.target)?;
         st.serialize_field("condition", &self.key.condition)?;
@@ -94,6 +99,11 @@ impl Serialize for TrajectoryLine {
         st.serialize_field("rejected_messages", &self.rejected_messages)?;
         st.serialize_field("attacker_errors", &self.attacker_errors)?;
         st.serialize_field("prompt_hashes", &self.prompt_hashes)?;
+        if self.logs.is_empty() {
+            st.skip_field("logs")?;
+        } else {
+            st.serialize_field("logs", &self.logs)?;
+        }
         st.end()
     }
 }
@@ -116,6 +126,8 @@ struct TrajectoryIn {
     rejected_messages: Vec<RejectedMessage>,
     attacker_errors: Vec<AttackerFailure>,
     prompt_hashes: BTreeMap<String, String>,
+    #[serde(default)]
+    logs: BTreeMap<String, String>,
 }
 
 impl TryFrom<TrajectoryIn> for TrajectoryLine {
@@ -140,6 +152,7 @@ impl TryFrom<TrajectoryIn> for TrajectoryLine {
             rejected_messages: t.rejected_messages,
             attacker_errors: t.attacker_errors,
             prompt_hashes: t.prompt_hashes,
+            logs: t.logs,
         })
     }
 }

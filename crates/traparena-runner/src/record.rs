@@ -108,6 +108,10 @@ pub struct EpisodeRecord {
     /// For a fork of a recorded episode: its parent and the step it branched off at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<ForkOrigin>,
+    /// What the agent and the attacker wrote for themselves (a process plug-in's standard
+    /// error), by role (`agent`, `attacker`); empty for components that keep none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub logs: std::collections::BTreeMap<String, String>,
 }
 
 /// Where a forked episode came from ([`EpisodeRecord::fork`]).
@@ -184,6 +188,7 @@ impl EpisodeRecord {
             rejected_messages: self.rejected_messages.clone(),
             attacker_errors: self.attacker_errors.clone(),
             prompt_hashes: self.prompt_hashes.clone(),
+            logs: self.logs.clone(),
         };
         (self.result_line(&key, &info), trajectory)
     }

@@ -15,6 +15,13 @@ use crate::record::{EpisodeRecord, ForkOrigin};
 /// The evaluation's copy of the original, being made on a blocking thread.
 type FreshJob = tokio::task::JoinHandle<Result<FreshCopy, EvalError>>;
 
+/// How the components ended: the agent's process, and what the components wrote for
+/// themselves, by role.
+struct Ended {
+    exit: Option<AgentExit>,
+    logs: BTreeMap<String, String>,
+}
+
 /// The candidate patch, with what its judging needs: the evaluation's copy of the original
 /// (being made while the patch was taken), and the workspace's removal (under way).
 struct Collected {
@@ -31,7 +38,7 @@ impl EpisodeRun<'_, '_, '_> {
         agent: &mut dyn Agent,
         ending: Ending,
     ) -> Result<EpisodeRecord, RunError> {
-        let agent_exit = self.end_process().await?;
+        let ended = self.end_components(agent).await?;
         let collected = self.collect_patch().await?;
         let evaluation = self.judge(collected.fresh, &collected.patch).await?;
         collected
@@ -41,19 +48,29 @@ impl EpisodeRun<'_, '_, '_> {
         Ok(self.assemble(
             &*agent,
             ending,
-            agent_exit,
+            ended,
             collected.patch,
             collected.sandbox,
             evaluation,
         ))
     }
 
-    /// Nothing of the agent's process may outlive its turns or change the workspace after.
-    async fn end_process(&mut self) -> Result<Option<AgentExit>, RunError> {
-        match self.process.take() {
-            Some(p) => Ok(Some(p.finish().await?)),
-            None => Ok(None),
+    /// Nothing of the agent's process may outlive its turns or change the workspace after;
+    /// the components' own processes (process plug-ins) end with their turns too, and what
+    /// they wrote for themselves is kept.
+    async fn end_components(&mut self, agent: &mut dyn Agent) -> Result<Ended, RunError> {
+        let exit = match self.process.take() {
+            Some(p) => Some(p.finish().await?),
+            None => None,
+        };
+        let mut logs = BTreeMap::new();
+        if let Some(text) = agent.log() {
+            logs.insert("agent".to_owned(), text);
         }
+        if let Some(text) = self.attack.as_mut().and_then(|s| s.attacker.log()) {
+            logs.insert("attacker".to_owned(), text);
+        }
+        Ok(Ended { exit, logs })
     }
 
     /// Takes the candidate patch. The evaluation's copy of the original is made meanwhile
@@ -108,11 +125,12 @@ impl EpisodeRun<'_, '_, '_> {
         self,
         agent: &dyn Agent,
         ending: Ending,
-        agent_exit: Option<AgentExit>,
+        ended: Ended,
         patch: String,
         sandbox: String,
         evaluation: Evaluation,
     ) -> EpisodeRecord {
+        let Ended { exit: agent_exit, logs } = ended;
         let ep = self.ep;
         let submitted = self.submitted();
         let susceptible = ep.evaluator.susceptibility(&self.steps, &evaluation);
@@ -177,6 +195,7 @@ impl EpisodeRun<'_, '_, '_> {
                 step: f.step(),
                 speak: f.speak,
             }),
+            logs,
         }
     }
 }

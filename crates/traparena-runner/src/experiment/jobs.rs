@@ -93,6 +93,7 @@ pub(super) fn lines_of(
                 rejected_messages: r.rejected_messages.clone(),
                 attacker_errors: r.attacker_errors.clone(),
                 prompt_hashes: r.prompt_hashes.clone(),
+                logs: r.logs.clone(),
             };
             return (r.result_line(k, &info), t);
         }
