@@ -22,6 +22,7 @@
 //! | [`model`] | `traparena-model` | the model client, record and replay, reading replies, prices and a call's cost; the wire formats it and the proxy speak (Chat Completions, Anthropic Messages, OpenAI Responses), each a [`WireFormat`] |
 //! | [`llm`] | `traparena-llm` | the model-backed agent, attacker and curator, their prompts and registry kinds |
 //! | [`external`] | `traparena-external` | external agents (Claude Code, Codex CLI, Qwen Code, opencode, aider, mini-swe-agent) as black-box processes behind the injecting model proxy, which speaks chat completions, Anthropic Messages and OpenAI Responses; agent profiles |
+//! | [`process`] | `traparena-process` | process plug-ins: attackers, curators and agents written in any language (Python, ...) as programs spoken to in JSON lines, the kind `process` of each role |
 //! | [`stats`] | `traparena-stats` | paired effects with bootstrap intervals, rates, power |
 //! | [`report`] | `traparena-report` | the paper-style tables from a results folder (Markdown, JSON, an HTML page) with its costs, the episode viewer beside the page, one episode as text |
 //! | [`import`] | `traparena-import` | HumanEvalFix and SWE-bench importers, predictions export |
@@ -299,6 +300,8 @@ pub use traparena_import as import;
 pub use traparena_llm as llm;
 #[doc(inline)]
 pub use traparena_model as model;
+#[doc(inline)]
+pub use traparena_process as process;
 /// The Python environment builder of repository-level tasks (interpreters, virtual
 /// environments, extension builds); the SWE-bench importer builds with it.
 #[doc(inline)]
@@ -363,9 +366,10 @@ pub use traparena_task::{
     TestCounts, Usage, Verdict,
 };
 
-/// Every built-in kind: the agents `gold`, `credulous`, `hardcoder`, `replay`, `llm` and
-/// `external` (`external:claude-code`, `external:mini-swe-agent`, ...); the attackers `scripted`, `truthful`, `offline`
-/// and `adaptive`; the curators `tally` and `llm`. Register your own on the result
+/// Every built-in kind: the agents `gold`, `credulous`, `hardcoder`, `replay`, `llm`,
+/// `external` (`external:claude-code`, `external:mini-swe-agent`, ...) and `process`; the
+/// attackers `scripted`, `truthful`, `offline`, `adaptive` and `process`; the curators `tally`,
+/// `llm` and `process` (the `process` kinds: a plug-in program, [`process`]). Register your own on the result
 /// (`registry.attackers.register("mine", MyKind)`).
 pub fn registry() -> Registry {
     let mut r = Registry::builtin();
@@ -378,6 +382,7 @@ pub fn registry() -> Registry {
         pool.clone(),
     );
     traparena_external::register_with(&mut r.agents, pool);
+    traparena_process::register(&mut r.agents, &mut r.attackers, &mut r.curators);
     r
 }
 
@@ -438,4 +443,7 @@ pub enum Error {
     /// An interpreter or a Python environment could not be had ([`pyenv`]).
     #[error(transparent)]
     PyEnv(#[from] PyEnvError),
+    /// A process plug-in failed ([`process`]).
+    #[error(transparent)]
+    Process(#[from] traparena_process::ProcessError),
 }

@@ -117,10 +117,20 @@ fn the_crate_graph_is_the_documented_one_and_keeps_the_invariants() {
     ] {
         only(c, &["traparena-task"]);
     }
+    // Process plug-ins need the traits and the one way to start a program, nothing else.
+    only(
+        "traparena-process",
+        &[
+            "traparena-task",
+            "traparena-agent",
+            "traparena-attack",
+            "traparena-env",
+        ],
+    );
     // The environment builder needs the task model and the process runner, nothing else.
     only("traparena-pyenv", &["traparena-task", "traparena-env"]);
     // Implementations never depend on each other.
-    let implementations = ["traparena-llm", "traparena-external"];
+    let implementations = ["traparena-llm", "traparena-external", "traparena-process"];
     for a in implementations {
         for b in implementations {
             assert!(!deps(a).contains(b), "{a} depends on {b}");
