@@ -130,7 +130,10 @@ impl EpisodeRun<'_, '_, '_> {
         sandbox: String,
         evaluation: Evaluation,
     ) -> EpisodeRecord {
-        let Ended { exit: agent_exit, logs } = ended;
+        let Ended {
+            exit: agent_exit,
+            logs,
+        } = ended;
         let ep = self.ep;
         let submitted = self.submitted();
         let susceptible = ep.evaluator.susceptibility(&self.steps, &evaluation);
