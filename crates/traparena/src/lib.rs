@@ -225,6 +225,16 @@
 //! To run one episode of configured components the way `traparena run` and experiments do
 //! (which seed each gets, what a fork's components are told), use [`SingleEpisode`].
 //!
+//! ## Plug-ins in Python or any other language
+//!
+//! An attacker, curator or agent can also be a program, with no Rust at all: the kind
+//! `process` of each role starts it and talks to it in JSON lines over its standard input and
+//! output ([`process`] documents protocol 1, the failures that are outcomes, and when one
+//! process serves several episodes). A spec names it as
+//! `{"kind": "process", "args": {"command": ["python3", "attacker.py"]}}`, the command line as
+//! `--attacker process:attacker.py`; `examples/python/` has an attacker, a curator and an
+//! agent written with the standard library, and the one-file helper they use.
+//!
 //! ## Errors
 //!
 //! Each library has its own error type ([`TaskError`], [`EnvError`], [`EvalError`],
