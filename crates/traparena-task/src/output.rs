@@ -62,6 +62,8 @@ pub enum Output {
     MergedResults,
     /// An experiment's results folder.
     ExperimentResults,
+    /// The starter folder of bundled tasks and example specs (`traparena init`).
+    Starter,
 }
 
 impl Output {
@@ -79,6 +81,7 @@ impl Output {
             Output::EpisodeRecord => "an episode record",
             Output::MergedResults => "the merged results",
             Output::ExperimentResults => "an experiment's results",
+            Output::Starter => "a starter folder",
         }
     }
 
@@ -103,6 +106,7 @@ impl Output {
             Output::ExperimentResults => {
                 "choose a new output folder, or the folder of an experiment to resume"
             }
+            Output::Starter => "choose a new folder, or a starter folder written before",
         }
     }
 
