@@ -13,6 +13,7 @@ mod evaluate;
 mod experiment;
 mod export;
 mod import;
+mod init;
 mod llm;
 mod report;
 mod run;
@@ -156,6 +157,9 @@ enum Cmd {
         #[command(flatten)]
         llm: llm::LlmArgs,
     },
+    /// Write a starter folder: the bundled tasks and the toy study, laid out as the
+    /// repository's examples/ (for a command installed without a clone, such as from a wheel).
+    Init(init::InitArgs),
     /// Run a whole study from a JSON spec: baseline, conditions, rounds, the curator.
     Experiment(experiment::ExperimentArgs),
     /// Join the results folders of shards.
@@ -320,6 +324,7 @@ fn run(cli: Cli) -> Result<u8, Box<dyn std::error::Error>> {
             };
             run::run_episode_cmd(&cli.sandbox, &task, agent, attacker, &opts)
         }
+        Cmd::Init(args) => init::run(args),
         Cmd::Experiment(args) => experiment::run(args, sandbox(&cli.sandbox)?),
         Cmd::Merge(args) => experiment::merge(args),
         Cmd::Submit(args) => submit::submit(args, &cli.sandbox),

@@ -340,3 +340,51 @@ fn import_never_replaces_a_task_it_did_not_write_nor_a_foreign_report() {
     std::fs::write(&report, "{\"mine\": true}").unwrap();
     refused(&args, &report, &[&out]);
 }
+
+#[test]
+fn init_writes_only_a_new_empty_or_starter_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A folder of the user's, and a file.
+    let other = tmp.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("thesis.tex"), "chapter one").unwrap();
+    let err = refused(&["init", s(&other)], &other, &[&other]);
+    assert!(
+        err.contains("a starter folder") && err.contains("thesis.tex"),
+        "{err}"
+    );
+    let file = tmp.path().join("notes.txt");
+    std::fs::write(&file, "notes").unwrap();
+    refused(&["init", s(&file)], &file, &[&file]);
+
+    // Its own folder is written again: a bundled file edited is restored, a file added stays.
+    let starter = tmp.path().join("starter");
+    let run = traparena(&["init", s(&starter)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let first = snapshot(&starter);
+    let task_json = starter.join("tasks/clamp_overt/task.json");
+    assert_eq!(
+        std::fs::read(&task_json).unwrap(),
+        std::fs::read(tasks_dir().join("clamp_overt/task.json")).unwrap()
+    );
+    std::fs::write(&task_json, "edited").unwrap();
+    let mine = starter.join("experiments/mine.json");
+    std::fs::write(&mine, "{}").unwrap();
+    let run = traparena(&["init", s(&starter)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut expected = first.clone();
+    expected.insert(mine.clone(), b"{}".to_vec());
+    assert_eq!(snapshot(&starter), expected);
+
+    // Something of the user's where a bundled file goes stops the whole write.
+    std::fs::remove_file(&task_json).unwrap();
+    std::fs::create_dir(&task_json).unwrap();
+    std::fs::write(task_json.join("kept"), "kept").unwrap();
+    let readme = starter.join("README.md");
+    std::fs::write(
+        &readme,
+        std::fs::read_to_string(&readme).unwrap() + "my notes\n",
+    )
+    .unwrap();
+    refused(&["init", s(&starter)], &task_json, &[&starter]);
+}
