@@ -358,7 +358,7 @@ fn unknown_kinds_and_bad_arguments_are_refused_naming_the_field() {
             vec![
                 "field `conditions[0].attacker.kind`",
                 "unknown attacker kind \"my_scapegoat\"",
-                "registered kinds: adaptive, offline, scripted, truthful",
+                "registered kinds: adaptive, offline, process, scripted, truthful",
             ],
         ),
         (
@@ -379,7 +379,7 @@ fn unknown_kinds_and_bad_arguments_are_refused_naming_the_field() {
             serde_json::json!({"name": "x", "attacker": "offline", "curator": "sage"}),
             vec![
                 "field `conditions[0].curator.kind`",
-                "registered kinds: llm, tally",
+                "registered kinds: llm, process, tally",
             ],
         ),
         (

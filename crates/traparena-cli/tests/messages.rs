@@ -28,7 +28,7 @@ fn mistakes_get_a_message_that_says_what_to_do() {
                 "--attacker",
                 "scriptd",
             ],
-            r#"unknown attacker kind "scriptd" (did you mean "scripted"?); registered kinds: adaptive, offline, scripted, truthful; or none"#,
+            r#"unknown attacker kind "scriptd" (did you mean "scripted"?); registered kinds: adaptive, offline, process, scripted, truthful; or none"#,
         ),
         (
             &["run", "--task", t, "--agent", "external:claude-code"],
