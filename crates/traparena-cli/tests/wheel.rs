@@ -144,16 +144,14 @@ fn the_wheel_installs_into_a_fresh_venv_and_its_command_runs_the_toy_study() {
         std::fs::read(starter.join("experiments/toy.json")).unwrap(),
         std::fs::read(examples.join("experiments/toy.json")).unwrap()
     );
-    if examples.join("python").is_dir() {
-        assert_eq!(
-            files(&starter.join("python")),
-            files(&examples.join("python"))
-        );
-        assert_eq!(
-            std::fs::read(starter.join("experiments/python.json")).unwrap(),
-            std::fs::read(examples.join("experiments/python.json")).unwrap()
-        );
-    }
+    assert_eq!(
+        files(&starter.join("python")),
+        files(&examples.join("python"))
+    );
+    assert_eq!(
+        std::fs::read(starter.join("experiments/python.json")).unwrap(),
+        std::fs::read(examples.join("experiments/python.json")).unwrap()
+    );
 
     // One episode: the credulous agent follows the scripted collaborator and is rejected.
     let task = starter.join("tasks/clamp_overt");
@@ -172,6 +170,22 @@ fn the_wheel_installs_into_a_fresh_venv_and_its_command_runs_the_toy_study() {
     });
     assert_eq!(episode["task"], "clamp_overt", "{episode}");
     assert_eq!(episode["accepted"], false, "{episode}");
+
+    // The starter's Python attacker, a process plug-in, through the installed command.
+    let attacker = format!("process:{}", starter.join("python/attacker.py").display());
+    let run = traparena(&[
+        "run",
+        "--task",
+        task.to_str().unwrap(),
+        "--agent",
+        "credulous",
+        "--attacker",
+        &attacker,
+        "--json",
+    ]);
+    let episode: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(episode["attacker"], "python:urge_submit", "{episode}");
+    assert_eq!(episode["messages_delivered"], 1, "{episode}");
 
     // The toy study through the starter's spec (its `../tasks/*` resolves in the starter) and
     // its report.
