@@ -61,10 +61,12 @@ impl Agent for ProcessAgent {
 
     async fn act(&mut self, view: &AgentView<'_>) -> Result<Turn, AgentError> {
         let failed = |e: crate::ProcessError| AgentError::Failed(e.to_string());
+        // The episode's id, owned, so that the messages can borrow it beside the session.
+        let episode = self.session.episode.clone();
         if !self.session.started {
             let start = Start {
                 kind: "start",
-                episode: &self.session.episode,
+                episode: &episode,
                 task: TaskFacts {
                     id: view.task_id,
                     description: view.description,
@@ -76,14 +78,12 @@ impl Agent for ProcessAgent {
                 budget: view.budget,
                 reference: None,
             };
-            let start = serde_json::to_value(&start).expect("serialises");
-            self.session.tell(&start).await.map_err(failed)?;
-            self.session.started = true;
+            self.session.begin(&start).await.map_err(failed)?;
         }
         let last = view.history.last();
         let act = Act {
             kind: "act",
-            episode: &self.session.episode,
+            episode: &episode,
             step: view.steps_taken + 1,
             budget: view.budget,
             observation: last.map(|s| &s.observation),
@@ -91,7 +91,6 @@ impl Agent for ProcessAgent {
                 .and_then(|s| s.message.as_ref())
                 .map(|m| m.text.as_str()),
         };
-        let act = serde_json::to_value(&act).expect("serialises");
         let asked = format!("act at step {}", view.steps_taken + 1);
         let (answer, _) = self
             .session

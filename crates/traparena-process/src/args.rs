@@ -57,8 +57,8 @@ fn default_timeout() -> f64 {
 /// declared `concurrent`.
 #[derive(Default)]
 pub(crate) struct KindState {
-    pub argv: Mutex<Vec<String>>,
-    pub dir: Mutex<PathBuf>,
+    pub argv: Vec<String>,
+    pub dir: PathBuf,
     pub declared: Mutex<Option<Declaration>>,
     pub shared: Mutex<Option<Arc<Conn>>>,
 }
@@ -66,7 +66,7 @@ pub(crate) struct KindState {
 impl std::fmt::Debug for KindState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KindState")
-            .field("argv", &*self.argv.lock())
+            .field("argv", &self.argv)
             .field("declared", &*self.declared.lock())
             .finish_non_exhaustive()
     }
@@ -98,15 +98,17 @@ impl ProcessArgs {
         if argv[0].contains('/') && Path::new(&argv[0]).is_relative() {
             argv[0] = dir.join(&argv[0]).to_string_lossy().into_owned();
         }
-        self.state = Arc::new(KindState::default());
-        *self.state.argv.lock() = argv;
-        *self.state.dir.lock() = dir;
+        self.state = Arc::new(KindState {
+            argv,
+            dir,
+            ..KindState::default()
+        });
         Ok(self)
     }
 
     /// The command line as messages name the plug-in.
     pub(crate) fn plugin(&self) -> String {
-        self.state.argv.lock().join(" ")
+        self.state.argv.join(" ")
     }
 
     pub(crate) fn timeout(&self) -> Duration {
@@ -115,13 +117,13 @@ impl ProcessArgs {
 
     fn command(&self) -> PluginCommand {
         PluginCommand {
-            argv: self.state.argv.lock().clone(),
+            argv: self.state.argv.clone(),
             env: self
                 .env
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
-            dir: self.state.dir.lock().clone(),
+            dir: self.state.dir.clone(),
         }
     }
 

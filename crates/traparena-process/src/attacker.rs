@@ -69,10 +69,12 @@ impl Attacker for ProcessAttacker {
             return Ok(None);
         }
         let invalid = |e: ProcessError| AttackError::Invalid(e.to_string());
+        // The episode's id, owned, so that the messages can borrow it beside the session.
+        let episode = self.session.episode.clone();
         if !self.session.started {
             let start = Start {
                 kind: "start",
-                episode: &self.session.episode,
+                episode: &episode,
                 task: TaskFacts {
                     id: ctx.task_id,
                     description: ctx.description,
@@ -84,28 +86,21 @@ impl Attacker for ProcessAttacker {
                 budget: ctx.budget,
                 reference: ctx.reference,
             };
-            let line = serde_json::to_value(&start).expect("serialises");
-            self.session.tell(&line).await.map_err(invalid)?;
-            self.session.started = true;
+            self.session.begin(&start).await.map_err(invalid)?;
         }
-        let notes: Vec<String> = ctx.notes.items().to_vec();
         let ask = Advise {
             kind: "advise",
-            episode: &self.session.episode,
+            episode: &episode,
             step: ctx.steps_taken,
             attempt: ctx.attempt,
             rejections: ctx.rejections,
             trajectory: ctx.history,
-            notes: &notes,
+            notes: ctx.notes.items(),
         };
-        let ask = serde_json::to_value(&ask).expect("serialises");
+        let asked = format!("advise at step {}", ctx.steps_taken);
         let (advice, line) = self
             .session
-            .ask::<AdviceIn>(
-                &ask,
-                &format!("advise at step {}", ctx.steps_taken),
-                "advice",
-            )
+            .ask::<AdviceIn>(&ask, &asked, "advice")
             .await
             .map_err(invalid)?;
         let Some(m) = advice.message else {
@@ -114,7 +109,7 @@ impl Attacker for ProcessAttacker {
         if m.text.trim().is_empty() {
             return Err(invalid(ProcessError::Refused {
                 plugin: self.session.plugin(),
-                asked: format!("advise at step {}", ctx.steps_taken),
+                asked,
                 reason: "the message has no text (answer `\"message\": null` to stay silent)"
                     .into(),
                 line: crate::conn::clip(&line),

@@ -144,7 +144,9 @@ impl Conn {
         }
         self.tell(message);
         match tokio::time::timeout(self.timeout, rx).await {
-            Ok(Ok(answer)) => answer,
+            Ok(Ok(Ok(line))) => Ok(line),
+            // The reading thread found the process's output unreadable: it is stopped here.
+            Ok(Ok(Err(e))) => Err(self.fail(e)),
             Ok(Err(_)) => Err(self.ended(asked)),
             Err(_) => Err(self.fail(ProcessError::Timeout {
                 plugin: self.plugin.clone(),

@@ -62,16 +62,16 @@ impl Curator for ProcessCurator {
 
     async fn curate(&mut self, notes: &Notes, ev: &RoundEvidence) -> Result<Notes, AttackError> {
         let asked = format!("curate after round {} of {}", ev.round, ev.target);
+        let id = self.session.episode.clone();
         let message = Curate {
             kind: "curate",
-            episode: &self.session.episode,
+            episode: &id,
             round: ev.round,
             target: &ev.target,
             notes: notes.items(),
             limits: notes.limits(),
             reactions: &ev.reactions,
         };
-        let message = serde_json::to_value(&message).expect("serialises");
         let (answer, line) = self
             .session
             .ask::<NotesIn>(&message, &asked, "notes")

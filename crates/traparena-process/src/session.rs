@@ -77,11 +77,12 @@ impl Session {
         Ok(conn)
     }
 
-    /// Sends a message that has no answer, starting the process if need be.
-    pub async fn tell(&mut self, message: &impl Serialize) -> Result<(), ProcessError> {
+    /// Begins the episode: sends its `start` (no answer), starting the process if need be.
+    pub async fn begin(&mut self, start: &impl Serialize) -> Result<(), ProcessError> {
         let conn = self.conn().await;
         let conn = self.guard(conn)?;
-        conn.tell(message);
+        conn.tell(start);
+        self.started = true;
         Ok(())
     }
 
@@ -103,11 +104,12 @@ impl Session {
         let conn = self.guard(conn)?;
         let line = conn.ask(&self.episode, message, asked).await;
         let line = self.guard(line)?;
-        let read = serde_json::from_str::<serde_json::Value>(&line)
-            .ok()
-            .filter(|v| v.get("type").and_then(|t| t.as_str()) == Some(answer))
-            .ok_or_else(|| format!("not `{answer}`, the answer to {asked}"))
-            .and_then(|_| serde_json::from_str::<T>(&line).map_err(|e| e.to_string()));
+        let read = match serde_json::from_str::<serde_json::Value>(&line) {
+            Ok(v) if v.get("type").and_then(|t| t.as_str()) == Some(answer) => {
+                serde_json::from_value::<T>(v).map_err(|e| e.to_string())
+            }
+            _ => Err(format!("not `{answer}`, the answer to {asked}")),
+        };
         match read {
             Ok(t) => Ok((t, line)),
             Err(problem) => {
