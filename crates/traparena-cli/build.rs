@@ -1,6 +1,6 @@
 //! Embeds the starter folder `traparena init` writes: the repository's `examples/tasks`,
-//! `examples/experiments/toy.json` and, when they exist, everything under `examples/python`
-//! and the spec that runs it, `examples/experiments/python.json`.
+//! `examples/experiments/toy.json`, everything under `examples/python` and the spec that runs
+//! it, `examples/experiments/python.json`.
 //! A wheel's user has no clone; the command carries these files in itself.
 //!
 //! Writes `$OUT_DIR/starter.rs`: one `(path in the starter folder, bytes, executable)` per file,
@@ -19,33 +19,20 @@ fn main() {
     let toy = examples.join("experiments/toy.json");
     let python = examples.join("python");
     let python_spec = examples.join("experiments/python.json");
-    assert!(
-        tasks.is_dir() && toy.is_file(),
-        "{} and {} must exist: traparena init embeds them",
-        tasks.display(),
-        toy.display()
-    );
-    println!("cargo::rerun-if-changed={}", tasks.display());
-    println!("cargo::rerun-if-changed={}", toy.display());
-    // A file or folder that is not there yet is noticed when it appears: its parent is watched.
-    for optional in [&python, &python_spec] {
-        let watched = if optional.exists() {
-            optional.as_path()
-        } else {
-            optional.parent().expect("a path under examples")
-        };
-        println!("cargo::rerun-if-changed={}", watched.display());
+    for embedded in [&tasks, &toy, &python, &python_spec] {
+        assert!(
+            embedded.exists(),
+            "{} must exist: traparena init embeds it",
+            embedded.display()
+        );
+        println!("cargo::rerun-if-changed={}", embedded.display());
     }
 
     let mut files = Vec::new();
     collect(&tasks, Path::new("tasks"), &mut files);
     files.push((toy, PathBuf::from("experiments/toy.json")));
-    if python.is_dir() {
-        collect(&python, Path::new("python"), &mut files);
-    }
-    if python_spec.is_file() {
-        files.push((python_spec, PathBuf::from("experiments/python.json")));
-    }
+    collect(&python, Path::new("python"), &mut files);
+    files.push((python_spec, PathBuf::from("experiments/python.json")));
     files.sort_by(|a, b| a.1.cmp(&b.1));
 
     let mut code = String::from("&[\n");

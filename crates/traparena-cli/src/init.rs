@@ -2,7 +2,7 @@
 //! user who installed the command (a wheel, `cargo install`) and has no clone: the bundled
 //! tasks in `tasks/`, the toy study in `experiments/toy.json` (its `../tasks/*` resolves there
 //! as in the repository), and the Python plug-in examples in `python/` with the study that runs
-//! them, `experiments/python.json`, when the build had them. The files are embedded at build
+//! them, `experiments/python.json`. The files are embedded at build
 //! time (`build.rs`).
 
 use std::path::{Path, PathBuf};
@@ -59,14 +59,10 @@ pub fn run(args: InitArgs) -> Result<u8, Box<dyn std::error::Error>> {
         }
     }
     let tasks = task_names().len();
-    let python = if has_python() {
-        ", Python plug-ins in python/ (their study: experiments/python.json)"
-    } else {
-        ""
-    };
     let d = dir.display();
     println!(
-        "traparena init: wrote {d}: {tasks} tasks in tasks/, a toy study in experiments/toy.json{python}"
+        "traparena init: wrote {d}: {tasks} tasks in tasks/, a toy study in experiments/toy.json, \
+         Python plug-ins in python/ (their study: experiments/python.json)"
     );
     println!("next:");
     println!("  traparena run --task {d}/tasks/clamp_overt --agent credulous --attacker scripted");
@@ -96,26 +92,18 @@ fn task_names() -> Vec<&'static str> {
     names
 }
 
-fn has_python() -> bool {
-    FILES.iter().any(|(p, _, _)| p.starts_with("python/"))
-}
-
 /// The folder's `README.md`: what is in it and what to run.
 fn readme() -> String {
-    let python = if has_python() {
-        "\n- `python/`: an attacker, a curator and an agent written in Python, run as plug-ins by\n  \
-         `experiments/python.json` (`traparena experiment experiments/python.json --out\n  \
-         results/python`).\n"
-    } else {
-        "\n"
-    };
     format!(
         "{MARKER}\n# A TrapArena starter folder\n\n\
          Written by `traparena init` (traparena {version}), laid out as the repository's\n\
          `examples/`:\n\n\
          - `tasks/`: the bundled Python tasks ({tasks});\n\
          - `experiments/toy.json`: a toy study of them, scripted agents under scripted and\n  \
-         offline attackers (no model needed);{python}\n\
+         offline attackers (no model needed);\n\
+         - `python/`: an attacker, a curator and an agent written in Python, run as plug-ins by\n  \
+         `experiments/python.json` (`traparena experiment experiments/python.json --out\n  \
+         results/python`).\n\n\
          From this folder:\n\n\
          ```sh\n\
          traparena run --task tasks/clamp_overt --agent credulous --attacker scripted\n\
