@@ -73,20 +73,10 @@ impl Engine {
     /// start a container after the next harness swept.
     #[allow(clippy::disallowed_methods)] // traparena-env is where processes are spawned
     pub(crate) fn command(&self) -> Command {
-        use std::os::unix::process::CommandExt;
         let mut c = Command::new(&self.program);
         c.args(&self.args);
         c.stdin(Stdio::null());
-        #[allow(unsafe_code)]
-        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
-        unsafe {
-            c.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        crate::orphan::die_with_harness(&mut c);
         c
     }
 

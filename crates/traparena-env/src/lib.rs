@@ -56,6 +56,7 @@ mod lease;
 mod missing;
 mod netns;
 mod origin;
+mod orphan;
 mod outcome;
 mod plugin;
 mod program;

@@ -167,14 +167,14 @@ impl PluginProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         #[allow(unsafe_code)]
-        // SAFETY: setsid and prctl are async-signal-safe and touch no memory of the parent.
+        // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
         unsafe {
             c.pre_exec(|| {
                 libc::setsid();
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
                 Ok(())
             });
         }
+        crate::orphan::die_with_harness(&mut c);
         let (reply, answer) = sync_channel(1);
         let sent = spawner().lock().send((c, reply));
         let mut child = match sent {

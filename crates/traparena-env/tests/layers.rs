@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The layers, bottom first.
 const LAYERS: &[&[&str]] = &[
-    &["base", "outcome", "error", "engine", "refused", "apply"],
+    &[
+        "base", "outcome", "error", "orphan", "engine", "refused", "apply",
+    ],
     &[
         "sandbox",
         "launch",
