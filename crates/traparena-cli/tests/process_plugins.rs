@@ -47,8 +47,8 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// The live processes that run a file under `plugins`: they run in the spec's folder (its
-/// parent) and name `plugins/` on their command line.
-fn plugin_processes(plugins: &Path) -> usize {
+/// parent) and name `plugins/` on their command line. Each as `pid state ppid command`.
+fn plugin_processes(plugins: &Path) -> Vec<String> {
     let folder = plugins.parent().unwrap();
     std::fs::read_dir("/proc")
         .unwrap()
@@ -58,27 +58,35 @@ fn plugin_processes(plugins: &Path) -> usize {
                 .to_str()
                 .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
         })
-        .filter(|e| {
+        .filter_map(|e| {
             let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let zombie = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
-                s.rsplit(')')
-                    .next()
-                    .is_some_and(|r| r.trim_start().starts_with('Z'))
-            });
-            !zombie
-                && String::from_utf8_lossy(&cmd).contains("plugins/")
-                && std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == folder)
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            // After the command's `)`: the state, then the parent's pid.
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+            let (state, ppid) = (*fields.first()?, *fields.get(1)?);
+            let here = std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == folder);
+            (state != "Z" && here && cmd.contains("plugins/")).then(|| {
+                format!(
+                    "pid {} state {state} ppid {ppid}: {cmd}",
+                    e.file_name().to_string_lossy()
+                )
+            })
         })
-        .count()
+        .collect()
 }
 
-/// Waits up to five seconds for the plug-ins' processes to be gone; how many are left.
-fn settle(plugins: &Path) -> usize {
-    let until = Instant::now() + Duration::from_secs(5);
-    while plugin_processes(plugins) > 0 && Instant::now() < until {
+/// Waits for the plug-ins' processes to be gone, up to 30 s (a bound for a loaded machine, not
+/// a timing claim: a killed process is normally gone within milliseconds); those left.
+fn settle(plugins: &Path) -> Vec<String> {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = plugin_processes(plugins);
+        if left.is_empty() || Instant::now() > until {
+            return left;
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
-    plugin_processes(plugins)
 }
 
 /// Samples the plug-ins' process count until stopped: the most seen.
@@ -88,7 +96,7 @@ fn watch(plugins: PathBuf) -> (Arc<AtomicBool>, std::thread::JoinHandle<usize>) 
     let s = stop.clone();
     let handle = std::thread::spawn(move || {
         while !s.load(Ordering::Relaxed) {
-            most.fetch_max(plugin_processes(&plugins), Ordering::Relaxed);
+            most.fetch_max(plugin_processes(&plugins).len(), Ordering::Relaxed);
             std::thread::sleep(Duration::from_millis(5));
         }
         most.load(Ordering::Relaxed)
@@ -135,7 +143,11 @@ fn python_plugins_named_by_a_spec_run_a_study_that_resumes_after_sigkill_with_no
         (1..=4 + 2 * 2 + 1).contains(&most),
         "{most} plug-in processes at once"
     );
-    assert_eq!(settle(&plugins), 0, "none left after the study");
+    assert_eq!(
+        settle(&plugins),
+        Vec::<String>::new(),
+        "none left after the study"
+    );
     let (expected, notes) = results_summary(&whole);
     assert_eq!(
         expected.len(),
@@ -186,7 +198,11 @@ fn python_plugins_named_by_a_spec_run_a_study_that_resumes_after_sigkill_with_no
         .lines()
         .count();
     assert!(partial < expected.len(), "killed midway: {partial}");
-    assert_eq!(settle(&plugins), 0, "the plug-ins died with the harness");
+    assert_eq!(
+        settle(&plugins),
+        Vec::<String>::new(),
+        "the plug-ins died with the harness"
+    );
     let resumed = experiment(&spec, &killed, &["--resume"])
         .wait_with_output()
         .unwrap();
@@ -196,5 +212,5 @@ fn python_plugins_named_by_a_spec_run_a_study_that_resumes_after_sigkill_with_no
         String::from_utf8_lossy(&resumed.stderr)
     );
     assert_eq!(results_summary(&killed), (expected, notes));
-    assert_eq!(settle(&plugins), 0);
+    assert_eq!(settle(&plugins), Vec::<String>::new());
 }
