@@ -190,21 +190,25 @@ fn start_programs(dir: &Path, rounds: Option<usize>) {
 
 /// The live processes that run in `dir`, or that a harness started by
 /// [`a_harness_killed_while_it_starts_programs_leaves_none_behind`] forked and that have not
-/// yet run their program (they still carry the harness's command line), each as
-/// `pid state ppid command`.
+/// yet run their program (they still carry the harness's command line, which names `dir`),
+/// each as `pid state ppid command`.
 fn processes_in(dir: &Path) -> Vec<String> {
     let me = std::process::id().to_string();
+    let marker = dir.to_string_lossy().into_owned();
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy() != me)
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name != me && name.bytes().all(|b| b.is_ascii_digit())
+        })
         .filter_map(|e| {
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
             let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
             let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
             let here = std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == dir);
-            let forked = cmd.contains(" harness_entry ");
+            let forked = cmd.contains(&marker);
             (*fields.first()? != "Z" && (here || forked)).then(|| {
                 format!(
                     "pid {} state {} ppid {}: {cmd}",
@@ -253,6 +257,8 @@ fn a_harness_killed_while_it_starts_programs_leaves_none_behind() {
     let dir: PathBuf = tmp.path().canonicalize().unwrap();
     let exe = std::env::current_exe().unwrap();
     for round in 0..200u64 {
+        // The folder is a second filter (it names no test): it marks the harness's command
+        // line, which its forked children keep until they run their program.
         let mut harness = Command::new(&exe)
             .args([
                 "--exact",
@@ -260,6 +266,7 @@ fn a_harness_killed_while_it_starts_programs_leaves_none_behind() {
                 "--nocapture",
                 "--test-threads=1",
             ])
+            .arg(&dir)
             .env(HARNESS, &dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
