@@ -256,7 +256,7 @@ fn a_harness_killed_while_it_starts_programs_leaves_none_behind() {
     let tmp = tempfile::tempdir().unwrap();
     let dir: PathBuf = tmp.path().canonicalize().unwrap();
     let exe = std::env::current_exe().unwrap();
-    for round in 0..200u64 {
+    for round in 0..100u64 {
         // The folder is a second filter (it names no test): it marks the harness's command
         // line, which its forked children keep until they run their program.
         let mut harness = Command::new(&exe)
