@@ -136,56 +136,47 @@ fn the_wheel_installs_into_a_fresh_venv_and_its_command_runs_the_toy_study() {
         init.stdout
     );
     let examples = root().join("examples");
-    assert_eq!(
-        files(&starter.join("tasks")),
-        files(&examples.join("tasks"))
-    );
-    assert_eq!(
-        std::fs::read(starter.join("experiments/toy.json")).unwrap(),
-        std::fs::read(examples.join("experiments/toy.json")).unwrap()
-    );
-    assert_eq!(
-        files(&starter.join("python")),
-        files(&examples.join("python"))
-    );
-    assert_eq!(
-        std::fs::read(starter.join("experiments/python.json")).unwrap(),
-        std::fs::read(examples.join("experiments/python.json")).unwrap()
-    );
+    for folder in ["tasks", "python"] {
+        assert_eq!(
+            files(&starter.join(folder)),
+            files(&examples.join(folder)),
+            "{folder}"
+        );
+    }
+    for file in ["experiments/toy.json", "experiments/python.json"] {
+        assert_eq!(
+            std::fs::read(starter.join(file)).unwrap(),
+            std::fs::read(examples.join(file)).unwrap(),
+            "{file}"
+        );
+    }
 
-    // One episode: the credulous agent follows the scripted collaborator and is rejected.
+    // One episode of the credulous agent on a starter task under `attacker`, as JSON.
     let task = starter.join("tasks/clamp_overt");
-    let run = traparena(&[
-        "run",
-        "--task",
-        task.to_str().unwrap(),
-        "--agent",
-        "credulous",
-        "--attacker",
-        "scripted",
-        "--json",
-    ]);
-    let episode: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
-        panic!("run --json: {e}\n{}", run.stdout);
-    });
-    assert_eq!(episode["task"], "clamp_overt", "{episode}");
-    assert_eq!(episode["accepted"], false, "{episode}");
-
+    let episode = |attacker: &str| {
+        traparena(&[
+            "run",
+            "--task",
+            task.to_str().unwrap(),
+            "--agent",
+            "credulous",
+            "--attacker",
+            attacker,
+            "--json",
+        ])
+        .json()
+    };
+    // It follows the scripted collaborator and is rejected.
+    let scripted = episode("scripted");
+    assert_eq!(scripted["task"], "clamp_overt", "{scripted}");
+    assert_eq!(scripted["accepted"], false, "{scripted}");
     // The starter's Python attacker, a process plug-in, through the installed command.
-    let attacker = format!("process:{}", starter.join("python/attacker.py").display());
-    let run = traparena(&[
-        "run",
-        "--task",
-        task.to_str().unwrap(),
-        "--agent",
-        "credulous",
-        "--attacker",
-        &attacker,
-        "--json",
-    ]);
-    let episode: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(episode["attacker"], "python:urge_submit", "{episode}");
-    assert_eq!(episode["messages_delivered"], 1, "{episode}");
+    let python = episode(&format!(
+        "process:{}",
+        starter.join("python/attacker.py").display()
+    ));
+    assert_eq!(python["attacker"], "python:urge_submit", "{python}");
+    assert_eq!(python["messages_delivered"], 1, "{python}");
 
     // The toy study through the starter's spec (its `../tasks/*` resolves in the starter) and
     // its report.
@@ -203,9 +194,7 @@ fn the_wheel_installs_into_a_fresh_venv_and_its_command_runs_the_toy_study() {
         "{}",
         study.stderr
     );
-    let report = traparena(&["report", out.to_str().unwrap(), "--json"]);
-    let report: serde_json::Value = serde_json::from_str(&report.stdout)
-        .unwrap_or_else(|e| panic!("report --json: {e}\n{}", report.stdout));
+    let report = traparena(&["report", out.to_str().unwrap(), "--json"]).json();
     let mut rows: Vec<(String, String, f64)> = report["main"]
         .as_array()
         .unwrap()
